@@ -1,0 +1,44 @@
+//! Clarity values: the in-memory model. Serialization, `repr`, type names and the decoded
+//! JSON live in the submodules, one concern each.
+
+use crate::address::Principal;
+
+/// Consensus type ids (the first byte of a serialized value).
+pub mod type_id {
+    pub const INT: u8 = 0x00;
+    pub const UINT: u8 = 0x01;
+    pub const BUFFER: u8 = 0x02;
+    pub const TRUE: u8 = 0x03;
+    pub const FALSE: u8 = 0x04;
+    pub const PRINCIPAL_STANDARD: u8 = 0x05;
+    pub const PRINCIPAL_CONTRACT: u8 = 0x06;
+    pub const RESPONSE_OK: u8 = 0x07;
+    pub const RESPONSE_ERR: u8 = 0x08;
+    pub const OPTIONAL_NONE: u8 = 0x09;
+    pub const OPTIONAL_SOME: u8 = 0x0a;
+    pub const LIST: u8 = 0x0b;
+    pub const TUPLE: u8 = 0x0c;
+    pub const STRING_ASCII: u8 = 0x0d;
+    pub const STRING_UTF8: u8 = 0x0e;
+}
+
+/// A Clarity value. Tuples keep the entries in the order they were decoded; `repr` and the
+/// canonical encoder sort them by key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Value {
+    Int(i128),
+    UInt(u128),
+    Bool(bool),
+    Buffer(Vec<u8>),
+    Principal(Principal),
+    ResponseOk(Box<Value>),
+    ResponseErr(Box<Value>),
+    OptionalNone,
+    OptionalSome(Box<Value>),
+    List(Vec<Value>),
+    Tuple(Vec<(String, Value)>),
+    /// Raw bytes: the wire does not guarantee ASCII.
+    StringAscii(Vec<u8>),
+    /// Raw bytes: the wire does not guarantee valid UTF-8.
+    StringUtf8(Vec<u8>),
+}

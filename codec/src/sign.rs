@@ -1,0 +1,1 @@
+//! Sighash chain, recoverable secp256k1 signatures, signer recovery.

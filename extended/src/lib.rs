@@ -1,0 +1,1 @@
+//! The /extended API routes over a reader trait the store implements.

@@ -1,0 +1,1 @@
+//! Rosetta v1.4.6 models.
