@@ -81,7 +81,12 @@ impl<'a> Reader<'a> {
 
     /// Reads a big-endian u32 element count and checks it against `max`, and against the
     /// bytes left given that each element takes at least `min_elem_size` bytes.
-    pub fn count_u32(&mut self, what: &'static str, max: u64, min_elem_size: usize) -> Result<usize, CodecError> {
+    pub fn count_u32(
+        &mut self,
+        what: &'static str,
+        max: u64,
+        min_elem_size: usize,
+    ) -> Result<usize, CodecError> {
         let n = self.u32()? as u64;
         self.check_len(what, n, max, min_elem_size)
     }
@@ -92,7 +97,13 @@ impl<'a> Reader<'a> {
         self.check_len(what, n, max, 1)
     }
 
-    fn check_len(&self, what: &'static str, n: u64, max: u64, min_elem_size: usize) -> Result<usize, CodecError> {
+    fn check_len(
+        &self,
+        what: &'static str,
+        n: u64,
+        max: u64,
+        min_elem_size: usize,
+    ) -> Result<usize, CodecError> {
         if n > max {
             return Err(CodecError::TooLong { what, len: n, max });
         }

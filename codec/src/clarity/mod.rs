@@ -1,6 +1,13 @@
 //! Clarity values: the in-memory model. Serialization, `repr`, type names and the decoded
 //! JSON live in the submodules, one concern each.
 
+mod wire;
+
+pub use wire::{
+    read_address, read_clarity_name, read_contract_name, read_principal, write_address, write_principal,
+    MAX_DEPTH, MAX_VALUE_SIZE,
+};
+
 use crate::address::Principal;
 
 /// Consensus type ids (the first byte of a serialized value).
