@@ -1,12 +1,18 @@
 //! Clarity values: the in-memory model. Serialization, `repr`, type names and the decoded
 //! JSON live in the submodules, one concern each.
 
+mod json;
+mod repr;
+mod type_name;
 mod wire;
 
+pub use json::decode_clarity_hex;
 pub use wire::{
     read_address, read_clarity_name, read_contract_name, read_principal, write_address, write_principal,
     MAX_DEPTH, MAX_VALUE_SIZE,
 };
+
+use std::collections::BTreeMap;
 
 use crate::address::Principal;
 
@@ -48,4 +54,38 @@ pub enum Value {
     StringAscii(Vec<u8>),
     /// Raw bytes: the wire does not guarantee valid UTF-8.
     StringUtf8(Vec<u8>),
+}
+
+impl Value {
+    /// The consensus type id: the first byte of the serialized value.
+    pub fn type_id(&self) -> u8 {
+        use type_id as t;
+        match self {
+            Value::Int(_) => t::INT,
+            Value::UInt(_) => t::UINT,
+            Value::Buffer(_) => t::BUFFER,
+            Value::Bool(true) => t::TRUE,
+            Value::Bool(false) => t::FALSE,
+            Value::Principal(Principal::Standard(_)) => t::PRINCIPAL_STANDARD,
+            Value::Principal(Principal::Contract(_)) => t::PRINCIPAL_CONTRACT,
+            Value::ResponseOk(_) => t::RESPONSE_OK,
+            Value::ResponseErr(_) => t::RESPONSE_ERR,
+            Value::OptionalNone => t::OPTIONAL_NONE,
+            Value::OptionalSome(_) => t::OPTIONAL_SOME,
+            Value::List(_) => t::LIST,
+            Value::Tuple(_) => t::TUPLE,
+            Value::StringAscii(_) => t::STRING_ASCII,
+            Value::StringUtf8(_) => t::STRING_UTF8,
+        }
+    }
+}
+
+/// Tuple entries the way Clarity sees them: sorted byte-wise by key, and a repeated key keeps
+/// its last value (what the native decoder's `BTreeMap::insert` does).
+pub fn sorted_tuple_entries(entries: &[(String, Value)]) -> Vec<(&str, &Value)> {
+    let mut map = BTreeMap::new();
+    for (k, v) in entries {
+        map.insert(k.as_str(), v);
+    }
+    map.into_iter().collect()
 }

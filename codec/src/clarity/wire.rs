@@ -1,8 +1,26 @@
 //! Consensus serialization of Clarity values, both ways.
 //!
-//! Decoding is stricter than the reference decoder where the reference is unsafe: unknown
-//! type bytes and impossible length prefixes fail at once (the reference spins), nesting is
-//! bounded, and the whole input must be consumed.
+//! What the decoder accepts, compared with the native decoder the Hiro API uses
+//! (`stacks-encoding-native-js`) and with the chain (`stacks-core`):
+//!
+//! * **Unknown type bytes** (0x0f..=0xff) fail at once. The native decoder spins on them.
+//! * **Length prefixes** above 1 MiB ([`MAX_VALUE_SIZE`], the chain's own bound), or longer
+//!   than the bytes left, fail before anything is allocated. The native decoder hangs on some.
+//! * **Nesting** is bounded like the chain's deserializer since epoch 2.4: a value may sit
+//!   inside at most `MAX_DEPTH - 1` composites (type depth [`MAX_DEPTH`] = 32). The native
+//!   decoder stops at 16, so it cannot decode some values the chain holds; we must.
+//! * **Trailing bytes** after the value are an error in [`Value::deserialize`]. The native
+//!   decoder ignores them (and reports them in the top-level `hex`); no chain value has them.
+//! * **Lenient, like the native decoder**, so the same bytes give the same JSON as the Hiro
+//!   API, and because none of it can harm us (every accepted input re-encodes to itself):
+//!   tuples with unsorted or repeated keys (kept as read; shown sorted, last value wins), empty
+//!   tuples, heterogeneous lists, string-ascii bytes outside printable ASCII, invalid UTF-8 in
+//!   string-utf8 (kept raw; shown as U+FFFD), contract names and tuple keys that break the
+//!   Clarity name rules (empty, leading digit, spaces). Some of these the chain itself never
+//!   produces, but user-supplied hex (contract-call arguments, read-only calls) can carry them.
+//! * **Names must be ASCII** (contract names up to 128 bytes, tuple keys up to 128). The native
+//!   decoder also takes any valid UTF-8; the chain only ever writes ASCII names.
+//! * **Address versions** from 32 up are rejected, as the native decoder and the chain do.
 
 use super::{type_id as t, Value};
 use crate::address::{ContractId, Principal, StacksAddress, MAX_CONTRACT_NAME_LEN};
@@ -11,7 +29,8 @@ use crate::CodecError;
 
 /// Largest serialized value the chain accepts (1 MiB); no length prefix can exceed it.
 pub const MAX_VALUE_SIZE: u64 = 1024 * 1024;
-/// Deepest nesting of composite values the decoder follows.
+/// Deepest type nesting the chain accepts (`MAX_TYPE_DEPTH` in stacks-core): the top-level
+/// value is level 1, so a value may sit inside at most `MAX_DEPTH - 1` composites.
 pub const MAX_DEPTH: usize = 32;
 /// Longest tuple key / Clarity name.
 pub const MAX_CLARITY_NAME_LEN: u64 = 128;
@@ -154,7 +173,7 @@ fn read_name(r: &mut Reader<'_>, what: &'static str, max: u64) -> Result<String,
     if !bytes.is_ascii() {
         return Err(CodecError::invalid(what, "not ASCII"));
     }
-    Ok(String::from_utf8(bytes.to_vec()).expect("checked ASCII"))
+    Ok(bytes.iter().copied().map(char::from).collect())
 }
 
 /// Reads a principal with its type byte (0x05 / 0x06).
@@ -177,14 +196,14 @@ fn read_len_prefixed<'a>(r: &mut Reader<'a>, what: &'static str) -> Result<&'a [
     r.bytes(n)
 }
 
+/// `depth` counts the composites around the value being read (0 at the top), the way
+/// stacks-core's deserializer counts its stack.
 fn read_value(r: &mut Reader<'_>, depth: usize) -> Result<Value, CodecError> {
+    if depth >= MAX_DEPTH {
+        return Err(CodecError::TooDeep(MAX_DEPTH));
+    }
     let tag = r.u8()?;
-    let nested = |r: &mut Reader<'_>| -> Result<Box<Value>, CodecError> {
-        if depth + 1 > MAX_DEPTH {
-            return Err(CodecError::TooDeep(MAX_DEPTH));
-        }
-        Ok(Box::new(read_value(r, depth + 1)?))
-    };
+    let nested = |r: &mut Reader<'_>| read_value(r, depth + 1).map(Box::new);
     Ok(match tag {
         t::INT => Value::Int(r.i128()?),
         t::UINT => Value::UInt(r.u128()?),
@@ -251,7 +270,46 @@ mod tests {
             let bytes = crate::decode_hex(hex).unwrap();
             assert!(Value::deserialize(&bytes).is_err(), "{hex} must not decode");
         }
-        let deep = [vec![t::OPTIONAL_SOME; MAX_DEPTH + 1], vec![t::TRUE]].concat();
-        assert_eq!(Value::deserialize(&deep), Err(CodecError::TooDeep(MAX_DEPTH)));
+    }
+
+    /// Wrappers around `true`: the chain takes 31 (type depth 32), not 32.
+    fn nested(tag: u8, n: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        for _ in 0..n {
+            out.push(tag);
+            if tag == t::LIST {
+                out.extend_from_slice(&1u32.to_be_bytes());
+            }
+        }
+        out.push(t::TRUE);
+        out
+    }
+
+    #[test]
+    fn depth_limit_is_the_chains() {
+        for tag in [t::OPTIONAL_SOME, t::RESPONSE_OK, t::LIST] {
+            let ok = nested(tag, MAX_DEPTH - 1);
+            assert_eq!(Value::deserialize(&ok).unwrap().serialize(), ok);
+            assert_eq!(Value::deserialize(&nested(tag, MAX_DEPTH)), Err(CodecError::TooDeep(MAX_DEPTH)));
+        }
+        // The native decoder's "TypeSignatureTooDeep" cases: 70 optionals and 40 lists.
+        let some70 = [vec![t::OPTIONAL_SOME; 70], vec![t::OPTIONAL_NONE]].concat();
+        assert_eq!(Value::deserialize(&some70), Err(CodecError::TooDeep(MAX_DEPTH)));
+        assert_eq!(Value::deserialize(&nested(t::LIST, 40)), Err(CodecError::TooDeep(MAX_DEPTH)));
+        // Deeper than the native decoder's 16, which the chain allows since epoch 2.4.
+        assert!(Value::deserialize(&nested(t::OPTIONAL_SOME, 20)).is_ok());
+    }
+
+    proptest::proptest! {
+        /// Any input either fails or round-trips, and rendering what decodes never panics.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(0u8..=0x0f, 0..64)) {
+            if let Ok(v) = Value::deserialize(&bytes) {
+                proptest::prop_assert_eq!(v.serialize(), bytes);
+                let json = v.to_decoded_json();
+                proptest::prop_assert_eq!(&json["repr"], &serde_json::Value::String(v.repr()));
+                proptest::prop_assert!(!v.type_name().is_empty());
+            }
+        }
     }
 }
