@@ -21,6 +21,9 @@ pub enum CodecError {
     Address(String),
     #[error("signature error: {0}")]
     Signature(String),
+    /// A public key, or a set of them, that cannot make an address.
+    #[error("public key error: {0}")]
+    PublicKey(crate::address::PublicKeyError),
 }
 
 impl CodecError {
