@@ -10,7 +10,11 @@ use stacks_codec::tx::Transaction;
 use stacks_codec::{decode_hex, to_hex_prefixed};
 
 #[derive(Debug, Parser)]
-#[command(name = "stacks-ledger", version, about = "Rosetta-first integration server for the Stacks blockchain")]
+#[command(
+    name = "stacks-ledger",
+    version,
+    about = "Rosetta-first integration server for the Stacks blockchain"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

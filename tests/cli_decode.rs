@@ -19,7 +19,11 @@ fn shared(rel: &str) -> Option<Json> {
 
 fn cli(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_stacks-ledger")).args(args).output().expect("binary runs");
-    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
 }
 
 fn json_out(args: &[&str]) -> Json {
@@ -34,7 +38,12 @@ fn decode_tx_matches_the_reference_decoder() {
     let mut checked = 0;
     for t in doc["transactions"].as_array().unwrap().iter().filter(|t| t["native"]["ok"] == true).take(12) {
         let hex = t["hex"].as_str().unwrap();
-        assert_eq!(json_out(&["decode-tx", "--format", "native", hex]), t["native"]["decoded"], "{}", t["name"]);
+        assert_eq!(
+            json_out(&["decode-tx", "--format", "native", hex]),
+            t["native"]["decoded"],
+            "{}",
+            t["name"]
+        );
         let api = json_out(&["decode-tx", hex]);
         assert_eq!(api["tx_id"], t["txid"], "{}", t["name"]);
         assert!(api["tx_type"].is_string(), "{}: api shape has tx_type", t["name"]);
@@ -58,7 +67,12 @@ fn decode_clarity_matches_the_reference_decoder() {
 
 #[test]
 fn garbage_is_a_clear_error_not_a_panic() {
-    for args in [["decode-tx", "0x00"], ["decode-tx", "zz"], ["decode-clarity", "0x0bffffffff"], ["decode-clarity", "0x0f"]] {
+    for args in [
+        ["decode-tx", "0x00"],
+        ["decode-tx", "zz"],
+        ["decode-clarity", "0x0bffffffff"],
+        ["decode-clarity", "0x0f"],
+    ] {
         let (ok, stdout, stderr) = cli(&args);
         assert!(!ok, "{args:?} must fail");
         assert!(stdout.is_empty(), "{args:?} printed {stdout}");

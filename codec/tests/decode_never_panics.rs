@@ -86,7 +86,8 @@ fn check_clarity(bytes: &[u8]) {
 
 fn check_tx(bytes: &[u8]) {
     if let Ok(tx) = Transaction::deserialize(bytes) {
-        let again = Transaction::deserialize(&tx.serialize()).expect("a decoded tx re-encodes to valid bytes");
+        let again =
+            Transaction::deserialize(&tx.serialize()).expect("a decoded tx re-encodes to valid bytes");
         assert_eq!(again, tx);
         let _ = (tx.txid(), tx.to_decoded_json(), tx.api_tx_fields());
     }

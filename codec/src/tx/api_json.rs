@@ -4,7 +4,6 @@
 
 use serde_json::{json, Map, Value as Json};
 
-use super::clarity_text::{repr, type_name};
 use super::json::{fungible_code_name, nonfungible_code_name};
 use super::*;
 use crate::to_hex_prefixed as hex;
@@ -140,9 +139,9 @@ impl Transaction {
 fn api_function_arg(v: &crate::clarity::Value) -> Json {
     json!({
         "hex": hex(&v.serialize()),
-        "repr": repr(v),
+        "repr": v.repr(),
         "name": "",
-        "type": type_name(v),
+        "type": v.type_name(),
     })
 }
 
@@ -187,7 +186,7 @@ fn api_post_condition(pc: &PostCondition) -> Json {
             "principal": api_pc_principal(principal),
             "condition_code": nonfungible_code_name(*code),
             "type": "non_fungible",
-            "asset_value": {"hex": hex(&value.serialize()), "repr": repr(value)},
+            "asset_value": {"hex": hex(&value.serialize()), "repr": value.repr()},
             "asset": api_asset(asset),
         }),
     }

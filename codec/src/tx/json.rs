@@ -6,7 +6,6 @@
 
 use serde_json::{json, Map, Value as Json};
 
-use super::clarity_text::clarity_json;
 use super::*;
 use crate::to_hex_prefixed as hex;
 
@@ -235,4 +234,13 @@ fn payload_json(p: &Payload) -> Json {
         }
     }
     Json::Object(m)
+}
+
+/// `{repr, hex, type_id}`: how the decoded transaction JSON shows a nested Clarity value.
+fn clarity_json(v: &Value) -> serde_json::Value {
+    json!({
+        "repr": v.repr(),
+        "hex": hex(&v.serialize()),
+        "type_id": v.type_id(),
+    })
 }

@@ -3,7 +3,6 @@
 
 mod accessors;
 mod api_json;
-pub mod clarity_text;
 mod json;
 pub mod wire;
 
