@@ -1,0 +1,3 @@
+//! stacks-ledger library: ingestion of Stacks node events and the ledger built from them.
+
+pub mod events;
