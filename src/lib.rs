@@ -1,3 +1,4 @@
 //! stacks-ledger library: ingestion of Stacks node events and the ledger built from them.
 
 pub mod events;
+pub mod ingest;

@@ -1,0 +1,57 @@
+//! The seam between whatever delivers node events (the event-observer HTTP server, a TSV
+//! replay, the devnet generator) and whatever records them (the ledger store).
+//!
+//! A sink either commits the raw event **and** its effects on the ledger, or nothing at all.
+
+use std::future::Future;
+
+use thiserror::Error;
+
+use crate::events::EventPath;
+
+/// One event as delivered to a sink.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IncomingEvent {
+    /// Set when replaying a log (the TSV's `id`): the sink keeps it, which makes a replay
+    /// idempotent and resumable. `None` for live events: the sink assigns the next id.
+    pub id: Option<i64>,
+    /// The receive time as the log has it (PostgreSQL `timestamptz` text, UTC). `None` for
+    /// live events: the sink stamps the current time.
+    pub receive_timestamp: Option<String>,
+    pub path: EventPath,
+    /// The JSON body, exactly as received.
+    pub payload: String,
+}
+
+/// What a sink did with an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IngestOutcome {
+    /// Stored and applied under this raw-event id.
+    Applied { id: i64 },
+    /// A replayed event whose id is already stored: nothing was written.
+    AlreadyStored { id: i64 },
+}
+
+#[derive(Debug, Error)]
+pub enum IngestError {
+    /// The body is not what the path promises (not JSON, missing or mistyped fields, a raw
+    /// transaction that does not decode, another network's chain id). The node gets a 400 for
+    /// unparseable JSON and a 500 otherwise; a replay stops at it.
+    #[error("invalid {path} payload: {reason}")]
+    Invalid { path: EventPath, reason: String },
+    /// The event is well-formed but cannot be applied to the ledger as it stands (e.g. its
+    /// parent block is unknown). The node retries it.
+    #[error("cannot apply {path}: {reason}")]
+    Rejected { path: EventPath, reason: String },
+    /// The store failed (I/O, database).
+    #[error("store error: {0}")]
+    Store(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// Records node events. Implemented by the ledger store; tests use in-memory fakes.
+pub trait EventSink: Send + Sync + 'static {
+    fn ingest(&self, event: IncomingEvent) -> impl Future<Output = Result<IngestOutcome, IngestError>> + Send;
+
+    /// The highest raw-event id stored, if any (where a replay resumes).
+    fn last_event_id(&self) -> impl Future<Output = Result<Option<i64>, IngestError>> + Send;
+}
