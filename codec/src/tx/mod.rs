@@ -1,6 +1,14 @@
 //! Stacks transactions (SIP-005, plus the Nakamoto payloads): the in-memory model.
 //! Wire (de)serialization and the decoded JSON live in the submodules.
 
+mod accessors;
+mod api_json;
+pub mod clarity_text;
+mod json;
+pub mod wire;
+
+pub use accessors::txid_of;
+
 use crate::address::{ContractId, Principal, StacksAddress};
 use crate::clarity::Value;
 
