@@ -5,18 +5,6 @@ use std::process::Command;
 
 use serde_json::Value as Json;
 
-fn shared(rel: &str) -> Option<Json> {
-    let path = format!("{}/../shared/{rel}", env!("CARGO_MANIFEST_DIR"));
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Some(serde_json::from_str(&text).expect("vector file is JSON")),
-        Err(_) if std::env::var("CI").as_deref() == Ok("true") => panic!("{path} is missing in CI"),
-        Err(_) => {
-            eprintln!("skipping: {path} not found");
-            None
-        }
-    }
-}
-
 fn cli(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_stacks-ledger")).args(args).output().expect("binary runs");
     (
@@ -34,7 +22,7 @@ fn json_out(args: &[&str]) -> Json {
 
 #[test]
 fn decode_tx_matches_the_reference_decoder() {
-    let Some(doc) = shared("vectors/transactions.json") else { return };
+    let Some(doc) = test_support::load_json("vectors/transactions.json") else { return };
     let mut checked = 0;
     for t in doc["transactions"].as_array().unwrap().iter().filter(|t| t["native"]["ok"] == true).take(12) {
         let hex = t["hex"].as_str().unwrap();
@@ -54,7 +42,7 @@ fn decode_tx_matches_the_reference_decoder() {
 
 #[test]
 fn decode_clarity_matches_the_reference_decoder() {
-    let Some(doc) = shared("vectors/clarity.json") else { return };
+    let Some(doc) = test_support::load_json("vectors/clarity.json") else { return };
     for v in doc["vectors"].as_array().unwrap().iter().step_by(16) {
         let hex = v["hex"].as_str().unwrap();
         let api = json_out(&["decode-clarity", hex]);

@@ -9,22 +9,7 @@ use stacks_codec::address::{
 };
 use stacks_codec::tx::HashMode;
 
-const VECTORS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/vectors/addresses.json");
-
-/// The shared file, or `None` (with a message) outside CI when it is missing; in CI a missing
-/// file is a failure.
-fn load_shared(path: &str) -> Option<Value> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Some(serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: bad JSON: {e}"))),
-        Err(e) => {
-            if std::env::var("CI").as_deref() == Ok("true") {
-                panic!("{path} not found ({e}); CI needs the shared vectors");
-            }
-            println!("skipping: {path} not found ({e})");
-            None
-        }
-    }
-}
+const VECTORS: &str = "vectors/addresses.json";
 
 fn str_field<'a>(case: &'a Value, key: &str) -> &'a str {
     case[key].as_str().unwrap_or_else(|| panic!("case has no string {key}: {case}"))
@@ -219,7 +204,7 @@ fn multisig(case: &Value) -> Result<(), String> {
 
 #[test]
 fn address_vectors() {
-    let Some(doc) = load_shared(VECTORS) else { return };
+    let Some(doc) = test_support::load_json(VECTORS) else { return };
     let cases = doc["cases"].as_array().expect("cases array");
     let mut tally = Tally::default();
     let mut disagreements = Vec::new();

@@ -9,22 +9,7 @@ use serde_json::Value as Json;
 use stacks_codec::clarity::{decode_clarity_hex, Value};
 use stacks_codec::{decode_hex, CodecError};
 
-const CLARITY_JSON: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/vectors/clarity.json");
-
-/// Loads a shared reference file. Missing: fails under `CI=true`, otherwise skips.
-fn load_shared(path: &str) -> Option<Json> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Some(serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: bad JSON: {e}"))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if std::env::var("CI").as_deref() == Ok("true") {
-                panic!("{path} not found, and CI=true requires the shared reference files");
-            }
-            println!("skipping: {path} not found");
-            None
-        }
-        Err(e) => panic!("{path}: {e}"),
-    }
-}
+const CLARITY_JSON: &str = "vectors/clarity.json";
 
 fn cases<'a>(file: &'a Json, key: &str) -> &'a [Json] {
     file[key].as_array().unwrap_or_else(|| panic!("clarity.json has no `{key}` array"))
@@ -69,7 +54,7 @@ fn check_against_native(case: &Json) -> Vec<String> {
 
 #[test]
 fn vectors_match_the_native_decoder() {
-    let Some(file) = load_shared(CLARITY_JSON) else { return };
+    let Some(file) = test_support::load_json(CLARITY_JSON) else { return };
     let vectors = cases(&file, "vectors");
     assert_eq!(Some(vectors.len() as u64), file["meta"]["counts"]["vectors"].as_u64(), "vector count");
     assert!(!vectors.is_empty());
@@ -177,7 +162,7 @@ fn check_rejected(case: &Json, want: Failure) -> Vec<String> {
 
 #[test]
 fn raw_cases_follow_the_decision_table() {
-    let Some(file) = load_shared(CLARITY_JSON) else { return };
+    let Some(file) = test_support::load_json(CLARITY_JSON) else { return };
     let raw = cases(&file, "raw_cases");
     assert_eq!(Some(raw.len() as u64), file["meta"]["counts"]["raw_cases"].as_u64(), "raw case count");
 

@@ -94,13 +94,7 @@ fn check_tx(bytes: &[u8]) {
 }
 
 fn vector_txs() -> Vec<Vec<u8>> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/vectors/transactions.json");
-    let Ok(text) = std::fs::read_to_string(path) else {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "{path} is missing in CI");
-        eprintln!("skipping transaction seeds: {path} not found");
-        return Vec::new();
-    };
-    let doc: serde_json::Value = serde_json::from_str(&text).expect("transactions.json is JSON");
+    let Some(doc) = test_support::load_json("vectors/transactions.json") else { return Vec::new() };
     doc["transactions"]
         .as_array()
         .expect("transactions[]")

@@ -4,7 +4,6 @@
 //! transaction, and verification passing on the signed transactions and failing on tampered ones.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 
 use serde_json::Value as Json;
 use stacks_codec::address::PublicKeyBytes;
@@ -21,20 +20,6 @@ use stacks_codec::tx::{
     Transaction,
 };
 use stacks_codec::CodecError;
-
-/// The shared reference file, or `None` (after saying so) when it is absent outside CI.
-fn load(rel: &str) -> Option<Json> {
-    let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared")).join(rel);
-    if !path.exists() {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("{} not found: CI=true requires the shared reference data", path.display());
-        }
-        println!("skipping: {} not found", path.display());
-        return None;
-    }
-    let text = std::fs::read_to_string(&path).expect("read the vectors file");
-    Some(serde_json::from_str(&text).expect("vectors file is JSON"))
-}
 
 fn text<'a>(v: &'a Json, key: &str) -> &'a str {
     v[key].as_str().unwrap_or_else(|| panic!("no string {key} in {v}"))
@@ -117,7 +102,7 @@ fn assert_step(step: &SignatureStep, v: &Json, after_key: &str, what: &str) {
 
 #[test]
 fn signing_json() {
-    let Some(doc) = load("vectors/signing.json") else { return };
+    let Some(doc) = test_support::load_json("vectors/signing.json") else { return };
     let vectors = doc["vectors"].as_array().expect("vectors");
     let mut passed: HashMap<&str, usize> = HashMap::new();
     for v in vectors {
@@ -490,7 +475,7 @@ fn check_step(
 
 #[test]
 fn transactions_json_sighash_steps() {
-    let Some(doc) = load("vectors/transactions.json") else { return };
+    let Some(doc) = test_support::load_json("vectors/transactions.json") else { return };
     let ring = key_ring(&doc["keys"]);
     let cases = doc["transactions"].as_array().unwrap();
     let (mut steps, mut sponsors, mut rebuilt) = (0, 0, 0);

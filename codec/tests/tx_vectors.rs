@@ -2,30 +2,9 @@
 //! the native decoder the Hiro API uses): every case must decode, re-encode byte for byte,
 //! hash to its txid and reproduce the native decoded JSON; every malformed input must fail.
 
-use std::path::PathBuf;
-
 use serde_json::Value as Json;
 use stacks_codec::tx::{NonfungibleConditionCode, PostCondition, PostConditionMode, Transaction};
 use stacks_codec::{decode_hex, to_hex_prefixed};
-
-/// The shared reference file, or `None` (after saying so) when it is absent outside CI.
-fn shared_file(rel: &str) -> Option<PathBuf> {
-    let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared")).join(rel);
-    if path.exists() {
-        return Some(path);
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{} not found: CI=true requires the shared reference data", path.display());
-    }
-    println!("skipping: {} not found", path.display());
-    None
-}
-
-fn load(rel: &str) -> Option<Json> {
-    let path = shared_file(rel)?;
-    let text = std::fs::read_to_string(&path).expect("read the vectors file");
-    Some(serde_json::from_str(&text).expect("vectors file is JSON"))
-}
 
 /// The first place two JSON values differ, for a readable failure.
 fn first_difference(path: &str, ours: &Json, theirs: &Json) -> Option<String> {
@@ -119,7 +98,7 @@ fn check_transaction(case: &Json) -> Result<(), String> {
 
 #[test]
 fn transactions_json() {
-    let Some(doc) = load("vectors/transactions.json") else { return };
+    let Some(doc) = test_support::load_json("vectors/transactions.json") else { return };
     let cases = doc["transactions"].as_array().expect("`transactions` array");
     assert!(!cases.is_empty(), "no transactions in the file");
     let mut failures = Vec::new();
@@ -146,7 +125,7 @@ fn transactions_json() {
 ///   transaction must fill its input.
 #[test]
 fn malformed_transactions() {
-    let Some(doc) = load("vectors/transactions.json") else { return };
+    let Some(doc) = test_support::load_json("vectors/transactions.json") else { return };
     let cases = doc["malformed"].as_array().expect("`malformed` array");
     assert!(!cases.is_empty(), "no malformed cases in the file");
     let mut accepted = Vec::new();

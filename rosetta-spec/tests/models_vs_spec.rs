@@ -12,24 +12,11 @@ use rosetta_spec::schema;
 use samples::{Entry, Shape};
 use serde_json::{json, Value};
 
-const API_JSON: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/rosetta-spec/api.json");
-const API_JSON_V1_4_7: &str =
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/rosetta-spec/api-v1.4.7.json");
+const API_JSON: &str = "rosetta-spec/api.json";
+const API_JSON_V1_4_7: &str = "rosetta-spec/api-v1.4.7.json";
 
 /// Required fields that the models deliberately decode when absent (see the field's doc comment).
 const LENIENT_REQUIRED: &[(&str, &str)] = &[("Operation", "status")];
-
-/// The spec document, or `None` (after saying so) when it is absent outside CI.
-fn load(path: &str) -> Option<Value> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Some(serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))),
-        Err(e) if std::env::var("CI").as_deref() == Ok("true") => panic!("{path} not found: {e}"),
-        Err(_) => {
-            println!("skipping: {path} not found");
-            None
-        }
-    }
-}
 
 fn keys(v: &Value) -> BTreeSet<String> {
     v.as_object().map(|m| m.keys().cloned().collect()).unwrap_or_default()
@@ -119,7 +106,7 @@ fn check_table(label: &str, doc: &Value, expected: &BTreeSet<String>, table: &[E
 
 #[test]
 fn api_json_schemas_have_models_that_agree() {
-    let Some(doc) = load(API_JSON) else { return };
+    let Some(doc) = test_support::load_json(API_JSON) else { return };
     let expected = spec_names(&doc);
     let covered = check_table("api.json", &doc, &expected, &samples::v1_4_6());
     println!("api.json: {covered}/{} schemas have models, all required sets agree", expected.len());
@@ -127,7 +114,11 @@ fn api_json_schemas_have_models_that_agree() {
 
 #[test]
 fn indexer_schemas_agree_with_v1_4_7() {
-    let (Some(v146), Some(v147)) = (load(API_JSON), load(API_JSON_V1_4_7)) else { return };
+    let (Some(v146), Some(v147)) =
+        (test_support::load_json(API_JSON), test_support::load_json(API_JSON_V1_4_7))
+    else {
+        return;
+    };
     let expected: BTreeSet<String> = spec_names(&v147).difference(&spec_names(&v146)).cloned().collect();
     let covered = check_table("api-v1.4.7.json", &v147, &expected, &samples::v1_4_7_indexer());
     println!(
@@ -138,7 +129,11 @@ fn indexer_schemas_agree_with_v1_4_7() {
 
 #[test]
 fn every_endpoint_body_has_a_model() {
-    let (Some(v146), Some(v147)) = (load(API_JSON), load(API_JSON_V1_4_7)) else { return };
+    let (Some(v146), Some(v147)) =
+        (test_support::load_json(API_JSON), test_support::load_json(API_JSON_V1_4_7))
+    else {
+        return;
+    };
     let modelled: BTreeSet<&str> =
         samples::v1_4_6().iter().chain(&samples::v1_4_7_indexer()).map(|e| e.name).collect();
     let v146_paths: BTreeSet<String> = schema::endpoints(&v146).into_iter().map(|e| e.path).collect();
@@ -158,7 +153,7 @@ fn every_endpoint_body_has_a_model() {
 #[test]
 fn validator_rejects_broken_responses_against_the_real_spec() {
     use samples::Sample;
-    let Some(doc) = load(API_JSON) else { return };
+    let Some(doc) = test_support::load_json(API_JSON) else { return };
     let mut block = serde_json::to_value(rosetta_spec::BlockResponse::maximal()).unwrap();
     block["block"]["transactions"][0]["operations"][1]["amount"]["value"] = json!(5);
     block["block"]["transactions"][0]["operations"][0].as_object_mut().unwrap().remove("status");

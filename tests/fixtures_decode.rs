@@ -5,81 +5,14 @@
 //! TSV lines are `id \t timestamp \t path \t json`, with PostgreSQL text-COPY escaping.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value as Json;
 use stacks_codec::clarity::Value;
 use stacks_codec::tx::Transaction;
 use stacks_codec::{decode_hex, to_hex_prefixed};
-
-/// The shared reference path, or `None` (after saying so) when it is absent outside CI.
-fn shared_path(rel: &str) -> Option<PathBuf> {
-    let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared")).join(rel);
-    if path.exists() {
-        return Some(path);
-    }
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("{} not found: CI=true requires the shared reference data", path.display());
-    }
-    println!("skipping: {} not found", path.display());
-    None
-}
-
-/// Undoes PostgreSQL text-COPY escaping: `\\`, `\b \f \n \r \t \v`, `\NNN` (octal),
-/// `\xHH` (hex); any other escaped character stands for itself.
-fn copy_unescape(field: &str) -> Result<String, String> {
-    let bytes = field.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        i += 1;
-        if b != b'\\' {
-            out.push(b);
-            continue;
-        }
-        let Some(&c) = bytes.get(i) else { return Err("dangling backslash".into()) };
-        i += 1;
-        match c {
-            b'b' => out.push(0x08),
-            b'f' => out.push(0x0c),
-            b'n' => out.push(b'\n'),
-            b'r' => out.push(b'\r'),
-            b't' => out.push(b'\t'),
-            b'v' => out.push(0x0b),
-            b'0'..=b'7' => {
-                let mut v = u32::from(c - b'0');
-                for _ in 0..2 {
-                    match bytes.get(i) {
-                        Some(&d @ b'0'..=b'7') => {
-                            v = v * 8 + u32::from(d - b'0');
-                            i += 1;
-                        }
-                        _ => break,
-                    }
-                }
-                out.push((v & 0xff) as u8);
-            }
-            b'x' if bytes.get(i).is_some_and(u8::is_ascii_hexdigit) => {
-                let end = (i + 2).min(bytes.len());
-                let digits = bytes[i..end].iter().take_while(|d| d.is_ascii_hexdigit()).count();
-                let text = std::str::from_utf8(&bytes[i..i + digits]).map_err(|e| e.to_string())?;
-                out.push(u8::from_str_radix(text, 16).map_err(|e| e.to_string())?);
-                i += digits;
-            }
-            other => out.push(other),
-        }
-    }
-    String::from_utf8(out).map_err(|e| e.to_string())
-}
-
-#[test]
-fn copy_unescape_handles_every_escape() {
-    assert_eq!(copy_unescape(r"a\\b\tc\nd\re").unwrap(), "a\\b\tc\nd\re");
-    assert_eq!(copy_unescape(r"\101\x42\q\b\f\v").unwrap(), "ABq\x08\x0c\x0b");
-    assert_eq!(copy_unescape(r#"{"k": "v\\\"w"}"#).unwrap(), r#"{"k": "v\"w"}"#);
-    assert!(copy_unescape("x\\").is_err());
-}
+use stacks_ledger::events::TsvReader;
+use test_support::shared_path;
 
 #[derive(Default)]
 struct Counts {
@@ -171,21 +104,18 @@ struct Event {
     payload: Json,
 }
 
-/// Parses every line of a fixture; malformed lines become failures.
+/// Parses every line of an event log with the product's own TSV reader; malformed lines
+/// become failures.
 fn read_tsv(path: &Path) -> (Vec<Event>, Vec<String>) {
-    let text = std::fs::read_to_string(path).expect("read fixture");
+    let file = std::fs::File::open(path).expect("open event log");
     let (mut events, mut failures) = (Vec::new(), Vec::new());
-    for (i, text) in text.lines().enumerate().filter(|(_, l)| !l.is_empty()) {
-        let line = i + 1;
-        let fields: Vec<&str> = text.splitn(4, '\t').collect();
-        let [_id, _time, path, body] = fields[..] else {
-            failures.push(format!("line {line}: not 4 tab-separated fields"));
-            continue;
-        };
-        match copy_unescape(body).map(|s| serde_json::from_str(&s)) {
-            Ok(Ok(payload)) => events.push(Event { line, path: path.to_string(), payload }),
-            Ok(Err(e)) => failures.push(format!("line {line}: bad JSON: {e}")),
-            Err(e) => failures.push(format!("line {line}: bad escaping: {e}")),
+    let mut reader = TsvReader::new(std::io::BufReader::new(file));
+    while let Some(item) = reader.next() {
+        let line = reader.line_number() as usize;
+        match item.map(|e| (serde_json::from_str(&e.payload), e.path)) {
+            Ok((Ok(payload), path)) => events.push(Event { line, path, payload }),
+            Ok((Err(e), _)) => failures.push(format!("line {line}: bad JSON: {e}")),
+            Err(e) => failures.push(format!("line {line}: {e}")),
         }
     }
     (events, failures)
@@ -215,14 +145,7 @@ fn check_file(path: &Path) -> Vec<String> {
 
 #[test]
 fn fixture_transactions_and_values_round_trip() {
-    let Some(dir) = shared_path("fixtures") else { return };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .expect("list fixtures")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "tsv"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty(), "no .tsv files in {}", dir.display());
+    let Some(files) = test_support::fixture_logs() else { return };
     let failures: Vec<String> = files.iter().flat_map(|f| check_file(f)).collect();
     println!("fixtures: {} files checked", files.len());
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
@@ -304,14 +227,8 @@ fn compare_api_fields(tx: &Transaction, resp: &Json, abi: &mut usize) -> Vec<Str
 /// `/extended/v1/tx/{id}` response of the Hiro API (`shared/oracle/<fixture>/`).
 #[test]
 fn api_tx_fields_match_the_recorded_api() {
-    let Some(fixtures) = shared_path("fixtures") else { return };
+    let Some(files) = test_support::fixture_logs() else { return };
     let Some(oracle) = shared_path("oracle") else { return };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&fixtures)
-        .expect("list fixtures")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "tsv"))
-        .collect();
-    files.sort();
     let (mut failures, mut per_type, mut abi) = (Vec::new(), BTreeMap::<String, usize>::new(), 0);
     for file in &files {
         let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
