@@ -19,15 +19,8 @@ pub(crate) async fn handle(proxy: &Proxy, req: Incoming) -> Result<Response, Pro
     let upstream_headers = headers::to_node(&req.headers, req.remote);
     let body = proxy.buffer_request_body(&req.headers, req.body).await?;
 
-    let answer = proxy
-        .exchange(
-            proxy
-                .client
-                .post(url)
-                .headers(upstream_headers.clone())
-                .body(body.clone()),
-        )
-        .await?;
+    let answer =
+        proxy.exchange(proxy.client.post(url).headers(upstream_headers.clone()).body(body.clone())).await?;
 
     if answer.status.is_success() {
         let txid = parse_txid(&answer.body);
@@ -50,10 +43,7 @@ pub(crate) async fn handle(proxy: &Proxy, req: Incoming) -> Result<Response, Pro
             ),
         }
     } else {
-        tracing::info!(
-            status = answer.status.as_u16(),
-            "transaction broadcast rejected by the node"
-        );
+        tracing::info!(status = answer.status.as_u16(), "transaction broadcast rejected by the node");
     }
     Ok(answer.into_response())
 }
@@ -62,11 +52,7 @@ pub(crate) async fn handle(proxy: &Proxy, req: Incoming) -> Result<Response, Pro
 /// and end-to-end headers (so the content type is kept). Their answers are only logged.
 fn multicast(proxy: &Proxy, headers: &HeaderMap, body: &Bytes) {
     for endpoint in &proxy.config.extra_broadcast {
-        let request = proxy
-            .client
-            .post(endpoint.clone())
-            .headers(headers.clone())
-            .body(body.clone());
+        let request = proxy.client.post(endpoint.clone()).headers(headers.clone()).body(body.clone());
         let endpoint = endpoint.clone();
         let timeout = proxy.config.request_timeout;
         tokio::spawn(async move {
@@ -98,14 +84,8 @@ fn truncate(text: &str, max: usize) -> &str {
 /// Normalised to `0x` + lowercase hex; anything else gives `None`.
 pub(crate) fn parse_txid(answer: &[u8]) -> Option<String> {
     let text = std::str::from_utf8(answer).ok()?.trim();
-    let text = text
-        .strip_prefix('"')
-        .and_then(|t| t.strip_suffix('"'))
-        .unwrap_or(text);
-    let hex = text
-        .strip_prefix("0x")
-        .or_else(|| text.strip_prefix("0X"))
-        .unwrap_or(text);
+    let text = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')).unwrap_or(text);
+    let hex = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")).unwrap_or(text);
     (hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
         .then(|| format!("0x{}", hex.to_ascii_lowercase()))
 }
@@ -153,16 +133,10 @@ mod tests {
     fn raw_tx_forms() {
         let mut headers = HeaderMap::new();
         let raw = Bytes::from_static(&[0x80, 0x00, 0x01]);
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/octet-stream"),
-        );
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/octet-stream"));
         assert_eq!(raw_tx(&headers, &raw), Some(raw.clone()));
 
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("Application/JSON; charset=utf-8"),
-        );
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("Application/JSON; charset=utf-8"));
         let json = Bytes::from_static(br#"{"tx":"800001","attachment":null}"#);
         assert_eq!(raw_tx(&headers, &json), Some(raw.clone()));
         let json = Bytes::from_static(br#"{"tx":"0x800001"}"#);

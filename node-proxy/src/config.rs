@@ -65,24 +65,13 @@ impl Default for FeeRewriteConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("{var}: {reason} (got {value:?})")]
-    InvalidVar {
-        var: &'static str,
-        value: String,
-        reason: &'static str,
-    },
+    InvalidVar { var: &'static str, value: String, reason: &'static str },
     #[error("the Stacks node URL {url:?} is invalid: {reason}")]
     InvalidNodeUrl { url: String, reason: String },
     #[error("cannot read the extra broadcast endpoints file {path}: {source}")]
-    EndpointsFileUnreadable {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    EndpointsFileUnreadable { path: PathBuf, source: std::io::Error },
     #[error("{path} line {line}: {value:?} is not an http(s) URL")]
-    InvalidEndpoint {
-        path: PathBuf,
-        line: usize,
-        value: String,
-    },
+    InvalidEndpoint { path: PathBuf, line: usize, value: String },
 }
 
 pub const DEFAULT_RPC_HOST: &str = "127.0.0.1";
@@ -122,14 +111,11 @@ impl ProxyConfig {
     pub fn from_env(env: &HashMap<String, String>) -> Result<Self, ConfigError> {
         let get = |name: &str| env.get(name).map(|v| v.trim()).filter(|v| !v.is_empty());
 
-        let host = get("STACKS_CORE_PROXY_HOST")
-            .or_else(|| get("STACKS_CORE_RPC_HOST"))
-            .unwrap_or(DEFAULT_RPC_HOST);
+        let host =
+            get("STACKS_CORE_PROXY_HOST").or_else(|| get("STACKS_CORE_RPC_HOST")).unwrap_or(DEFAULT_RPC_HOST);
         let port = match get("STACKS_CORE_PROXY_PORT") {
             Some(v) => Some(parse_port("STACKS_CORE_PROXY_PORT", v)?),
-            None => get("STACKS_CORE_RPC_PORT")
-                .map(|v| parse_port("STACKS_CORE_RPC_PORT", v))
-                .transpose()?,
+            None => get("STACKS_CORE_RPC_PORT").map(|v| parse_port("STACKS_CORE_RPC_PORT", v)).transpose()?,
         };
         let node = node_url(host, port)?;
 
@@ -183,11 +169,8 @@ impl ProxyConfig {
 /// re-reads the file on every broadcast and silently skips it when unreadable), the file is read
 /// once and a bad file is a start-up error, so a typo cannot quietly disable the multicast.
 pub fn load_extra_endpoints(path: &Path) -> Result<Vec<Url>, ConfigError> {
-    let text =
-        std::fs::read_to_string(path).map_err(|source| ConfigError::EndpointsFileUnreadable {
-            path: path.to_path_buf(),
-            source,
-        })?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|source| ConfigError::EndpointsFileUnreadable { path: path.to_path_buf(), source })?;
     parse_extra_endpoints(&text, path)
 }
 
@@ -214,26 +197,19 @@ pub fn parse_extra_endpoints(text: &str, path: &Path) -> Result<Vec<Url>, Config
 }
 
 fn node_url(host: &str, port: Option<u16>) -> Result<Url, ConfigError> {
-    let invalid = |reason: String| ConfigError::InvalidNodeUrl {
-        url: host.to_string(),
-        reason,
-    };
+    let invalid = |reason: String| ConfigError::InvalidNodeUrl { url: host.to_string(), reason };
     let mut url = if host.contains("://") {
         let mut url = Url::parse(host).map_err(|e| invalid(e.to_string()))?;
         if url.port().is_none() {
             if let Some(port) = port {
-                url.set_port(Some(port))
-                    .map_err(|()| invalid("cannot carry a port".into()))?;
+                url.set_port(Some(port)).map_err(|()| invalid("cannot carry a port".into()))?;
             }
         }
         url
     } else {
         // A bare IPv6 address needs brackets to be a URL authority.
-        let host = if host.contains(':') && !host.starts_with('[') {
-            format!("[{host}]")
-        } else {
-            host.to_string()
-        };
+        let host =
+            if host.contains(':') && !host.starts_with('[') { format!("[{host}]") } else { host.to_string() };
         let port = port.unwrap_or(DEFAULT_RPC_PORT);
         Url::parse(&format!("http://{host}:{port}")).map_err(|e| invalid(e.to_string()))?
     };
@@ -293,11 +269,9 @@ fn parse_bool(var: &'static str, value: &str) -> Result<bool, ConfigError> {
     match value.to_ascii_lowercase().as_str() {
         "true" | "1" => Ok(true),
         "false" | "0" => Ok(false),
-        _ => Err(ConfigError::InvalidVar {
-            var,
-            value: value.to_string(),
-            reason: "expected true/false/1/0",
-        }),
+        _ => {
+            Err(ConfigError::InvalidVar { var, value: value.to_string(), reason: "expected true/false/1/0" })
+        }
     }
 }
 
@@ -306,10 +280,7 @@ mod tests {
     use super::*;
 
     fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
     }
 
     #[test]
@@ -374,9 +345,7 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(c.min_fee_rewrite, None);
-        assert!(
-            ProxyConfig::from_env(&env(&[("STACKS_CORE_FEE_ESTIMATOR_ENABLED", "yes")])).is_err()
-        );
+        assert!(ProxyConfig::from_env(&env(&[("STACKS_CORE_FEE_ESTIMATOR_ENABLED", "yes")])).is_err());
     }
 
     #[test]
@@ -398,13 +367,7 @@ mod tests {
         let text = "# primary mirrors\n\n  http://10.0.0.1:20443/v2/transactions  \r\n#http://skipped\nhttps://relay.example/v2/transactions\n";
         let urls = parse_extra_endpoints(text, Path::new("f")).unwrap();
         let urls: Vec<&str> = urls.iter().map(Url::as_str).collect();
-        assert_eq!(
-            urls,
-            [
-                "http://10.0.0.1:20443/v2/transactions",
-                "https://relay.example/v2/transactions"
-            ]
-        );
+        assert_eq!(urls, ["http://10.0.0.1:20443/v2/transactions", "https://relay.example/v2/transactions"]);
         let err = parse_extra_endpoints("http://ok/\nnot a url\n", Path::new("f")).unwrap_err();
         assert!(matches!(err, ConfigError::InvalidEndpoint { line: 2, .. }));
     }
@@ -414,18 +377,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("extra.txt");
         std::fs::write(&path, "http://127.0.0.1:1/v2/transactions\n").unwrap();
-        let c = ProxyConfig::from_env(&env(&[(
-            "STACKS_API_EXTRA_TX_ENDPOINTS_FILE",
-            path.to_str().unwrap(),
-        )]))
-        .unwrap();
+        let c =
+            ProxyConfig::from_env(&env(&[("STACKS_API_EXTRA_TX_ENDPOINTS_FILE", path.to_str().unwrap())]))
+                .unwrap();
         assert_eq!(c.extra_broadcast.len(), 1);
         let missing = dir.path().join("missing.txt");
-        let err = ProxyConfig::from_env(&env(&[(
-            "STACKS_API_EXTRA_TX_ENDPOINTS_FILE",
-            missing.to_str().unwrap(),
-        )]))
-        .unwrap_err();
+        let err =
+            ProxyConfig::from_env(&env(&[("STACKS_API_EXTRA_TX_ENDPOINTS_FILE", missing.to_str().unwrap())]))
+                .unwrap_err();
         assert!(matches!(err, ConfigError::EndpointsFileUnreadable { .. }));
     }
 }

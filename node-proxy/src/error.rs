@@ -47,11 +47,7 @@ impl ProxyError {
         let detail = error_chain(&err);
         if err.is_timeout() {
             // reqwest flags a connect-phase timeout as both `connect` and `timeout`.
-            let bound = if err.is_connect() {
-                connect_timeout
-            } else {
-                request_timeout
-            };
+            let bound = if err.is_connect() { connect_timeout } else { request_timeout };
             ProxyError::NodeTimeout(bound)
         } else if err.is_connect() {
             ProxyError::NodeUnreachable(detail)
@@ -66,9 +62,7 @@ impl ProxyError {
 
     pub fn status(&self) -> StatusCode {
         match self {
-            ProxyError::NodeUnreachable(_) | ProxyError::BadNodeResponse(_) => {
-                StatusCode::BAD_GATEWAY
-            }
+            ProxyError::NodeUnreachable(_) | ProxyError::BadNodeResponse(_) => StatusCode::BAD_GATEWAY,
             ProxyError::NodeRefused(_) => StatusCode::SERVICE_UNAVAILABLE,
             ProxyError::NodeTimeout(_) => StatusCode::GATEWAY_TIMEOUT,
             ProxyError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -88,10 +82,7 @@ impl ProxyError {
         let mut response = Response::new(body.to_string().into());
         *response.status_mut() = status;
         let headers = response.headers_mut();
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
         if status == StatusCode::SERVICE_UNAVAILABLE {
             headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
@@ -122,10 +113,7 @@ fn closed_without_answer(err: &reqwest::Error) -> bool {
         }
         if let Some(io) = cause.downcast_ref::<std::io::Error>() {
             use std::io::ErrorKind::*;
-            if matches!(
-                io.kind(),
-                ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof
-            ) {
+            if matches!(io.kind(), ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof) {
                 return true;
             }
         }
@@ -159,9 +147,6 @@ mod tests {
         let response = ProxyError::NodeRefused("reset".into()).into_response();
         assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(response.headers()[header::RETRY_AFTER], "1");
-        assert_eq!(
-            response.headers()[header::CONTENT_TYPE],
-            "application/json"
-        );
+        assert_eq!(response.headers()[header::CONTENT_TYPE], "application/json");
     }
 }

@@ -60,9 +60,7 @@ pub(crate) struct BlockLimitsCache {
 
 impl Default for BlockLimitsCache {
     fn default() -> Self {
-        BlockLimitsCache {
-            state: Mutex::new(LimitsState::Unknown),
-        }
+        BlockLimitsCache { state: Mutex::new(LimitsState::Unknown) }
     }
 }
 
@@ -91,9 +89,7 @@ impl BlockLimitsCache {
         let mut state = self.state.lock().await;
         match *state {
             LimitsState::Loaded(limits) => return limits,
-            LimitsState::FailedAt(at) if at.elapsed() < LIMITS_RETRY_AFTER => {
-                return BlockLimits::default()
-            }
+            LimitsState::FailedAt(at) if at.elapsed() < LIMITS_RETRY_AFTER => return BlockLimits::default(),
             _ => {}
         }
         match fetch_limits(proxy).await {
@@ -115,10 +111,7 @@ async fn fetch_limits(proxy: &Proxy) -> Result<BlockLimits, ProxyError> {
     let url = proxy.target("/v2/pox", None)?;
     let answer = proxy.exchange(proxy.client.get(url)).await?;
     if answer.status != StatusCode::OK {
-        return Err(ProxyError::BadNodeResponse(format!(
-            "/v2/pox answered {}",
-            answer.status
-        )));
+        return Err(ProxyError::BadNodeResponse(format!("/v2/pox answered {}", answer.status)));
     }
     let pox: PoxInfo = serde_json::from_slice(&answer.body)
         .map_err(|e| ProxyError::BadNodeResponse(format!("/v2/pox: {e}")))?;
@@ -147,15 +140,8 @@ pub(crate) async fn handle(
     let url = proxy.target(&req.path, req.query.as_deref())?;
     let upstream_headers = headers::to_node(&req.headers, req.remote);
     let body = proxy.buffer_request_body(&req.headers, req.body).await?;
-    let mut answer = proxy
-        .exchange(
-            proxy
-                .client
-                .post(url)
-                .headers(upstream_headers)
-                .body(body.clone()),
-        )
-        .await?;
+    let mut answer =
+        proxy.exchange(proxy.client.post(url).headers(upstream_headers).body(body.clone())).await?;
     // Only successful estimates are rewritten; errors go back as the node wrote them.
     if answer.status == StatusCode::OK {
         if let Some(rewritten) = rewrite(proxy, config, &body, &answer.body).await {
@@ -173,12 +159,7 @@ struct FeeRequest {
     transaction_payload: String,
 }
 
-async fn rewrite(
-    proxy: &Proxy,
-    config: &FeeRewriteConfig,
-    request: &[u8],
-    answer: &[u8],
-) -> Option<Bytes> {
+async fn rewrite(proxy: &Proxy, config: &FeeRewriteConfig, request: &[u8], answer: &[u8]) -> Option<Bytes> {
     let request: FeeRequest = serde_json::from_slice(request).ok()?;
     let mut estimate: Value = match serde_json::from_slice(answer) {
         Ok(v) => v,
@@ -190,23 +171,19 @@ async fn rewrite(
     let min_fee = min_fee(config, request.estimated_len, &request.transaction_payload);
     let limits = proxy.block_limits.get(proxy).await;
     let timeout = proxy.config.request_timeout;
-    let costs = match tokio::time::timeout(
-        timeout,
-        proxy
-            .hooks
-            .fee_market_costs(config.past_tenure_fullness_window),
-    )
-    .await
-    {
-        Ok(costs) => costs,
-        Err(_) => {
-            tracing::warn!(
-                ?timeout,
-                "fee rewrite: tenure costs not available in time; assuming a fee market"
-            );
-            None
-        }
-    };
+    let costs =
+        match tokio::time::timeout(timeout, proxy.hooks.fee_market_costs(config.past_tenure_fullness_window))
+            .await
+        {
+            Ok(costs) => costs,
+            Err(_) => {
+                tracing::warn!(
+                    ?timeout,
+                    "fee rewrite: tenure costs not available in time; assuming a fee market"
+                );
+                None
+            }
+        };
     let use_minimum = costs.is_some_and(|c| no_fee_market(config, &limits, &c));
     if !rewrite_estimations(&mut estimate, min_fee, use_minimum, config.estimation_modifier) {
         return None;
@@ -219,20 +196,13 @@ async fn rewrite(
 /// byte, rounded up) times the minimum rate.
 fn min_fee(config: &FeeRewriteConfig, estimated_len: Option<u64>, payload_hex: &str) -> u64 {
     let payload_len = (payload_hex.len() as u64).div_ceil(2);
-    estimated_len
-        .unwrap_or(0)
-        .max(payload_len)
-        .saturating_mul(config.min_fee_rate_per_byte)
+    estimated_len.unwrap_or(0).max(payload_len).saturating_mul(config.min_fee_rate_per_byte)
 }
 
 /// The incumbent's test: no fee market if the current tenure has enough blocks and every dimension
 /// is under the "current" fraction of the block limit, or else if the weighted average of the past
 /// tenures is under the "past" fraction in every dimension (or there are no past tenures).
-pub(crate) fn no_fee_market(
-    config: &FeeRewriteConfig,
-    limits: &BlockLimits,
-    costs: &FeeMarketCosts,
-) -> bool {
+pub(crate) fn no_fee_market(config: &FeeRewriteConfig, limits: &BlockLimits, costs: &FeeMarketCosts) -> bool {
     let under = |c: &CostDimensions, fraction: f64| {
         c.read_count < limits.read_count * fraction
             && c.read_length < limits.read_length * fraction
@@ -290,10 +260,7 @@ mod tests {
     }
 
     fn busy(limits: &BlockLimits, fraction: f64) -> CostDimensions {
-        CostDimensions {
-            read_count: limits.read_count * fraction,
-            ..CostDimensions::default()
-        }
+        CostDimensions { read_count: limits.read_count * fraction, ..CostDimensions::default() }
     }
 
     #[test]
@@ -316,20 +283,11 @@ mod tests {
         };
         assert!(no_fee_market(&config, &limits, &costs));
         // Too few blocks: the past decides.
-        let costs = FeeMarketCosts {
-            current_block_count: 4,
-            ..costs
-        };
+        let costs = FeeMarketCosts { current_block_count: 4, ..costs };
         assert!(!no_fee_market(&config, &limits, &costs));
-        let costs = FeeMarketCosts {
-            past_weighted_average: Some(busy(&limits, 0.5)),
-            ..costs
-        };
+        let costs = FeeMarketCosts { past_weighted_average: Some(busy(&limits, 0.5)), ..costs };
         assert!(no_fee_market(&config, &limits, &costs));
-        let costs = FeeMarketCosts {
-            past_weighted_average: None,
-            ..costs
-        };
+        let costs = FeeMarketCosts { past_weighted_average: None, ..costs };
         assert!(no_fee_market(&config, &limits, &costs));
         // A busy current tenure falls through to the past too.
         let costs = FeeMarketCosts {
@@ -352,23 +310,15 @@ mod tests {
         });
         let mut v = original.clone();
         assert!(rewrite_estimations(&mut v, 180, true, 1.0));
-        let fees: Vec<u64> = v["estimations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e["fee"].as_u64().unwrap())
-            .collect();
+        let fees: Vec<u64> =
+            v["estimations"].as_array().unwrap().iter().map(|e| e["fee"].as_u64().unwrap()).collect();
         assert_eq!(fees, [180, 180, 180]);
         assert_eq!(v["estimations"][0]["fee_rate"], 1.5);
 
         let mut v = original.clone();
         assert!(rewrite_estimations(&mut v, 180, false, 0.5));
-        let fees: Vec<u64> = v["estimations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|e| e["fee"].as_u64().unwrap())
-            .collect();
+        let fees: Vec<u64> =
+            v["estimations"].as_array().unwrap().iter().map(|e| e["fee"].as_u64().unwrap()).collect();
         assert_eq!(fees, [180, 500, 5000]);
 
         let mut v = json!({"error": "x"});

@@ -8,7 +8,7 @@ use warp::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 /// Marks replies by where they came from; the root adds `ledger` for its own answers.
 pub const SOURCE_HEADER: &str = "x-stacks-ledger-source";
 
-const HOP_BY_HOP: [&str; 7] = [
+const HOP_BY_HOP: [&str; 8] = [
     "connection",
     "keep-alive",
     "te",
@@ -17,6 +17,9 @@ const HOP_BY_HOP: [&str; 7] = [
     "upgrade",
     // Not in the RFC list, but old clients send it meaning `Connection`.
     "proxy-connection",
+    // `Expect: 100-continue` was answered by our own server when the body was first read; the
+    // node has nothing to continue.
+    "expect",
 ];
 
 fn is_hop_by_hop(name: &HeaderName, listed: &[String]) -> bool {
@@ -63,11 +66,8 @@ pub fn to_node(incoming: &HeaderMap, remote: Option<SocketAddr>) -> HeaderMap {
     out.remove(header::CONTENT_LENGTH);
 
     if let Some(addr) = remote {
-        let previous: Vec<&str> = incoming
-            .get_all("x-forwarded-for")
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .collect();
+        let previous: Vec<&str> =
+            incoming.get_all("x-forwarded-for").iter().filter_map(|v| v.to_str().ok()).collect();
         let mut chain = previous.join(", ");
         if !chain.is_empty() {
             chain.push_str(", ");
@@ -103,10 +103,7 @@ mod tests {
     fn map(pairs: &[(&str, &str)]) -> HeaderMap {
         let mut m = HeaderMap::new();
         for (k, v) in pairs {
-            m.append(
-                HeaderName::from_bytes(k.as_bytes()).unwrap(),
-                HeaderValue::from_str(v).unwrap(),
-            );
+            m.append(HeaderName::from_bytes(k.as_bytes()).unwrap(), HeaderValue::from_str(v).unwrap());
         }
         m
     }
@@ -122,6 +119,7 @@ mod tests {
             ("upgrade", "websocket"),
             ("proxy-authorization", "Basic x"),
             ("proxy-connection", "keep-alive"),
+            ("expect", "100-continue"),
             ("x-secret", "1"),
             ("accept", "application/json"),
             ("x-custom", "a"),
@@ -135,11 +133,7 @@ mod tests {
 
     #[test]
     fn forwarding_headers() {
-        let h = map(&[
-            ("host", "api.example"),
-            ("content-length", "3"),
-            ("x-forwarded-for", "1.1.1.1"),
-        ]);
+        let h = map(&[("host", "api.example"), ("content-length", "3"), ("x-forwarded-for", "1.1.1.1")]);
         let out = to_node(&h, Some("10.1.2.3:5555".parse().unwrap()));
         assert!(out.get("host").is_none());
         assert!(out.get("content-length").is_none());

@@ -19,8 +19,7 @@ mod proxy;
 
 pub use config::{
     load_extra_endpoints, parse_extra_endpoints, ConfigError, FeeRewriteConfig, ProxyConfig,
-    DEFAULT_BODY_LIMIT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, DEFAULT_RPC_HOST,
-    DEFAULT_RPC_PORT,
+    DEFAULT_BODY_LIMIT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, DEFAULT_RPC_HOST, DEFAULT_RPC_PORT,
 };
 pub use error::ProxyError;
 pub use headers::SOURCE_HEADER;

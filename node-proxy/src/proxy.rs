@@ -85,10 +85,7 @@ pub fn try_routes(
     let proxy = Arc::new(Proxy::new(config, hooks)?);
     tracing::info!(node = %proxy.config.node, extra_broadcast = proxy.config.extra_broadcast.len(), "proxying /v2 to the Stacks node");
 
-    let query = warp::query::raw()
-        .map(Some)
-        .or(warp::any().map(|| None))
-        .unify();
+    let query = warp::query::raw().map(Some).or(warp::any().map(|| None)).unify();
     let body = warp::body::stream().map(boxed_body);
     let filter = warp::path("v2")
         .and(warp::path::full())
@@ -106,14 +103,8 @@ pub fn try_routes(
              remote: Option<SocketAddr>,
              body: BodyStream,
              proxy: Arc<Proxy>| async move {
-                let incoming = Incoming {
-                    method,
-                    path: path.as_str().to_string(),
-                    query,
-                    headers,
-                    remote,
-                    body,
-                };
+                let incoming =
+                    Incoming { method, path: path.as_str().to_string(), query, headers, remote, body };
                 proxy.handle(incoming).await
             },
         );
@@ -135,12 +126,7 @@ impl Proxy {
             .no_proxy()
             .build()
             .map_err(|e| ProxyError::Internal(format!("HTTP client: {e}")))?;
-        Ok(Proxy {
-            config,
-            hooks,
-            client,
-            block_limits: BlockLimitsCache::default(),
-        })
+        Ok(Proxy { config, hooks, client, block_limits: BlockLimitsCache::default() })
     }
 
     async fn handle(&self, req: Incoming) -> Response {
@@ -181,19 +167,13 @@ impl Proxy {
         if rest == "/v2" || rest.starts_with("/v2/") {
             Ok(url)
         } else {
-            Err(ProxyError::BadRequest(format!(
-                "path {path:?} leaves /v2 after normalisation"
-            )))
+            Err(ProxyError::BadRequest(format!("path {path:?} leaves /v2 after normalisation")))
         }
     }
 
     /// Maps a client error from talking to the node.
     pub fn node_error(&self, err: reqwest::Error) -> ProxyError {
-        ProxyError::from_node(
-            err,
-            self.config.connect_timeout,
-            self.config.request_timeout,
-        )
+        ProxyError::from_node(err, self.config.connect_timeout, self.config.request_timeout)
     }
 
     /// Sends `request` and waits for the response head, within the request timeout.
@@ -214,19 +194,13 @@ impl Proxy {
             let response = request.send().await.map_err(|e| self.node_error(e))?;
             let status = response.status();
             let headers = response.headers().clone();
-            let body = collect_limited(response.bytes_stream(), limit)
-                .await
-                .map_err(|e| match e {
-                    CollectError::TooLarge => ProxyError::BadNodeResponse(format!(
-                        "answer larger than {limit} bytes"
-                    )),
-                    CollectError::Stream(e) => self.node_error(e),
-                })?;
-            Ok(Buffered {
-                status,
-                headers,
-                body,
-            })
+            let body = collect_limited(response.bytes_stream(), limit).await.map_err(|e| match e {
+                CollectError::TooLarge => {
+                    ProxyError::BadNodeResponse(format!("answer larger than {limit} bytes"))
+                }
+                CollectError::Stream(e) => self.node_error(e),
+            })?;
+            Ok(Buffered { status, headers, body })
         };
         match tokio::time::timeout(timeout, work).await {
             Ok(result) => result,
@@ -266,9 +240,7 @@ impl Proxy {
                 // A chunked upload is buffered (bounded) so the node gets a Content-Length:
                 // stacks-node sizes request bodies from it, and the incumbent (which parses
                 // bodies before proxying) always sent one.
-                Some(reqwest::Body::from(
-                    self.buffer_request_body(&req.headers, req.body).await?,
-                ))
+                Some(reqwest::Body::from(self.buffer_request_body(&req.headers, req.body).await?))
             }
             None => None,
         };
@@ -302,13 +274,7 @@ where
 }
 
 fn declared_length(headers: &HeaderMap) -> Option<u64> {
-    headers
-        .get(header::CONTENT_LENGTH)?
-        .to_str()
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
+    headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.trim().parse().ok()
 }
 
 pub(crate) enum CollectError<E> {
@@ -346,14 +312,9 @@ mod tests {
     #[test]
     fn target_urls() {
         let p = proxy("http://127.0.0.1:20443");
+        assert_eq!(p.target("/v2/info", None).unwrap().as_str(), "http://127.0.0.1:20443/v2/info");
         assert_eq!(
-            p.target("/v2/info", None).unwrap().as_str(),
-            "http://127.0.0.1:20443/v2/info"
-        );
-        assert_eq!(
-            p.target("/v2/accounts/SP1", Some("proof=0&tip=latest"))
-                .unwrap()
-                .as_str(),
+            p.target("/v2/accounts/SP1", Some("proof=0&tip=latest")).unwrap().as_str(),
             "http://127.0.0.1:20443/v2/accounts/SP1?proof=0&tip=latest"
         );
         assert!(p.target("/v2/../v3/blocks", None).is_err());
@@ -363,10 +324,7 @@ mod tests {
         let mut config = ProxyConfig::new(Url::parse("https://node.example/rpc").unwrap());
         config.node.set_path("/rpc");
         let p = Proxy::new(Arc::new(config), Arc::new(NoopHook)).unwrap();
-        assert_eq!(
-            p.target("/v2/pox", None).unwrap().as_str(),
-            "https://node.example/rpc/v2/pox"
-        );
+        assert_eq!(p.target("/v2/pox", None).unwrap().as_str(), "https://node.example/rpc/v2/pox");
         assert!(p.target("/v2/..", None).is_err());
     }
 
@@ -378,13 +336,7 @@ mod tests {
                 Ok(Bytes::from_static(b"def")),
             ])
         };
-        assert_eq!(
-            collect_limited(chunks(), 6).await.ok().unwrap(),
-            Bytes::from_static(b"abcdef")
-        );
-        assert!(matches!(
-            collect_limited(chunks(), 5).await,
-            Err(CollectError::TooLarge)
-        ));
+        assert_eq!(collect_limited(chunks(), 6).await.ok().unwrap(), Bytes::from_static(b"abcdef"));
+        assert!(matches!(collect_limited(chunks(), 5).await, Err(CollectError::TooLarge)));
     }
 }
