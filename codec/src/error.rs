@@ -19,8 +19,9 @@ pub enum CodecError {
     Invalid { what: &'static str, reason: String },
     #[error("invalid address: {0}")]
     Address(String),
+    /// Signing or signature verification failed.
     #[error("signature error: {0}")]
-    Signature(String),
+    Signature(crate::sign::SignError),
     /// A public key, or a set of them, that cannot make an address.
     #[error("public key error: {0}")]
     PublicKey(crate::address::PublicKeyError),

@@ -1,1 +1,0 @@
-//! Sighash chain, recoverable secp256k1 signatures, signer recovery.
