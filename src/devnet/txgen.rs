@@ -601,13 +601,13 @@ pub fn user_tx(
         sponsor: plan.sponsor.map(|s| (ctx.key(s), world.account(s).nonce)),
         fee,
     };
-    let signed = sign(ctx, &signers(plan.fee), anchor, pcs.clone(), payload.clone())?;
     let rbf_original = if rbf && plan.fee > 1 {
         let cheaper = rng.range(plan.fee / 2, plan.fee - 1).max(1);
-        Some(sign(ctx, &signers(cheaper), anchor, pcs, payload)?)
+        Some(sign(ctx, &signers(cheaper), anchor, pcs.clone(), payload.clone())?)
     } else {
         None
     };
+    let signed = sign(ctx, &signers(plan.fee), anchor, pcs, payload)?;
     let outcome = execute(ctx, world, &plan, env)?;
     let mut tx = gen_tx(signed, outcome, u128::from(plan.fee), None);
     tx.rbf_original = rbf_original;
