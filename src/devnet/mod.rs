@@ -71,9 +71,8 @@ pub enum DevnetError {
 
 /// The `devnet` subcommand: generate, write or post, and report what was generated.
 pub fn run(args: DevnetArgs) -> Result<(), DevnetError> {
-    let generator = Generator::new(args.config())?;
+    let mut generator = Generator::new(args.config())?;
     let started = Instant::now();
-    let mut generator = generator;
     let (written, target) = match (&args.output.out, &args.output.post) {
         (Some(path), _) => {
             let file =
