@@ -34,6 +34,8 @@ pub enum Command {
         #[arg(long, value_enum, default_value_t = Format::Api)]
         format: Format,
     },
+    /// Generate a deterministic devnet chain as node events (a TSV log, or POSTs to an observer).
+    Devnet(stacks_ledger::devnet::DevnetArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -48,6 +50,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     let out = match cli.command {
         Command::DecodeTx { hex, format } => decode_tx(&read_arg(hex)?, format)?,
         Command::DecodeClarity { hex, format } => decode_clarity(&read_arg(hex)?, format)?,
+        Command::Devnet(args) => return Ok(stacks_ledger::devnet::run(args)?),
     };
     println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(())

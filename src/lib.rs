@@ -1,4 +1,5 @@
 //! stacks-ledger library: ingestion of Stacks node events and the ledger built from them.
 
+pub mod devnet;
 pub mod events;
 pub mod ingest;

@@ -1,0 +1,62 @@
+//! Command-line arguments of `stacks-ledger devnet`.
+
+use std::path::PathBuf;
+
+use super::config::{DevnetConfig, Network};
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct DevnetArgs {
+    /// Seed: the same seed and flags give byte-identical output.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Height of the final canonical block.
+    #[arg(long, default_value_t = 20)]
+    pub blocks: u64,
+    /// User transactions per anchored block (besides the coinbase).
+    #[arg(long, default_value_t = 10)]
+    pub txs_per_block: u32,
+    /// Occasional forks: a competing branch that overtakes by growing longer.
+    #[arg(long)]
+    pub forks: bool,
+    /// Microblock streams after some blocks, confirmed in full or in part by the next block.
+    #[arg(long)]
+    pub microblocks: bool,
+    #[arg(long, value_enum, default_value_t = Network::Testnet)]
+    pub network: Network,
+    /// Funded user accounts.
+    #[arg(long, default_value_t = 100)]
+    pub accounts: u32,
+    /// Blocks until a miner reward matures (stacks-node: 100).
+    #[arg(long, default_value_t = 100)]
+    pub reward_maturity: u64,
+    #[command(flatten)]
+    pub output: Output,
+}
+
+/// Exactly one destination.
+#[derive(Debug, Clone, clap::Args)]
+#[group(required = true, multiple = false)]
+pub struct Output {
+    /// Write the events as a TSV event log (ids from 1), replayable with `import-events`.
+    #[arg(long, value_name = "FILE.tsv")]
+    pub out: Option<PathBuf>,
+    /// POST each event, in order, to this event-observer base URL (e.g. http://127.0.0.1:3700).
+    #[arg(long, value_name = "URL")]
+    pub post: Option<String>,
+}
+
+impl DevnetArgs {
+    pub fn config(&self) -> DevnetConfig {
+        DevnetConfig {
+            seed: self.seed,
+            blocks: self.blocks,
+            txs_per_block: self.txs_per_block,
+            forks: self.forks,
+            microblocks: self.microblocks,
+            network: self.network,
+            accounts: self.accounts,
+            reward_maturity: self.reward_maturity,
+            ..DevnetConfig::default()
+        }
+    }
+}

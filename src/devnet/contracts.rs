@@ -1,0 +1,131 @@
+//! The Clarity contracts the devnet deploys, with the interfaces (ABIs) a node reports for them.
+//!
+//! The sources are ordinary Clarity 2; the generator executes their functions itself (see
+//! `txgen`), so each public function's events and results there must match what this source
+//! does: `transfer` emits an `ft_transfer_event`, then the memo print (if any), then the tuple
+//! print; `ft-transfer?` fails with `(err u1)` on an insufficient balance, which `try!` returns.
+
+/// Boot contract deployed in block 0 by every Stacks node: its one `print` is the genesis event.
+pub const GENESIS_NAME: &str = "genesis";
+pub const GENESIS_SOURCE: &str = ";; Stacks 2.0 Genesis\n(print \"``... to be a completely separate network and separate block chain, yet share CPU power with Bitcoin`` - Satoshi Nakamoto\")\n";
+/// What the genesis contract prints (a `string-ascii`).
+pub const GENESIS_PRINT: &str = "``... to be a completely separate network and separate block chain, yet share CPU power with Bitcoin`` - Satoshi Nakamoto";
+pub const GENESIS_ABI: &str =
+    r#"{"maps":[],"functions":[],"variables":[],"fungible_tokens":[],"non_fungible_tokens":[]}"#;
+
+pub const FT_CONTRACT: &str = "devnet-token";
+pub const FT_ASSET: &str = "devcoin";
+pub const FT_SOURCE: &str = r#";; devnet-token: a SIP-010-style fungible token on a stacks-ledger devnet chain.
+(define-fungible-token devcoin)
+
+(define-constant contract-owner tx-sender)
+(define-constant err-owner-only (err u100))
+(define-constant err-not-token-owner (err u101))
+
+(define-public (transfer (amount uint) (sender principal) (recipient principal) (memo (optional (buff 34))))
+  (begin
+    (asserts! (is-eq tx-sender sender) err-not-token-owner)
+    (try! (ft-transfer? devcoin amount sender recipient))
+    (match memo to-print (print to-print) 0x)
+    (print { action: "transfer", amount: amount, sender: sender, recipient: recipient })
+    (ok true)))
+
+(define-public (mint (amount uint) (recipient principal))
+  (begin
+    (asserts! (is-eq tx-sender contract-owner) err-owner-only)
+    (ft-mint? devcoin amount recipient)))
+
+(define-read-only (get-name) (ok "Devnet Coin"))
+(define-read-only (get-symbol) (ok "DEV"))
+(define-read-only (get-decimals) (ok u6))
+(define-read-only (get-balance (who principal)) (ok (ft-get-balance devcoin who)))
+(define-read-only (get-total-supply) (ok (ft-get-supply devcoin)))
+(define-read-only (get-token-uri) (ok (some u"https://example.com/devcoin.json")))
+"#;
+pub const FT_ABI: &str = r#"{"maps":[],"functions":[
+{"args":[{"name":"amount","type":"uint128"},{"name":"recipient","type":"principal"}],"name":"mint","access":"public","outputs":{"type":{"response":{"ok":"bool","error":"uint128"}}}},
+{"args":[{"name":"amount","type":"uint128"},{"name":"sender","type":"principal"},{"name":"recipient","type":"principal"},{"name":"memo","type":{"optional":{"buffer":{"length":34}}}}],"name":"transfer","access":"public","outputs":{"type":{"response":{"ok":"bool","error":"uint128"}}}},
+{"args":[{"name":"who","type":"principal"}],"name":"get-balance","access":"read_only","outputs":{"type":{"response":{"ok":"uint128","error":"none"}}}},
+{"args":[],"name":"get-decimals","access":"read_only","outputs":{"type":{"response":{"ok":"uint128","error":"none"}}}},
+{"args":[],"name":"get-name","access":"read_only","outputs":{"type":{"response":{"ok":{"string-ascii":{"length":11}},"error":"none"}}}},
+{"args":[],"name":"get-symbol","access":"read_only","outputs":{"type":{"response":{"ok":{"string-ascii":{"length":3}},"error":"none"}}}},
+{"args":[],"name":"get-token-uri","access":"read_only","outputs":{"type":{"response":{"ok":{"optional":{"string-utf8":{"length":32}}},"error":"none"}}}},
+{"args":[],"name":"get-total-supply","access":"read_only","outputs":{"type":{"response":{"ok":"uint128","error":"none"}}}}],
+"variables":[
+{"name":"contract-owner","type":"principal","access":"constant"},
+{"name":"err-not-token-owner","type":{"response":{"ok":"none","error":"uint128"}},"access":"constant"},
+{"name":"err-owner-only","type":{"response":{"ok":"none","error":"uint128"}},"access":"constant"}],
+"fungible_tokens":[{"name":"devcoin"}],"non_fungible_tokens":[],"epoch":"Epoch25","clarity_version":"Clarity2"}"#;
+
+pub const NFT_CONTRACT: &str = "devnet-nft";
+pub const NFT_ASSET: &str = "devpunk";
+pub const NFT_SOURCE: &str = r#";; devnet-nft: a SIP-009-style collectible on a stacks-ledger devnet chain. Anyone may mint.
+(define-non-fungible-token devpunk uint)
+
+(define-data-var last-token-id uint u0)
+(define-constant err-not-token-owner (err u101))
+
+(define-public (transfer (token-id uint) (sender principal) (recipient principal))
+  (begin
+    (asserts! (is-eq tx-sender sender) err-not-token-owner)
+    (nft-transfer? devpunk token-id sender recipient)))
+
+(define-public (mint (recipient principal))
+  (let ((token-id (+ (var-get last-token-id) u1)))
+    (try! (nft-mint? devpunk token-id recipient))
+    (var-set last-token-id token-id)
+    (print { action: "mint", token-id: token-id, recipient: recipient })
+    (ok token-id)))
+
+(define-public (burn (token-id uint))
+  (begin
+    (asserts! (is-eq (some tx-sender) (nft-get-owner? devpunk token-id)) err-not-token-owner)
+    (nft-burn? devpunk token-id tx-sender)))
+
+(define-read-only (get-last-token-id) (ok (var-get last-token-id)))
+(define-read-only (get-owner (token-id uint)) (ok (nft-get-owner? devpunk token-id)))
+(define-read-only (get-token-uri (token-id uint)) (ok (some "https://example.com/devpunk.json")))
+"#;
+pub const NFT_ABI: &str = r#"{"maps":[],"functions":[
+{"args":[{"name":"token-id","type":"uint128"}],"name":"burn","access":"public","outputs":{"type":{"response":{"ok":"bool","error":"uint128"}}}},
+{"args":[{"name":"recipient","type":"principal"}],"name":"mint","access":"public","outputs":{"type":{"response":{"ok":"uint128","error":"uint128"}}}},
+{"args":[{"name":"token-id","type":"uint128"},{"name":"sender","type":"principal"},{"name":"recipient","type":"principal"}],"name":"transfer","access":"public","outputs":{"type":{"response":{"ok":"bool","error":"uint128"}}}},
+{"args":[],"name":"get-last-token-id","access":"read_only","outputs":{"type":{"response":{"ok":"uint128","error":"none"}}}},
+{"args":[{"name":"token-id","type":"uint128"}],"name":"get-owner","access":"read_only","outputs":{"type":{"response":{"ok":{"optional":"principal"},"error":"none"}}}},
+{"args":[{"name":"token-id","type":"uint128"}],"name":"get-token-uri","access":"read_only","outputs":{"type":{"response":{"ok":{"optional":{"string-ascii":{"length":32}}},"error":"none"}}}}],
+"variables":[
+{"name":"err-not-token-owner","type":{"response":{"ok":"none","error":"uint128"}},"access":"constant"},
+{"name":"last-token-id","type":"uint128","access":"variable"}],
+"fungible_tokens":[],"non_fungible_tokens":[{"name":"devpunk","type":"uint128"}],"epoch":"Epoch25","clarity_version":"Clarity2"}"#;
+
+/// The PoX contract stacking goes through (a boot contract: never deployed by the devnet).
+pub const POX_CONTRACT: &str = "pox-4";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abis_are_json_and_name_the_assets() {
+        for (abi, asset) in [(FT_ABI, FT_ASSET), (NFT_ABI, NFT_ASSET)] {
+            let v: serde_json::Value = serde_json::from_str(abi).unwrap();
+            assert!(v.to_string().contains(asset));
+        }
+        serde_json::from_str::<serde_json::Value>(GENESIS_ABI).unwrap();
+        // The literal lengths the ABIs declare.
+        assert_eq!("https://example.com/devcoin.json".len(), 32);
+        assert_eq!("https://example.com/devpunk.json".len(), 32);
+        assert_eq!("Devnet Coin".len(), 11);
+        assert!(GENESIS_SOURCE.contains(GENESIS_PRINT));
+    }
+
+    #[test]
+    fn sources_define_what_the_generator_emits() {
+        assert!(FT_SOURCE.contains("(define-fungible-token devcoin)"));
+        assert!(NFT_SOURCE.contains("(define-non-fungible-token devpunk uint)"));
+        for f in ["(define-public (transfer", "(define-public (mint"] {
+            assert!(FT_SOURCE.contains(f) && NFT_SOURCE.contains(f));
+        }
+        assert!(NFT_SOURCE.contains("(define-public (burn"));
+    }
+}
