@@ -1,1 +1,23 @@
-//! The /extended API routes over a reader trait the store implements.
+//! The `/extended` API: warp routes that translate what an [`ExplorerReader`] returns into the
+//! incumbent's JSON. No SQL lives here; the store implements the reader.
+
+mod error;
+mod headers;
+mod reader;
+mod status;
+
+pub use error::{not_found_fallback, recover, ApiError, ErrorBody};
+pub use headers::{with_common_headers, API_VERSION, SERVER_VERSION};
+pub use reader::{ChainTip, ExplorerReader, ReadError};
+
+use std::sync::Arc;
+
+use warp::{Filter, Rejection, Reply};
+
+/// Every `/extended` route (and the root redirects), with the incumbent's common headers.
+/// Unmatched requests are left for the caller's fallback, so other APIs can be mounted beside.
+pub fn routes<R: ExplorerReader>(
+    reader: Arc<R>,
+) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
+    status::routes(reader)
+}

@@ -1,0 +1,156 @@
+//! `GET /extended` (server status and chain tip) and the redirects to it.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use warp::http::header::{CACHE_CONTROL, ETAG};
+use warp::http::{HeaderValue, StatusCode, Uri};
+use warp::reply::Response;
+use warp::{Filter, Rejection, Reply};
+
+use crate::error::ApiError;
+use crate::headers::{with_common_headers, SERVER_VERSION};
+use crate::reader::{ChainTip, ExplorerReader};
+
+pub fn routes<R: ExplorerReader>(
+    reader: Arc<R>,
+) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
+    let status = warp::get()
+        .and(warp::path("extended"))
+        .and(warp::path::end())
+        .and(warp::header::optional::<String>("if-none-match"))
+        .and_then(move |inm: Option<String>| {
+            let reader = reader.clone();
+            async move {
+                let tip = reader.chain_tip().await.map_err(ApiError::from).map_err(warp::reject::custom)?;
+                Ok::<_, Rejection>(status_reply(tip.as_ref(), inm.as_deref()))
+            }
+        });
+    let redirect = |target: &'static str| {
+        move || {
+            let res = warp::redirect(Uri::from_static(target)).into_response();
+            let res = with_common_headers(res);
+            with_cache(res, "no-store")
+        }
+    };
+    let root = warp::get().and(warp::path::end()).map(redirect("/extended"));
+    let v1_status = warp::get().and(warp::path!("extended" / "v1" / "status")).map(redirect("/extended"));
+    status.or(root).or(v1_status)
+}
+
+fn with_cache(mut res: Response, value: &'static str) -> Response {
+    res.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static(value));
+    res
+}
+
+/// The incumbent's chain-tip ETag: the microblock hash when there is one, else the index
+/// block hash; none before the first block.
+fn chain_tip_etag(tip: Option<&ChainTip>) -> Option<String> {
+    let tip = tip.filter(|t| t.block_height > 0)?;
+    let hash = tip.microblock.as_ref().map(|(h, _)| h).unwrap_or(&tip.index_block_hash);
+    Some(format!("\"{hash}\""))
+}
+
+fn status_body(tip: Option<&ChainTip>) -> Value {
+    let mut body = json!({ "server_version": SERVER_VERSION, "status": "ready" });
+    if let Some(t) = tip.filter(|t| t.block_height > 0) {
+        let mut chain_tip = json!({
+            "block_height": t.block_height,
+            "block_hash": t.block_hash,
+            "index_block_hash": t.index_block_hash,
+            "burn_block_height": t.burn_block_height,
+        });
+        if let Some((hash, seq)) = &t.microblock {
+            chain_tip["microblock_hash"] = json!(hash);
+            chain_tip["microblock_sequence"] = json!(seq);
+        }
+        body["chain_tip"] = chain_tip;
+    }
+    body
+}
+
+fn status_reply(tip: Option<&ChainTip>, if_none_match: Option<&str>) -> Response {
+    let etag = chain_tip_etag(tip);
+    if let (Some(etag), Some(inm)) = (&etag, if_none_match) {
+        if inm.split(',').any(|v| v.trim() == etag) {
+            let res = warp::reply::with_status(warp::reply(), StatusCode::NOT_MODIFIED);
+            return with_cache(with_common_headers(res), "public, no-cache, must-revalidate");
+        }
+    }
+    let mut res = with_common_headers(warp::reply::json(&status_body(tip)));
+    if let Some(etag) = etag {
+        if let Ok(v) = HeaderValue::from_str(&etag) {
+            res.headers_mut().insert(ETAG, v);
+            res = with_cache(res, "public, no-cache, must-revalidate");
+        }
+    }
+    res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reader::ReadError;
+
+    struct Fixed(Option<ChainTip>);
+
+    impl ExplorerReader for Fixed {
+        async fn chain_tip(&self) -> Result<Option<ChainTip>, ReadError> {
+            Ok(self.0.clone())
+        }
+    }
+
+    fn tip(micro: bool) -> ChainTip {
+        ChainTip {
+            block_height: 28,
+            block_hash: "0x7682af212d3c1ef62613412f9b5a727269b4548f14eca2e3f941f7ad8b3c11b2".into(),
+            index_block_hash: "0x76cd67a65c0dfd5ea450bb9efe30da89fa125bfc077c953802f718353283a533".into(),
+            burn_block_height: 29,
+            microblock: micro
+                .then(|| ("0xdb05bdc45d4f4fb3a05c83198fea805c683e1c5fbc09f55d95ec7bdb1b398d2d".into(), 1)),
+        }
+    }
+
+    #[tokio::test]
+    async fn status_has_the_incumbents_shape_and_etag() {
+        let api = routes(Arc::new(Fixed(Some(tip(true)))));
+        let res = warp::test::request().path("/extended").reply(&api).await;
+        assert_eq!(res.status(), 200);
+        let body: Value = serde_json::from_slice(res.body()).unwrap();
+        // The mocknet oracle's answer, but for the server version.
+        assert_eq!(body["status"], "ready");
+        assert_eq!(body["chain_tip"]["block_height"], 28);
+        assert_eq!(body["chain_tip"]["burn_block_height"], 29);
+        assert_eq!(body["chain_tip"]["microblock_sequence"], 1);
+        let etag = res.headers()["etag"].to_str().unwrap().to_string();
+        assert_eq!(etag, "\"0xdb05bdc45d4f4fb3a05c83198fea805c683e1c5fbc09f55d95ec7bdb1b398d2d\"");
+        assert_eq!(res.headers()["cache-control"], "public, no-cache, must-revalidate");
+        assert_eq!(res.headers()["x-api-version"], crate::API_VERSION);
+
+        let res = warp::test::request().path("/extended").header("if-none-match", &etag).reply(&api).await;
+        assert_eq!(res.status(), 304);
+        assert!(res.body().is_empty());
+    }
+
+    #[tokio::test]
+    async fn no_chain_tip_before_the_first_block() {
+        for tip in [None, Some(ChainTip { block_height: 0, ..tip(false) })] {
+            let api = routes(Arc::new(Fixed(tip)));
+            let res = warp::test::request().path("/extended").reply(&api).await;
+            let body: Value = serde_json::from_slice(res.body()).unwrap();
+            assert!(body.get("chain_tip").is_none(), "{body}");
+            assert!(res.headers().get("etag").is_none());
+            assert_eq!(res.headers()["cache-control"], "no-store");
+        }
+    }
+
+    #[tokio::test]
+    async fn root_and_v1_status_redirect() {
+        let api = routes(Arc::new(Fixed(None)));
+        for path in ["/", "/extended/v1/status"] {
+            let res = warp::test::request().path(path).reply(&api).await;
+            assert_eq!(res.status(), 301, "{path}");
+            assert_eq!(res.headers()["location"], "/extended");
+        }
+    }
+}
