@@ -2,3 +2,5 @@
 
 pub mod events;
 pub mod ingest;
+pub mod ledger;
+pub mod store;

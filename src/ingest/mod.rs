@@ -50,7 +50,8 @@ pub enum IngestError {
 
 /// Records node events. Implemented by the ledger store; tests use in-memory fakes.
 pub trait EventSink: Send + Sync + 'static {
-    fn ingest(&self, event: IncomingEvent) -> impl Future<Output = Result<IngestOutcome, IngestError>> + Send;
+    fn ingest(&self, event: IncomingEvent)
+        -> impl Future<Output = Result<IngestOutcome, IngestError>> + Send;
 
     /// The highest raw-event id stored, if any (where a replay resumes).
     fn last_event_id(&self) -> impl Future<Output = Result<Option<i64>, IngestError>> + Send;
