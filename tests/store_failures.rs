@@ -50,7 +50,10 @@ async fn failures(db: Db) {
     let mut v: serde_json::Value = serde_json::from_str(block4).unwrap();
     v["transactions"][0]["raw_tx"] = "0x0011".into();
     let err = refused(store, event(None, EventPath::NewBlock, v.to_string())).await;
-    assert!(matches!(&err, IngestError::Invalid { reason, .. } if reason.contains("does not decode")), "{err}");
+    assert!(
+        matches!(&err, IngestError::Invalid { reason, .. } if reason.contains("does not decode")),
+        "{err}"
+    );
 
     // Not JSON / missing fields.
     let err = refused(store, event(None, EventPath::NewBlock, "{".into())).await;
@@ -85,8 +88,14 @@ async fn failures(db: Db) {
     let Some(ts) = TestStore::new(db, "failures_chain", Network::Mainnet).await else { return };
     let err = refused(&ts.store, event(None, EventPath::NewBlock, events[0].payload.clone())).await;
     assert!(matches!(&err, IngestError::Invalid { reason, .. } if reason.contains("chain id")), "{err}");
-    let coinbase_raw = serde_json::from_str::<serde_json::Value>(&events[1].payload).unwrap()["transactions"][0]["raw_tx"].clone();
-    let err = refused(&ts.store, event(None, EventPath::NewMempoolTx, serde_json::json!([coinbase_raw]).to_string())).await;
+    let coinbase_raw = serde_json::from_str::<serde_json::Value>(&events[1].payload).unwrap()["transactions"]
+        [0]["raw_tx"]
+        .clone();
+    let err = refused(
+        &ts.store,
+        event(None, EventPath::NewMempoolTx, serde_json::json!([coinbase_raw]).to_string()),
+    )
+    .await;
     assert!(matches!(&err, IngestError::Invalid { reason, .. } if reason.contains("chain id")), "{err}");
     assert!(ts.store.is_empty().await.unwrap());
     ts.finish().await;

@@ -137,3 +137,6 @@ pub fn normalize_hex(s: &str) -> String {
     let body = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).unwrap_or(s);
     format!("0x{}", body.to_ascii_lowercase())
 }
+
+#[cfg(test)]
+mod tests;
