@@ -56,10 +56,8 @@ fn bs58_check(data: &[u8; 21]) -> String {
     // Reuse the codec's base58check (same bytes as a Stacks address of that version).
     let version = stacks_codec::address::btc_to_stacks_version(data[0]);
     let hash: [u8; 20] = data[1..].try_into().unwrap_or([0; 20]);
-    let text = StacksAddress::new(version, hash).to_b58();
-    // btc→stacks→btc is not a bijection for version 0; the codec maps 22 back to 0, which is
-    // what we want, and leaves 111/5/196 as their Stacks twins (26/20/21) map back too.
-    text
+    // 0/111/5/196 map to Stacks 22/26/20/21, which `to_b58` maps back.
+    StacksAddress::new(version, hash).to_b58()
 }
 
 /// Parses a Bitcoin address into a PoX `(version, hashbytes)`.

@@ -99,7 +99,6 @@ pub fn materialize(
 ) -> Result<Materialized, LedgerError> {
     let mut state: BTreeMap<String, AccountState> = BTreeMap::new();
     let mut out = Materialized::default();
-    let mut next_block_op = next_block_op;
 
     // Unlocks first, in account order (deterministic).
     let mut expiring: Vec<(&String, &AccountState)> = prior
@@ -107,7 +106,7 @@ pub fn materialize(
         .filter(|(_, s)| s.locked != 0 && ctx.effective_unlock(s) <= ctx.burn_block_height)
         .collect();
     expiring.sort_by(|a, b| a.0.cmp(b.0));
-    for (account, s) in expiring {
+    for (op_index, (account, s)) in (next_block_op..).zip(expiring) {
         let meta = json!({
             "lock_tx_id": s.lock_tx_id,
             "unlock_burn_height": ctx.effective_unlock(s),
@@ -115,9 +114,8 @@ pub fn materialize(
         });
         let mut o = op("stx_unlock", "success", account.clone(), Some(s.locked), Some(meta.to_string()));
         o.tx_index = -1;
-        o.op_index = next_block_op;
+        o.op_index = op_index;
         o.locked_delta = -s.locked;
-        next_block_op += 1;
         let mut n = s.clone();
         n.liquid += s.locked;
         n.locked = 0;

@@ -197,7 +197,7 @@ async fn apply_block(conn: &mut AnyConnection, ctx: &Ctx, b: &NewBlock) -> Resul
         return Ok(());
     }
     let tip = tip(conn).await?;
-    let canonical = tip.as_ref().is_none_or(|t| height > t.block_height);
+    let canonical = tip.as_ref().map_or(true, |t| height > t.block_height);
     if let Some(p) = parent.as_ref().filter(|p| canonical && !p.canonical && p.block_height >= 1) {
         restore_chain(conn, ctx, p).await?;
     }
