@@ -119,6 +119,8 @@ impl Store {
             };
         let options = AnyConnectOptions::from_str(&url)?.disable_statement_logging();
         let pool = AnyPoolOptions::new()
+            // No ping before every checkout: the writer checks out once per event.
+            .test_before_acquire(false)
             .max_connections(if engine == Engine::Sqlite { 4 } else { 8 })
             .after_connect(move |conn, _| {
                 Box::pin(async move {
