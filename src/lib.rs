@@ -3,3 +3,5 @@
 pub mod devnet;
 pub mod events;
 pub mod ingest;
+pub mod ledger;
+pub mod store;

@@ -1,0 +1,29 @@
+//! `/new_burn_block`: burn blocks, PoX payouts and reward-slot holders.
+
+use super::{int, normalize_hex};
+use crate::events::payload::NewBurnBlock;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BurnBlockRows {
+    pub burn_block_hash: String,
+    pub burn_block_height: i64,
+    pub burn_amount: i64,
+    pub consensus_hash: Option<String>,
+    pub parent_burn_block_hash: Option<String>,
+    /// (recipient, satoshis), in payout order.
+    pub rewards: Vec<(String, i64)>,
+    /// Slot holder addresses, one per slot.
+    pub slot_holders: Vec<String>,
+}
+
+pub fn derive_burn_block(b: &NewBurnBlock) -> BurnBlockRows {
+    BurnBlockRows {
+        burn_block_hash: normalize_hex(&b.burn_block_hash),
+        burn_block_height: int(b.burn_block_height),
+        burn_amount: int(b.burn_amount),
+        consensus_hash: b.consensus_hash.as_deref().map(normalize_hex),
+        parent_burn_block_hash: b.parent_burn_block_hash.as_deref().map(normalize_hex),
+        rewards: b.reward_recipients.iter().map(|r| (r.recipient.clone(), int(r.amt))).collect(),
+        slot_holders: b.reward_slot_holders.clone(),
+    }
+}

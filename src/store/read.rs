@@ -1,0 +1,417 @@
+//! Read methods (the API helpers will add more). Every query here is served by an index; none
+//! scans history.
+
+use std::collections::BTreeMap;
+
+use sqlx::{AnyPool, Row};
+
+use super::sql::{get_bool, query};
+use super::{Store, StoreError};
+use crate::events::RawEvent;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockInfo {
+    pub index_block_hash: String,
+    pub block_hash: String,
+    pub block_height: i64,
+    pub parent_index_block_hash: String,
+    pub burn_block_height: i64,
+    pub tx_count: i64,
+    pub canonical: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TxInfo {
+    pub tx_id: String,
+    /// `""` for a streamed, not yet anchored microblock transaction.
+    pub index_block_hash: String,
+    pub block_height: i64,
+    pub tx_index: i64,
+    pub tx_type: String,
+    pub status: String,
+    pub canonical: bool,
+    pub microblock_hash: String,
+    pub sender_address: String,
+    pub nonce: i64,
+    pub fee: i64,
+    pub event_count: i64,
+}
+
+/// Canonical issuance and destruction of STX, from the operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Supply {
+    pub minted: i64,
+    pub miner_rewards: i64,
+    pub burned: i64,
+    pub fees: i64,
+}
+
+impl Supply {
+    /// STX in accounts: mints and miner rewards, less burns and fees (fees leave circulation
+    /// until they come back inside a miner reward).
+    pub fn total(&self) -> i64 {
+        self.minted + self.miner_rewards - self.burned - self.fees
+    }
+}
+
+/// How an account used its nonce on the canonical chain (as origin or sponsor).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NonceUsage {
+    pub account: String,
+    pub tx_count: i64,
+    pub distinct_nonces: i64,
+    pub min_nonce: i64,
+    pub max_nonce: i64,
+}
+
+const BLOCK_INFO: &str = "SELECT index_block_hash, block_hash, block_height, parent_index_block_hash, \
+    burn_block_height, tx_count, (CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical FROM blocks";
+
+fn block_info(r: &sqlx::any::AnyRow) -> Result<BlockInfo, sqlx::Error> {
+    Ok(BlockInfo {
+        index_block_hash: r.try_get("index_block_hash")?,
+        block_hash: r.try_get("block_hash")?,
+        block_height: r.try_get("block_height")?,
+        parent_index_block_hash: r.try_get("parent_index_block_hash")?,
+        burn_block_height: r.try_get("burn_block_height")?,
+        tx_count: r.try_get("tx_count")?,
+        canonical: get_bool(r, "canonical")?,
+    })
+}
+
+pub(super) async fn raw_events_after(
+    pool: &AnyPool,
+    after: Option<i64>,
+    limit: usize,
+) -> Result<Vec<RawEvent>, StoreError> {
+    let rows = query(
+        "SELECT id, receive_timestamp, event_path, payload FROM raw_events WHERE id > $1 ORDER BY id LIMIT $2",
+        vec![after.unwrap_or(i64::MIN).into(), (limit.min(i64::MAX as usize) as i64).into()],
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .iter()
+        .map(|r| {
+            Ok(RawEvent {
+                id: r.try_get("id")?,
+                receive_timestamp: r.try_get("receive_timestamp")?,
+                path: r.try_get("event_path")?,
+                payload: r.try_get("payload")?,
+            })
+        })
+        .collect::<Result<_, sqlx::Error>>()?)
+}
+
+pub(super) async fn last_event_id(pool: &AnyPool) -> Result<Option<i64>, StoreError> {
+    let row =
+        query("SELECT id FROM raw_events ORDER BY id DESC LIMIT 1", vec![]).fetch_optional(pool).await?;
+    Ok(row.map(|r| r.try_get("id")).transpose()?)
+}
+
+impl Store {
+    /// The highest canonical block.
+    pub async fn chain_tip(&self) -> Result<Option<BlockInfo>, StoreError> {
+        let sql = format!("{BLOCK_INFO} WHERE canonical = true ORDER BY block_height DESC LIMIT 1");
+        Ok(query(&sql, vec![]).fetch_optional(&self.pool).await?.as_ref().map(block_info).transpose()?)
+    }
+
+    /// Every stored block at `height` (canonical first).
+    pub async fn blocks_at_height(&self, height: i64) -> Result<Vec<BlockInfo>, StoreError> {
+        let sql = format!("{BLOCK_INFO} WHERE block_height = $1 ORDER BY canonical DESC, index_block_hash");
+        let rows = query(&sql, vec![height.into()]).fetch_all(&self.pool).await?;
+        Ok(rows.iter().map(block_info).collect::<Result<_, _>>()?)
+    }
+
+    /// The canonical block at `height`.
+    pub async fn canonical_block_at(&self, height: i64) -> Result<Option<BlockInfo>, StoreError> {
+        Ok(self.blocks_at_height(height).await?.into_iter().find(|b| b.canonical))
+    }
+
+    /// A block by its block hash or index block hash (0x hex).
+    pub async fn block_by_hash(&self, hash: &str) -> Result<Option<BlockInfo>, StoreError> {
+        let h = crate::ledger::normalize_hex(hash);
+        let sql = format!(
+            "{BLOCK_INFO} WHERE index_block_hash = $1 OR block_hash = $1 ORDER BY canonical DESC LIMIT 1"
+        );
+        Ok(query(&sql, vec![h.into()])
+            .fetch_optional(&self.pool)
+            .await?
+            .as_ref()
+            .map(block_info)
+            .transpose()?)
+    }
+
+    /// Every stored row of a transaction: canonical first, then other forks, then a streamed
+    /// microblock preview.
+    pub async fn tx(&self, tx_id: &str) -> Result<Vec<TxInfo>, StoreError> {
+        let rows = query(
+            "SELECT tx_id, index_block_hash, block_height, tx_index, tx_type, status, \
+             (CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical, microblock_hash, \
+             sender_address, nonce, fee, event_count FROM txs WHERE tx_id = $1 \
+             ORDER BY canonical DESC, block_height DESC, index_block_hash DESC",
+            vec![crate::ledger::normalize_hex(tx_id).into()],
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                Ok(TxInfo {
+                    tx_id: r.try_get("tx_id")?,
+                    index_block_hash: r.try_get("index_block_hash")?,
+                    block_height: r.try_get("block_height")?,
+                    tx_index: r.try_get("tx_index")?,
+                    tx_type: r.try_get("tx_type")?,
+                    status: r.try_get("status")?,
+                    canonical: get_bool(r, "canonical")?,
+                    microblock_hash: r.try_get("microblock_hash")?,
+                    sender_address: r.try_get("sender_address")?,
+                    nonce: r.try_get("nonce")?,
+                    fee: r.try_get("fee")?,
+                    event_count: r.try_get("event_count")?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()?)
+    }
+
+    /// `(liquid, locked)` of `account` after the canonical block at `height` (the tip when
+    /// `None`); `(0, 0)` for an account never touched. One index seek either way.
+    pub async fn balance(&self, account: &str, height: Option<i64>) -> Result<(i64, i64), StoreError> {
+        let row = match height {
+            None => query("SELECT liquid, locked FROM stx_accounts WHERE account = $1", vec![account.into()])
+                .fetch_optional(&self.pool)
+                .await?,
+            Some(h) => query(
+                "SELECT liquid, locked FROM stx_balances WHERE account = $1 AND canonical = true AND block_height <= $2 \
+                 ORDER BY block_height DESC LIMIT 1",
+                vec![account.into(), h.into()],
+            )
+            .fetch_optional(&self.pool)
+            .await?,
+        };
+        Ok(match row {
+            Some(r) => (r.try_get("liquid")?, r.try_get("locked")?),
+            None => (0, 0),
+        })
+    }
+
+    /// `(Σ amount, Σ locked_delta)` of `account`'s canonical successful operations.
+    pub async fn operations_sum(&self, account: &str) -> Result<(i64, i64), StoreError> {
+        let r = query(
+            "SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) AS liquid, CAST(COALESCE(SUM(locked_delta), 0) AS BIGINT) AS locked \
+             FROM operations WHERE account = $1 AND canonical = true AND status = 'success'",
+            vec![account.into()],
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        Ok((r.try_get("liquid")?, r.try_get("locked")?))
+    }
+
+    /// Every account with a balance state, with its tip `(liquid, locked)`.
+    pub async fn accounts(&self) -> Result<Vec<(String, i64, i64)>, StoreError> {
+        let rows = query("SELECT account, liquid, locked FROM stx_accounts ORDER BY account", vec![])
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|r| Ok((r.try_get("account")?, r.try_get("liquid")?, r.try_get("locked")?)))
+            .collect::<Result<_, sqlx::Error>>()?)
+    }
+
+    /// Accounts with canonical operations (whether or not their balance is zero).
+    pub async fn operation_accounts(&self) -> Result<Vec<String>, StoreError> {
+        let rows = query(
+            "SELECT DISTINCT account FROM operations WHERE canonical = true AND status = 'success' ORDER BY account",
+            vec![],
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows.iter().map(|r| r.try_get("account")).collect::<Result<_, _>>()?)
+    }
+
+    pub async fn supply(&self) -> Result<Supply, StoreError> {
+        let rows = query(
+            "SELECT op_type, CAST(COALESCE(SUM(amount), 0) AS BIGINT) AS total FROM operations \
+             WHERE canonical = true AND status = 'success' AND op_type IN ('mint', 'miner_reward', 'burn', 'fee') GROUP BY op_type",
+            vec![],
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        let mut s = Supply::default();
+        for r in rows {
+            let total: i64 = r.try_get("total")?;
+            match r.try_get::<String, _>("op_type")?.as_str() {
+                "mint" => s.minted = total,
+                "miner_reward" => s.miner_rewards = total,
+                "burn" => s.burned = -total,
+                "fee" => s.fees = -total,
+                _ => {}
+            }
+        }
+        Ok(s)
+    }
+
+    /// The next nonce of `account`: one past the highest nonce it used as origin or sponsor
+    /// in a canonical transaction (0 if none).
+    pub async fn next_nonce(&self, account: &str) -> Result<i64, StoreError> {
+        let r = query(
+            "SELECT CAST(COALESCE(MAX(n), -1) AS BIGINT) AS n FROM ( \
+               SELECT MAX(nonce) AS n FROM txs WHERE sender_address = $1 AND canonical = true AND is_burnchain_op = false \
+               UNION ALL \
+               SELECT MAX(sponsor_nonce) AS n FROM txs WHERE sponsor_address = $1 AND canonical = true) m",
+            vec![account.into()],
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(r.try_get::<i64, _>("n")? + 1)
+    }
+
+    /// Nonce usage of every account with canonical transactions (for consistency checks).
+    pub async fn nonce_usage(&self) -> Result<Vec<NonceUsage>, StoreError> {
+        let rows = query(
+            "SELECT account, CAST(COUNT(*) AS BIGINT) AS c, CAST(COUNT(DISTINCT n) AS BIGINT) AS d, \
+             CAST(MIN(n) AS BIGINT) AS lo, CAST(MAX(n) AS BIGINT) AS hi FROM ( \
+               SELECT sender_address AS account, nonce AS n FROM txs WHERE canonical = true AND is_burnchain_op = false \
+               UNION ALL \
+               SELECT sponsor_address AS account, sponsor_nonce AS n FROM txs WHERE canonical = true AND sponsored = true) u \
+             GROUP BY account ORDER BY account",
+            vec![],
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                Ok(NonceUsage {
+                    account: r.try_get("account")?,
+                    tx_count: r.try_get("c")?,
+                    distinct_nonces: r.try_get("d")?,
+                    min_nonce: r.try_get("lo")?,
+                    max_nonce: r.try_get("hi")?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()?)
+    }
+
+    /// Pending (not pruned) mempool transaction ids, oldest first.
+    pub async fn mempool_tx_ids(&self) -> Result<Vec<String>, StoreError> {
+        let rows =
+            query("SELECT tx_id FROM mempool_txs WHERE pruned = false ORDER BY receipt_time, tx_id", vec![])
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(rows.iter().map(|r| r.try_get("tx_id")).collect::<Result<_, _>>()?)
+    }
+
+    /// `(tx_id, status, replaced_by_tx_id, pruned)` of a mempool entry.
+    pub async fn mempool_status(
+        &self,
+        tx_id: &str,
+    ) -> Result<Option<(String, Option<String>, bool)>, StoreError> {
+        let r = query(
+            "SELECT status, replaced_by_tx_id, (CASE WHEN pruned THEN 1 ELSE 0 END) AS pruned FROM mempool_txs WHERE tx_id = $1",
+            vec![crate::ledger::normalize_hex(tx_id).into()],
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(r.map(|r| {
+            Ok::<_, sqlx::Error>((
+                r.try_get("status")?,
+                r.try_get("replaced_by_tx_id")?,
+                get_bool(&r, "pruned")?,
+            ))
+        })
+        .transpose()?)
+    }
+
+    /// Current holder of an NFT (`""` once burnt).
+    pub async fn nft_owner(
+        &self,
+        asset_identifier: &str,
+        value_hex: &str,
+    ) -> Result<Option<String>, StoreError> {
+        let r = query(
+            "SELECT owner FROM nft_custody WHERE asset_identifier = $1 AND value_hex = $2",
+            vec![asset_identifier.into(), value_hex.into()],
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(r.map(|r| r.try_get("owner")).transpose()?)
+    }
+
+    /// `(asset_identifier, balance)` of every FT `account` holds.
+    pub async fn ft_balances(&self, account: &str) -> Result<Vec<(String, i128)>, StoreError> {
+        let rows = query(
+            "SELECT asset_identifier, balance FROM ft_balances WHERE account = $1 ORDER BY asset_identifier",
+            vec![account.into()],
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                Ok((
+                    r.try_get("asset_identifier")?,
+                    super::write::ft_parse(&r.try_get::<String, _>("balance")?),
+                ))
+            })
+            .collect::<Result<_, sqlx::Error>>()?)
+    }
+
+    /// Row count of every table.
+    pub async fn table_counts(&self) -> Result<BTreeMap<&'static str, i64>, StoreError> {
+        const TABLES: &[&str] = &[
+            "raw_events",
+            "blocks",
+            "txs",
+            "events",
+            "operations",
+            "stx_balances",
+            "stx_accounts",
+            "account_txs",
+            "smart_contracts",
+            "miner_rewards",
+            "pox_events",
+            "microblocks",
+            "ft_balances",
+            "nft_custody",
+            "mempool_txs",
+            "burn_blocks",
+            "burnchain_rewards",
+            "reward_slot_holders",
+        ];
+        let mut out = BTreeMap::new();
+        for t in TABLES {
+            let r = query(&format!("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM {t}"), vec![])
+                .fetch_one(&self.pool)
+                .await?;
+            out.insert(*t, r.try_get("n")?);
+        }
+        Ok(out)
+    }
+
+    /// Counts of canonical and non-canonical rows per flagged table, e.g. to compare states.
+    pub async fn canonical_counts(&self) -> Result<BTreeMap<String, i64>, StoreError> {
+        let mut out = BTreeMap::new();
+        for t in [
+            "blocks",
+            "txs",
+            "events",
+            "operations",
+            "stx_balances",
+            "account_txs",
+            "miner_rewards",
+            "pox_events",
+            "microblocks",
+        ] {
+            let rows = query(&format!("SELECT (CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical, CAST(COUNT(*) AS BIGINT) AS n FROM {t} GROUP BY 1"), vec![])
+                .fetch_all(&self.pool)
+                .await?;
+            for r in rows {
+                let c = get_bool(&r, "canonical")?;
+                out.insert(format!("{t}.{}", if c { "canonical" } else { "orphaned" }), r.try_get("n")?);
+            }
+        }
+        Ok(out)
+    }
+}

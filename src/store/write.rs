@@ -1,0 +1,921 @@
+//! Applying events: every function runs inside the ingest transaction.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use sqlx::{AnyConnection, AnyPool, Row};
+
+use super::rows::*;
+use super::sql::{bool_col, exec, exec_in, fetch_in, get_bool, insert_rows, query, Val};
+use super::{ApplyError, StoreError};
+use crate::events::payload::{DropMempoolTx, NewBlock, NewBurnBlock, NewMempoolTx, NewMicroblocks};
+use crate::events::{EventPath, EventPayload};
+use crate::ledger::block::DerivedBlock;
+use crate::ledger::state::{touched_accounts, BlockContext};
+use crate::ledger::{self, int, normalize_hex, AccountState, MempoolTxRow, Network};
+
+pub struct Ctx {
+    pub network: Network,
+    pub raw_event_id: i64,
+    /// Unix seconds the event was received (mempool receipt time).
+    pub receipt_time: i64,
+}
+
+/// Tables whose rows belong to one block and follow its `canonical` flag.
+const BLOCK_TABLES: &[&str] = &[
+    "blocks",
+    "txs",
+    "events",
+    "operations",
+    "stx_balances",
+    "account_txs",
+    "smart_contracts",
+    "miner_rewards",
+    "pox_events",
+    "microblocks",
+];
+
+pub async fn raw_event_exists(conn: &mut AnyConnection, id: i64) -> Result<bool, sqlx::Error> {
+    Ok(query("SELECT 1 FROM raw_events WHERE id = $1", vec![id.into()]).fetch_optional(conn).await?.is_some())
+}
+
+pub async fn next_raw_event_id(conn: &mut AnyConnection) -> Result<i64, sqlx::Error> {
+    let row = query("SELECT CAST(COALESCE(MAX(id), 0) + 1 AS BIGINT) AS n FROM raw_events", vec![])
+        .fetch_one(conn)
+        .await?;
+    row.try_get("n")
+}
+
+pub async fn insert_raw_event(
+    conn: &mut AnyConnection,
+    id: i64,
+    timestamp: &str,
+    path: &str,
+    payload: &str,
+) -> Result<(), sqlx::Error> {
+    exec(
+        conn,
+        "INSERT INTO raw_events (id, receive_timestamp, event_path, payload) VALUES ($1, $2, $3, $4)",
+        vec![id.into(), timestamp.into(), path.into(), payload.into()],
+    )
+    .await?;
+    Ok(())
+}
+
+pub async fn wipe(pool: &AnyPool) -> Result<(), StoreError> {
+    let mut tx = pool.begin().await?;
+    for t in BLOCK_TABLES.iter().chain(&[
+        "raw_events",
+        "stx_accounts",
+        "ft_balances",
+        "nft_custody",
+        "mempool_txs",
+        "burn_blocks",
+        "burnchain_rewards",
+        "reward_slot_holders",
+    ]) {
+        exec(&mut tx, &format!("DELETE FROM {t}"), vec![]).await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+pub async fn apply(conn: &mut AnyConnection, ctx: &Ctx, payload: &EventPayload) -> Result<(), ApplyError> {
+    match payload {
+        EventPayload::NewBlock(b) => apply_block(conn, ctx, b).await,
+        EventPayload::NewBurnBlock(b) => apply_burn_block(conn, b).await,
+        EventPayload::NewMempoolTx(m) => apply_mempool(conn, ctx, m).await,
+        EventPayload::DropMempoolTx(d) => apply_drop(conn, d).await,
+        EventPayload::NewMicroblocks(m) => apply_microblocks(conn, ctx, m).await,
+        // Kept in the raw log only (BNS attachments are not modelled yet).
+        EventPayload::AttachmentsNew(_) | EventPayload::Unmodelled(_) => Ok(()),
+    }
+}
+
+#[derive(Debug, Clone)]
+struct StoredBlock {
+    index_block_hash: String,
+    block_hash: String,
+    parent_index_block_hash: String,
+    block_height: i64,
+    burn_block_height: i64,
+    canonical: bool,
+    materialized: bool,
+    raw_event_id: i64,
+}
+
+const STORED_BLOCK: &str = "SELECT index_block_hash, block_hash, parent_index_block_hash, block_height, \
+    burn_block_height, (CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical, \
+    (CASE WHEN materialized THEN 1 ELSE 0 END) AS materialized, raw_event_id FROM blocks";
+
+fn stored_block_of(r: &sqlx::any::AnyRow) -> Result<StoredBlock, sqlx::Error> {
+    Ok(StoredBlock {
+        index_block_hash: r.try_get("index_block_hash")?,
+        block_hash: r.try_get("block_hash")?,
+        parent_index_block_hash: r.try_get("parent_index_block_hash")?,
+        block_height: r.try_get("block_height")?,
+        burn_block_height: r.try_get("burn_block_height")?,
+        canonical: get_bool(r, "canonical")?,
+        materialized: get_bool(r, "materialized")?,
+        raw_event_id: r.try_get("raw_event_id")?,
+    })
+}
+
+async fn stored_block(conn: &mut AnyConnection, ibh: &str) -> Result<Option<StoredBlock>, sqlx::Error> {
+    let sql = format!("{STORED_BLOCK} WHERE index_block_hash = $1");
+    query(&sql, vec![ibh.into()]).fetch_optional(conn).await?.as_ref().map(stored_block_of).transpose()
+}
+
+async fn tip(conn: &mut AnyConnection) -> Result<Option<StoredBlock>, sqlx::Error> {
+    let sql = format!("{STORED_BLOCK} WHERE canonical = true ORDER BY block_height DESC LIMIT 1");
+    query(&sql, vec![]).fetch_optional(conn).await?.as_ref().map(stored_block_of).transpose()
+}
+
+async fn load_new_block(conn: &mut AnyConnection, raw_event_id: i64) -> Result<NewBlock, ApplyError> {
+    let row = query("SELECT payload FROM raw_events WHERE id = $1", vec![raw_event_id.into()])
+        .fetch_one(conn)
+        .await?;
+    let payload: String = row.try_get("payload")?;
+    match EventPayload::parse(EventPath::NewBlock, &payload) {
+        Ok(EventPayload::NewBlock(b)) => Ok(*b),
+        _ => Err(StoreError::Corrupt(format!("raw event {raw_event_id} is not a stored /new_block")).into()),
+    }
+}
+
+/// Re-derives a stored block from its raw event (with block 0 folded into block 1).
+async fn derive_stored(
+    conn: &mut AnyConnection,
+    b: &StoredBlock,
+    network: Network,
+) -> Result<DerivedBlock, ApplyError> {
+    let nb = load_new_block(conn, b.raw_event_id).await?;
+    let genesis = genesis_of(conn, &b.parent_index_block_hash, b.block_height).await?;
+    Ok(ledger::derive_block(&nb, genesis.as_ref(), network)?)
+}
+
+/// Block 0 when `height == 1` and the parent is a stored block at height 0.
+async fn genesis_of(
+    conn: &mut AnyConnection,
+    parent: &str,
+    height: i64,
+) -> Result<Option<NewBlock>, ApplyError> {
+    if height != 1 {
+        return Ok(None);
+    }
+    match stored_block(conn, parent).await? {
+        Some(p) if p.block_height == 0 => Ok(Some(load_new_block(conn, p.raw_event_id).await?)),
+        _ => Ok(None),
+    }
+}
+
+async fn apply_block(conn: &mut AnyConnection, ctx: &Ctx, b: &NewBlock) -> Result<(), ApplyError> {
+    let ibh = normalize_hex(&b.index_block_hash);
+    if stored_block(conn, &ibh).await?.is_some() {
+        tracing::info!(index_block_hash = %ibh, "block already stored; event kept in the raw log only");
+        return Ok(());
+    }
+    let height = int(b.block_height);
+    let parent_ibh = normalize_hex(&b.parent_index_block_hash);
+    let parent = stored_block(conn, &parent_ibh).await?.filter(|p| p.block_height == height - 1);
+    if height > 1 && parent.is_none() {
+        return Err(ApplyError::Rejected(format!(
+            "DB does not contain a parent block at height {} with index_block_hash {parent_ibh}",
+            height - 1
+        )));
+    }
+    let genesis = genesis_of(conn, &parent_ibh, height).await?;
+    let derived = ledger::derive_block(b, genesis.as_ref(), ctx.network)?;
+    if height == 0 {
+        // The boot block stays non-canonical; its transactions join block 1 (incumbent rule).
+        insert_rows(
+            conn,
+            "blocks",
+            BLOCK_COLS,
+            vec![block_vals(&derived.block, false, ctx.raw_event_id)],
+            "",
+        )
+        .await?;
+        return Ok(());
+    }
+    let tip = tip(conn).await?;
+    let canonical = tip.as_ref().map_or(true, |t| height > t.block_height);
+    if let Some(p) = parent.as_ref().filter(|p| canonical && !p.canonical && p.block_height >= 1) {
+        restore_chain(conn, ctx, p).await?;
+    }
+    insert_static(conn, &derived, canonical, ctx.raw_event_id).await?;
+    if canonical {
+        canonicalize(conn, &derived, false, true, ctx.receipt_time).await?;
+    }
+    Ok(())
+}
+
+fn at_of(b: &ledger::BlockRow, canonical: bool) -> At<'_> {
+    At {
+        index_block_hash: &b.index_block_hash,
+        block_hash: &b.block_hash,
+        block_height: b.block_height,
+        burn_block_height: b.burn_block_height,
+        canonical,
+    }
+}
+
+/// The rows that do not depend on chain state.
+async fn insert_static(
+    conn: &mut AnyConnection,
+    d: &DerivedBlock,
+    canonical: bool,
+    raw_event_id: i64,
+) -> Result<(), sqlx::Error> {
+    let at = at_of(&d.block, canonical);
+    insert_rows(conn, "blocks", BLOCK_COLS, vec![block_vals(&d.block, canonical, raw_event_id)], "").await?;
+    insert_rows(conn, "txs", TX_COLS, d.txs.iter().map(|t| tx_vals(t, &at)).collect(), "").await?;
+    let micro_of: HashMap<&str, &str> =
+        d.txs.iter().map(|t| (t.tx_id.as_str(), t.microblock_hash.as_str())).collect();
+    let events =
+        d.events.iter().map(|e| event_vals(e, micro_of.get(e.tx_id.as_str()).copied().unwrap_or(""), &at));
+    insert_rows(conn, "events", EVENT_COLS, events.collect(), "").await?;
+    insert_rows(conn, "operations", OP_COLS, d.ops.iter().map(|o| op_vals(o, &at)).collect(), "").await?;
+    insert_rows(
+        conn,
+        "account_txs",
+        ACCOUNT_TX_COLS,
+        d.account_txs.iter().map(|a| account_tx_vals(a, &at)).collect(),
+        "",
+    )
+    .await?;
+    insert_rows(
+        conn,
+        "smart_contracts",
+        CONTRACT_COLS,
+        d.contracts.iter().map(|c| contract_vals(c, &at)).collect(),
+        "",
+    )
+    .await?;
+    let rewards = d.miner_rewards.iter().enumerate().map(|(i, r)| miner_reward_vals(i, r, &at));
+    insert_rows(conn, "miner_rewards", MINER_REWARD_COLS, rewards.collect(), "").await?;
+    insert_rows(conn, "pox_events", POX_COLS, d.pox_events.iter().map(|p| pox_vals(p, &at)).collect(), "")
+        .await?;
+    let micro = d.microblocks.iter().map(|m| microblock_vals(m, &at, true));
+    insert_rows(conn, "microblocks", MICROBLOCK_COLS, micro.collect(), "").await?;
+    Ok(())
+}
+
+/// Makes a block's effects part of the canonical state: computes its lock/unlock operations
+/// and balance rows the first time, then updates the tip caches (accounts, FT balances, NFT
+/// custody), prunes its transactions from the mempool and settles the microblock stream it
+/// builds on. Its parent must be the canonical tip.
+async fn canonicalize(
+    conn: &mut AnyConnection,
+    d: &DerivedBlock,
+    materialized: bool,
+    nft_direct: bool,
+    now: i64,
+) -> Result<(), ApplyError> {
+    let b = &d.block;
+    let at = at_of(b, true);
+    if materialized {
+        let sql = format!(
+            "INSERT INTO stx_accounts ({cols}) SELECT {cols} FROM stx_balances WHERE index_block_hash = $1 {ACCOUNT_UPSERT}",
+            cols = ACCOUNT_COLS.join(", ")
+        );
+        exec(conn, &sql, vec![(&b.index_block_hash).into()]).await?;
+    } else {
+        let bctx = BlockContext {
+            block_height: b.block_height,
+            burn_block_height: b.burn_block_height,
+            pox_unlock_heights: [
+                b.pox_v1_unlock_height,
+                b.pox_v2_unlock_height,
+                b.pox_v3_unlock_height,
+                b.pox_v4_unlock_height,
+            ],
+        };
+        let prior = load_prior(conn, &touched_accounts(&d.ops, &d.locks), &bctx).await?;
+        let m = ledger::materialize(&bctx, &d.ops, &d.locks, &prior, d.next_block_op_index())?;
+        insert_rows(conn, "operations", OP_COLS, m.ops.iter().map(|o| op_vals(o, &at)).collect(), "").await?;
+        let bal = m.balances.iter().map(|r| balance_vals(&r.account, &r.state, &at));
+        insert_rows(conn, "stx_balances", BALANCE_COLS, bal.collect(), "").await?;
+        let acc = m.balances.iter().map(|r| account_vals(&r.account, &r.state, b.block_height));
+        insert_rows(conn, "stx_accounts", ACCOUNT_COLS, acc.collect(), ACCOUNT_UPSERT).await?;
+        exec(
+            conn,
+            "UPDATE blocks SET materialized = true WHERE index_block_hash = $1",
+            vec![(&b.index_block_hash).into()],
+        )
+        .await?;
+    }
+    apply_ft(conn, &ft_deltas(&d.events), 1).await?;
+    if nft_direct {
+        nft_upsert_from_events(conn, d).await?;
+    }
+    let ids: Vec<String> = d.txs.iter().map(|t| t.tx_id.clone()).collect();
+    exec_in(
+        conn,
+        "UPDATE mempool_txs SET pruned = true WHERE pruned = false AND tx_id IN ({in})",
+        vec![],
+        &ids,
+    )
+    .await?;
+    settle_stream(conn, d, now).await?;
+    Ok(())
+}
+
+/// The state before the block of the accounts it touches and of the locked accounts whose
+/// lock may end at its burn height.
+async fn load_prior(
+    conn: &mut AnyConnection,
+    touched: &[String],
+    bctx: &BlockContext,
+) -> Result<HashMap<String, AccountState>, sqlx::Error> {
+    const COLS: &str =
+        "account, liquid, locked, unlock_burn_height, lock_tx_id, lock_height, lock_burn_height, pox_version";
+    let mut rows = fetch_in(
+        conn,
+        &format!("SELECT {COLS} FROM stx_accounts WHERE account IN ({{in}})"),
+        vec![],
+        touched,
+    )
+    .await?;
+    // Per PoX version, the burn height up to which a lock has ended: its own unlock height,
+    // or every lock of the version once the node's forced unlock height is reached.
+    let h = bctx.burn_block_height;
+    let mut limits = vec![Val::I(h)];
+    for forced in bctx.pox_unlock_heights {
+        limits.push(Val::I(if forced.is_some_and(|f| f <= h) { i64::MAX } else { h }));
+    }
+    let sql = format!(
+        "SELECT {COLS} FROM stx_accounts WHERE locked <> 0 AND ((pox_version = 0 AND unlock_burn_height <= $1) \
+         OR (pox_version = 1 AND unlock_burn_height <= $2) OR (pox_version = 2 AND unlock_burn_height <= $3) \
+         OR (pox_version = 3 AND unlock_burn_height <= $4) OR (pox_version = 4 AND unlock_burn_height <= $5))"
+    );
+    rows.extend(query(&sql, limits).fetch_all(&mut *conn).await?);
+    let mut out = HashMap::new();
+    for r in rows {
+        out.insert(
+            r.try_get::<String, _>("account")?,
+            AccountState {
+                liquid: r.try_get("liquid")?,
+                locked: r.try_get("locked")?,
+                unlock_burn_height: r.try_get("unlock_burn_height")?,
+                lock_tx_id: r.try_get("lock_tx_id")?,
+                lock_height: r.try_get("lock_height")?,
+                lock_burn_height: r.try_get("lock_burn_height")?,
+                pox_version: r.try_get("pox_version")?,
+            },
+        );
+    }
+    Ok(out)
+}
+
+type FtDeltas = BTreeMap<(String, String), i128>;
+
+fn ft_deltas(events: &[ledger::EventRow]) -> FtDeltas {
+    let mut out = FtDeltas::new();
+    for e in events {
+        let (Some(asset), Some(amount)) =
+            (&e.asset_identifier, e.amount.as_deref().and_then(|a| a.parse::<i128>().ok()))
+        else {
+            continue;
+        };
+        let mut add = |who: &Option<String>, d: i128| {
+            if let Some(w) = who {
+                *out.entry((asset.clone(), w.clone())).or_default() += d;
+            }
+        };
+        match e.kind.as_str() {
+            "ft_transfer" => {
+                add(&e.sender, -amount);
+                add(&e.recipient, amount);
+            }
+            "ft_mint" => add(&e.recipient, amount),
+            "ft_burn" => add(&e.sender, -amount),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// FT balances are u128 text (zero-padded to sort numerically); negative only when the
+/// history starts mid-chain.
+fn ft_text(v: i128) -> String {
+    if v < 0 {
+        format!("-{:039}", v.unsigned_abs())
+    } else {
+        format!("{v:039}")
+    }
+}
+
+pub fn ft_parse(s: &str) -> i128 {
+    s.parse().unwrap_or(0)
+}
+
+async fn apply_ft(conn: &mut AnyConnection, deltas: &FtDeltas, sign: i128) -> Result<(), sqlx::Error> {
+    let mut by_asset: BTreeMap<&str, Vec<(&str, i128)>> = BTreeMap::new();
+    for ((asset, account), d) in deltas {
+        if *d != 0 {
+            by_asset.entry(asset).or_default().push((account, *d * sign));
+        }
+    }
+    for (asset, changes) in by_asset {
+        let accounts: Vec<String> = changes.iter().map(|(a, _)| a.to_string()).collect();
+        let rows = fetch_in(
+            conn,
+            "SELECT account, balance FROM ft_balances WHERE asset_identifier = $1 AND account IN ({in})",
+            vec![asset.into()],
+            &accounts,
+        )
+        .await?;
+        let mut current: HashMap<String, i128> = HashMap::new();
+        for r in rows {
+            current.insert(r.try_get("account")?, ft_parse(&r.try_get::<String, _>("balance")?));
+        }
+        let vals = changes
+            .iter()
+            .map(|(account, d)| {
+                let v = current.get(*account).copied().unwrap_or(0) + d;
+                vec![asset.into(), (*account).into(), ft_text(v).into()]
+            })
+            .collect();
+        insert_rows(
+            conn,
+            "ft_balances",
+            &["asset_identifier", "account", "balance"],
+            vals,
+            "ON CONFLICT (asset_identifier, account) DO UPDATE SET balance = excluded.balance",
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+const NFT_COLS: &[&str] = &[
+    "asset_identifier",
+    "value_hex",
+    "owner",
+    "tx_id",
+    "index_block_hash",
+    "block_height",
+    "tx_index",
+    "event_index",
+];
+const NFT_UPSERT: &str = "ON CONFLICT (asset_identifier, value_hex) DO UPDATE SET owner = excluded.owner, \
+    tx_id = excluded.tx_id, index_block_hash = excluded.index_block_hash, block_height = excluded.block_height, \
+    tx_index = excluded.tx_index, event_index = excluded.event_index";
+
+/// Custody after a canonical block: the last NFT event of each token in the block wins.
+async fn nft_upsert_from_events(conn: &mut AnyConnection, d: &DerivedBlock) -> Result<(), sqlx::Error> {
+    let mut last: BTreeMap<(String, String), &ledger::EventRow> = BTreeMap::new();
+    for e in d.events.iter().filter(|e| e.kind.starts_with("nft_")) {
+        if let (Some(a), Some(v)) = (&e.asset_identifier, &e.value_hex) {
+            last.insert((a.clone(), v.clone()), e);
+        }
+    }
+    let vals = last
+        .into_iter()
+        .map(|((a, v), e)| {
+            let owner =
+                if e.kind == "nft_burn" { String::new() } else { e.recipient.clone().unwrap_or_default() };
+            vec![
+                a.into(),
+                v.into(),
+                owner.into(),
+                (&e.tx_id).into(),
+                (&d.block.index_block_hash).into(),
+                d.block.block_height.into(),
+                e.tx_index.into(),
+                e.event_index.into(),
+            ]
+        })
+        .collect();
+    insert_rows(conn, "nft_custody", NFT_COLS, vals, NFT_UPSERT).await
+}
+
+/// Recomputes custody of tokens from their latest canonical event (after a reorg).
+async fn nft_recompute(
+    conn: &mut AnyConnection,
+    pairs: &BTreeSet<(String, String)>,
+) -> Result<(), sqlx::Error> {
+    for (asset, value) in pairs {
+        let row = query(
+            "SELECT kind, recipient, tx_id, index_block_hash, block_height, tx_index, event_index FROM events \
+             WHERE asset_identifier = $1 AND value_hex = $2 AND canonical = true AND kind LIKE 'nft%' \
+             ORDER BY block_height DESC, tx_index DESC, event_index DESC LIMIT 1",
+            vec![asset.into(), value.into()],
+        )
+        .fetch_optional(&mut *conn)
+        .await?;
+        let vals = match row {
+            Some(r) => {
+                let kind: String = r.try_get("kind")?;
+                let owner = if kind == "nft_burn" {
+                    String::new()
+                } else {
+                    r.try_get::<Option<String>, _>("recipient")?.unwrap_or_default()
+                };
+                vec![
+                    asset.into(),
+                    value.into(),
+                    owner.into(),
+                    r.try_get::<String, _>("tx_id")?.into(),
+                    r.try_get::<String, _>("index_block_hash")?.into(),
+                    r.try_get::<i64, _>("block_height")?.into(),
+                    r.try_get::<i64, _>("tx_index")?.into(),
+                    r.try_get::<i64, _>("event_index")?.into(),
+                ]
+            }
+            // No canonical event left: nobody holds it.
+            None => vec![
+                asset.into(),
+                value.into(),
+                "".into(),
+                "".into(),
+                "".into(),
+                0i64.into(),
+                0i64.into(),
+                0i64.into(),
+            ],
+        };
+        insert_rows(conn, "nft_custody", NFT_COLS, vec![vals], NFT_UPSERT).await?;
+    }
+    Ok(())
+}
+
+fn nft_pairs(d: &DerivedBlock) -> impl Iterator<Item = (String, String)> + '_ {
+    d.events
+        .iter()
+        .filter(|e| e.kind.starts_with("nft_"))
+        .filter_map(|e| Some((e.asset_identifier.clone()?, e.value_hex.clone()?)))
+}
+
+/// The anchor block decides the fate of the stream built on its parent: streamed microblocks
+/// it does not accept are orphaned, and their transactions that it does not include go back
+/// to the mempool.
+async fn settle_stream(conn: &mut AnyConnection, d: &DerivedBlock, now: i64) -> Result<(), sqlx::Error> {
+    let rows = query(
+        "SELECT microblock_hash FROM microblocks WHERE parent_index_block_hash = $1 AND index_block_hash = '' \
+         AND microblock_canonical = true",
+        vec![(&d.block.parent_index_block_hash).into()],
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let accepted: BTreeSet<&str> = d.microblocks.iter().map(|m| m.microblock_hash.as_str()).collect();
+    let mut orphaned = Vec::new();
+    for r in rows {
+        let h: String = r.try_get("microblock_hash")?;
+        if !accepted.contains(h.as_str()) {
+            orphaned.push(h);
+        }
+    }
+    if orphaned.is_empty() {
+        return Ok(());
+    }
+    exec_in(
+        conn,
+        "UPDATE microblocks SET microblock_canonical = false WHERE index_block_hash = '' AND microblock_hash IN ({in})",
+        vec![],
+        &orphaned,
+    )
+    .await?;
+    let included: BTreeSet<&str> = d.txs.iter().map(|t| t.tx_id.as_str()).collect();
+    let txs =
+        mempool_rows_where(conn, "index_block_hash = '' AND microblock_hash IN ({in})", &orphaned).await?;
+    let back: Vec<MempoolTxRow> = txs.into_iter().filter(|t| !included.contains(t.tx_id.as_str())).collect();
+    restore_mempool(conn, back, now).await
+}
+
+async fn mempool_rows_where(
+    conn: &mut AnyConnection,
+    cond: &str,
+    items: &[String],
+) -> Result<Vec<MempoolTxRow>, sqlx::Error> {
+    let sql = format!(
+        "SELECT tx_id, raw_tx, tx_type, sender_address, nonce, {}, sponsor_address, sponsor_nonce, fee, \
+         contract_id, function_name, token_transfer_recipient, raw_size FROM txs WHERE is_burnchain_op = false AND {cond}",
+        bool_col("sponsored")
+    );
+    let rows = fetch_in(conn, &sql, vec![], items).await?;
+    rows.iter()
+        .map(|r| {
+            Ok(MempoolTxRow {
+                tx_id: r.try_get("tx_id")?,
+                raw_tx: r.try_get("raw_tx")?,
+                tx_type: r.try_get("tx_type")?,
+                sender_address: r.try_get("sender_address")?,
+                nonce: r.try_get("nonce")?,
+                sponsored: get_bool(r, "sponsored")?,
+                sponsor_address: r.try_get("sponsor_address")?,
+                sponsor_nonce: r.try_get("sponsor_nonce")?,
+                fee: r.try_get("fee")?,
+                contract_id: r.try_get("contract_id")?,
+                function_name: r.try_get("function_name")?,
+                token_transfer_recipient: r.try_get("token_transfer_recipient")?,
+                raw_size: r.try_get("raw_size")?,
+            })
+        })
+        .collect()
+}
+
+/// Puts transactions back into the mempool as pending.
+async fn restore_mempool(
+    conn: &mut AnyConnection,
+    rows: Vec<MempoolTxRow>,
+    now: i64,
+) -> Result<(), sqlx::Error> {
+    let mut seen = BTreeSet::new();
+    let vals = rows
+        .iter()
+        .filter(|r| r.raw_tx != "0x00" && seen.insert(r.tx_id.clone()))
+        .map(|r| mempool_vals(r, now, false))
+        .collect();
+    insert_rows(
+        conn,
+        "mempool_txs",
+        MEMPOOL_COLS,
+        vals,
+        "ON CONFLICT (tx_id) DO UPDATE SET pruned = false, status = 'pending', replaced_by_tx_id = NULL",
+    )
+    .await
+}
+
+async fn flip(conn: &mut AnyConnection, blocks: &[String], canonical: bool) -> Result<(), sqlx::Error> {
+    for t in BLOCK_TABLES {
+        let sql = format!("UPDATE {t} SET canonical = $1 WHERE index_block_hash IN ({{in}})");
+        exec_in(conn, &sql, vec![canonical.into()], blocks).await?;
+    }
+    Ok(())
+}
+
+/// A block arrived above the tip on a non-canonical parent: the fork ending at that parent
+/// becomes canonical and the blocks it replaces are orphaned (the incumbent's
+/// `restoreOrphanedChain`). Nothing is deleted; flags flip and the tip caches follow.
+async fn restore_chain(conn: &mut AnyConnection, ctx: &Ctx, parent: &StoredBlock) -> Result<(), ApplyError> {
+    let mut fork = vec![parent.clone()];
+    while let Some(last) = fork.last().filter(|b| b.block_height > 1) {
+        let p = stored_block(conn, &last.parent_index_block_hash).await?.ok_or_else(|| {
+            StoreError::Corrupt(format!("parent of stored block {} is missing", last.index_block_hash))
+        })?;
+        if p.canonical || p.block_height == 0 {
+            break;
+        }
+        fork.push(p);
+    }
+    fork.reverse();
+    let lowest = fork[0].block_height;
+    let orphaned_rows = query(
+        &format!("{STORED_BLOCK} WHERE canonical = true AND block_height >= $1 ORDER BY block_height"),
+        vec![lowest.into()],
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let orphaned: Vec<StoredBlock> = orphaned_rows.iter().map(stored_block_of).collect::<Result<_, _>>()?;
+    tracing::info!(
+        fork_height = lowest,
+        orphaned = orphaned.len(),
+        restored = fork.len(),
+        "reorg: restoring an orphaned fork"
+    );
+
+    // Orphan the replaced blocks and undo their effect on the tip caches.
+    let ids: Vec<String> = orphaned.iter().map(|b| b.index_block_hash.clone()).collect();
+    let mut nft = BTreeSet::new();
+    for b in &orphaned {
+        let d = derive_stored(conn, b, ctx.network).await?;
+        apply_ft(conn, &ft_deltas(&d.events), -1).await?;
+        nft.extend(nft_pairs(&d));
+    }
+    flip(conn, &ids, false).await?;
+    let accounts: Vec<String> = fetch_in(
+        conn,
+        "SELECT DISTINCT account FROM stx_balances WHERE index_block_hash IN ({in})",
+        vec![],
+        &ids,
+    )
+    .await?
+    .iter()
+    .map(|r| r.try_get("account"))
+    .collect::<Result<_, _>>()?;
+    recompute_accounts(conn, &accounts).await?;
+    let back = mempool_rows_where(conn, "index_block_hash IN ({in})", &ids).await?;
+    restore_mempool(conn, back, ctx.receipt_time).await?;
+
+    // Restore the fork, lowest first, each on top of the canonical chain so far.
+    for b in &fork {
+        let d = derive_stored(conn, b, ctx.network).await?;
+        flip(conn, std::slice::from_ref(&b.index_block_hash), true).await?;
+        canonicalize(conn, &d, b.materialized, false, ctx.receipt_time).await?;
+        nft.extend(nft_pairs(&d));
+    }
+    nft_recompute(conn, &nft).await?;
+    Ok(())
+}
+
+/// Resets the tip cache of `accounts` to their latest canonical balance row.
+async fn recompute_accounts(conn: &mut AnyConnection, accounts: &[String]) -> Result<(), sqlx::Error> {
+    exec_in(conn, "DELETE FROM stx_accounts WHERE account IN ({in})", vec![], accounts).await?;
+    let cols = ACCOUNT_COLS.iter().map(|c| format!("b.{c}")).collect::<Vec<_>>().join(", ");
+    let sql = format!(
+        "INSERT INTO stx_accounts ({}) SELECT {cols} FROM stx_balances b WHERE b.account IN ({{in}}) \
+         AND b.canonical = true AND b.block_height = (SELECT MAX(b2.block_height) FROM stx_balances b2 \
+         WHERE b2.account = b.account AND b2.canonical = true)",
+        ACCOUNT_COLS.join(", ")
+    );
+    exec_in(conn, &sql, vec![], accounts).await?;
+    Ok(())
+}
+
+async fn apply_burn_block(conn: &mut AnyConnection, b: &NewBurnBlock) -> Result<(), ApplyError> {
+    let r = ledger::burn::derive_burn_block(b);
+    // A burn block at height h replaces whatever was at h or above on another branch.
+    for t in ["burn_blocks", "burnchain_rewards", "reward_slot_holders"] {
+        let sql = format!("UPDATE {t} SET canonical = false WHERE burn_block_height >= $1 AND burn_block_hash <> $2 AND canonical = true");
+        exec(conn, &sql, vec![r.burn_block_height.into(), (&r.burn_block_hash).into()]).await?;
+    }
+    let at = |h: &String| -> Vec<Val> { vec![h.into(), r.burn_block_height.into()] };
+    insert_rows(
+        conn,
+        "burn_blocks",
+        &[
+            "burn_block_hash",
+            "burn_block_height",
+            "burn_amount",
+            "consensus_hash",
+            "parent_burn_block_hash",
+            "canonical",
+        ],
+        vec![vec![
+            (&r.burn_block_hash).into(),
+            r.burn_block_height.into(),
+            r.burn_amount.into(),
+            (&r.consensus_hash).into(),
+            (&r.parent_burn_block_hash).into(),
+            true.into(),
+        ]],
+        "ON CONFLICT (burn_block_hash) DO UPDATE SET canonical = true",
+    )
+    .await?;
+    let rewards = r.rewards.iter().enumerate().map(|(i, (who, amt))| {
+        let mut v = at(&r.burn_block_hash);
+        v.extend([(i as i64).into(), who.into(), (*amt).into(), true.into()]);
+        v
+    });
+    insert_rows(
+        conn,
+        "burnchain_rewards",
+        &["burn_block_hash", "burn_block_height", "reward_index", "recipient", "amount", "canonical"],
+        rewards.collect(),
+        "ON CONFLICT (burn_block_hash, reward_index) DO UPDATE SET canonical = true",
+    )
+    .await?;
+    let slots = r.slot_holders.iter().enumerate().map(|(i, who)| {
+        let mut v = at(&r.burn_block_hash);
+        v.extend([(i as i64).into(), who.into(), true.into()]);
+        v
+    });
+    insert_rows(
+        conn,
+        "reward_slot_holders",
+        &["burn_block_hash", "burn_block_height", "slot_index", "address", "canonical"],
+        slots.collect(),
+        "ON CONFLICT (burn_block_hash, slot_index) DO UPDATE SET canonical = true",
+    )
+    .await?;
+    Ok(())
+}
+
+async fn apply_mempool(conn: &mut AnyConnection, ctx: &Ctx, m: &NewMempoolTx) -> Result<(), ApplyError> {
+    let mut rows = ledger::mempool::mempool_rows(m, ctx.network)?;
+    let mut seen = BTreeSet::new();
+    rows.retain(|r| seen.insert(r.tx_id.clone()));
+    let ids: Vec<String> = rows.iter().map(|r| r.tx_id.clone()).collect();
+    // A transaction already mined on the canonical chain is recorded as pruned.
+    let mined: BTreeSet<String> =
+        fetch_in(conn, "SELECT tx_id FROM txs WHERE canonical = true AND tx_id IN ({in})", vec![], &ids)
+            .await?
+            .iter()
+            .map(|r| r.try_get("tx_id"))
+            .collect::<Result<_, _>>()?;
+    let vals = rows.iter().map(|r| mempool_vals(r, ctx.receipt_time, mined.contains(&r.tx_id))).collect();
+    insert_rows(conn, "mempool_txs", MEMPOOL_COLS, vals, "ON CONFLICT (tx_id) DO NOTHING").await?;
+    Ok(())
+}
+
+async fn apply_drop(conn: &mut AnyConnection, d: &DropMempoolTx) -> Result<(), ApplyError> {
+    let (ids, status, replaced_by) = ledger::mempool::drops(d);
+    exec_in(
+        conn,
+        "UPDATE mempool_txs SET pruned = true, status = $1, replaced_by_tx_id = $2 WHERE pruned = false AND tx_id IN ({in})",
+        vec![status.into(), replaced_by.into()],
+        &ids,
+    )
+    .await?;
+    Ok(())
+}
+
+/// A streamed microblock batch: kept as a preview when it builds on the canonical tip and
+/// connects to what is already streamed (the incumbent ignores other batches, as we do).
+async fn apply_microblocks(
+    conn: &mut AnyConnection,
+    ctx: &Ctx,
+    m: &NewMicroblocks,
+) -> Result<(), ApplyError> {
+    let s = ledger::microblocks::derive_stream(m, ctx.network)?;
+    let Some(tip) = tip(conn).await? else {
+        tracing::info!("microblocks before any block: ignored");
+        return Ok(());
+    };
+    if s.parent_index_block_hash != tip.index_block_hash {
+        tracing::info!(parent = %s.parent_index_block_hash, tip = %tip.index_block_hash, "microblocks not built on the canonical tip: ignored");
+        return Ok(());
+    }
+    let Some(first) = s.microblocks.first() else { return Ok(()) };
+    let streamed = query(
+        "SELECT microblock_hash, microblock_sequence FROM microblocks WHERE parent_index_block_hash = $1 \
+         AND index_block_hash = '' AND microblock_canonical = true",
+        vec![(&tip.index_block_hash).into()],
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    let known: HashMap<String, i64> = streamed
+        .iter()
+        .map(|r| Ok((r.try_get("microblock_hash")?, r.try_get("microblock_sequence")?)))
+        .collect::<Result<_, sqlx::Error>>()?;
+    let connects = if first.microblock_sequence == 0 {
+        first.microblock_parent_hash == tip.block_hash
+    } else {
+        known.contains_key(&first.microblock_parent_hash)
+    };
+    if !connects {
+        tracing::info!(microblock = %first.microblock_hash, "gap in the microblock stream: batch ignored");
+        return Ok(());
+    }
+    // A micro-fork: streamed microblocks at or after the new batch's start are replaced.
+    let new: BTreeSet<&str> = s.microblocks.iter().map(|m| m.microblock_hash.as_str()).collect();
+    let replaced: Vec<String> = known
+        .iter()
+        .filter(|(h, seq)| **seq >= first.microblock_sequence && !new.contains(h.as_str()))
+        .map(|(h, _)| h.clone())
+        .collect();
+    if !replaced.is_empty() {
+        exec_in(
+            conn,
+            "UPDATE microblocks SET microblock_canonical = false WHERE index_block_hash = '' AND microblock_hash IN ({in})",
+            vec![],
+            &replaced,
+        )
+        .await?;
+        let in_batch: BTreeSet<&str> = s.txs.iter().map(|t| t.tx_id.as_str()).collect();
+        let back = mempool_rows_where(conn, "index_block_hash = '' AND microblock_hash IN ({in})", &replaced)
+            .await?;
+        restore_mempool(
+            conn,
+            back.into_iter().filter(|t| !in_batch.contains(t.tx_id.as_str())).collect(),
+            ctx.receipt_time,
+        )
+        .await?;
+    }
+    let at = At {
+        index_block_hash: "",
+        block_hash: "",
+        block_height: tip.block_height + 1,
+        burn_block_height: tip.burn_block_height,
+        canonical: false,
+    };
+    let mbs = s.microblocks.iter().map(|mb| microblock_vals(mb, &at, true)).collect();
+    insert_rows(
+        conn,
+        "microblocks",
+        MICROBLOCK_COLS,
+        mbs,
+        "ON CONFLICT (microblock_hash, index_block_hash) DO NOTHING",
+    )
+    .await?;
+    let txs = s.txs.iter().map(|t| tx_vals(t, &at)).collect();
+    insert_rows(
+        conn,
+        "txs",
+        TX_COLS,
+        txs,
+        "ON CONFLICT (tx_id, index_block_hash, microblock_hash) DO NOTHING",
+    )
+    .await?;
+    let micro_of: HashMap<&str, &str> =
+        s.txs.iter().map(|t| (t.tx_id.as_str(), t.microblock_hash.as_str())).collect();
+    let evs =
+        s.events.iter().map(|e| event_vals(e, micro_of.get(e.tx_id.as_str()).copied().unwrap_or(""), &at));
+    insert_rows(
+        conn,
+        "events",
+        EVENT_COLS,
+        evs.collect(),
+        "ON CONFLICT (tx_id, index_block_hash, microblock_hash, event_index) DO NOTHING",
+    )
+    .await?;
+    let ids: Vec<String> = s.txs.iter().map(|t| t.tx_id.clone()).collect();
+    exec_in(
+        conn,
+        "UPDATE mempool_txs SET pruned = true WHERE pruned = false AND tx_id IN ({in})",
+        vec![],
+        &ids,
+    )
+    .await?;
+    Ok(())
+}
