@@ -238,8 +238,8 @@ macro_rules! fixture_tests {
 
 fixture_tests! {
     // The last event streams mainnet microblock transactions (chain id 1) into this testnet
-    // log; the incumbent stored them, we refuse them.
-    mocknet: "fixtures/mocknet.tsv", Some("mocknet"), Network::Testnet, false, &[29];
+    // log: unconfirmed previews are kept as the node reported them, as the incumbent does.
+    mocknet: "fixtures/mocknet.tsv", Some("mocknet"), Network::Testnet, false, &[];
     mainnet_block0: "fixtures/mainnet-block0.tsv", Some("mainnet-block0"), Network::Mainnet, true, &[];
     epoch_3_transition: "fixtures/epoch-3-transition.tsv", Some("epoch-3-transition"), Network::Testnet, true, &[];
     pox_4_stack_stx: "fixtures/regtest-env-pox-4-stack-stx-in-reward-phase-S1.tsv", Some("regtest-env-pox-4-stack-stx-in-reward-phase-S1"), Network::Testnet, true, &[];

@@ -8,7 +8,7 @@ use stacks_codec::tx::{ClarityVersion, Payload, Transaction};
 
 use super::ops::{op, tx_operations};
 use super::rows::*;
-use super::tx::{clean_vm_error, decode, tx_fields};
+use super::tx::{clean_vm_error, decode, tx_fields, ChainCheck};
 use super::{int, normalize_hex, pox, stx_amount, synth, LedgerError, Network};
 use crate::events::payload::{EventBody, ExecutionCost, NewBlock, TxEvent, TxReceipt};
 
@@ -54,7 +54,14 @@ pub fn derive_block(
         for r in &src.transactions {
             let txid = normalize_hex(&r.txid);
             let evs = by_tx.get(&txid).map(Vec::as_slice).unwrap_or(&[]);
-            let t = derive_tx(r, evs, int(u64::from(r.tx_index)) + offset, src.burn_block_height, network)?;
+            let t = derive_tx(
+                r,
+                evs,
+                int(u64::from(r.tx_index)) + offset,
+                src.burn_block_height,
+                network,
+                ChainCheck::Enforce,
+            )?;
             summed_cost.add(&t.row.cost);
             size += t.row.raw_size;
             if let Some(mb) = t.row.microblock_sequence.map(|seq| (seq, &t.row)) {
@@ -243,6 +250,7 @@ pub(crate) fn derive_tx(
     tx_index: i64,
     burn_block_height: u64,
     network: Network,
+    chain: ChainCheck,
 ) -> Result<DerivedTx, LedgerError> {
     let txid = normalize_hex(&r.txid);
     let micro =
@@ -252,7 +260,7 @@ pub(crate) fn derive_tx(
         let hex = to_hex_prefixed(&tx.serialize());
         (tx, 0, Some(hex))
     } else {
-        let d = decode(&r.raw_tx, Some(&r.txid), network)?;
+        let d = decode(&r.raw_tx, Some(&r.txid), network, chain)?;
         (d.tx, d.raw_size, None)
     };
     let mut row = tx_fields(&tx);

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use super::block::{derive_tx, group_events};
 use super::rows::{EventRow, MicroblockRow, TxRow};
+use super::tx::ChainCheck;
 use super::{normalize_hex, LedgerError, Network};
 use crate::events::payload::NewMicroblocks;
 
@@ -25,7 +26,7 @@ pub fn derive_stream(m: &NewMicroblocks, network: Network) -> Result<DerivedStre
     for r in &m.transactions {
         let txid = normalize_hex(&r.txid);
         let evs = by_tx.get(&txid).map(Vec::as_slice).unwrap_or(&[]);
-        let t = derive_tx(r, evs, i64::from(r.tx_index), m.burn_block_height, network)?;
+        let t = derive_tx(r, evs, i64::from(r.tx_index), m.burn_block_height, network, ChainCheck::Skip)?;
         let Some(seq) = t.row.microblock_sequence else {
             return Err(LedgerError::BadReceipt {
                 txid,

@@ -838,8 +838,15 @@ async fn apply_microblocks(
         .iter()
         .map(|r| Ok((r.try_get("microblock_hash")?, r.try_get("microblock_sequence")?)))
         .collect::<Result<_, sqlx::Error>>()?;
+    // A stream's first microblock should name the anchor block as its parent; the incumbent
+    // does not check that (only the parent index block hash, checked above), and recorded
+    // streams exist that break it, so it is only logged.
     let connects = if first.microblock_sequence == 0 {
-        first.microblock_parent_hash == tip.block_hash
+        if first.microblock_parent_hash != tip.block_hash {
+            tracing::warn!(microblock = %first.microblock_hash, parent = %first.microblock_parent_hash,
+                anchor = %tip.block_hash, "first microblock does not name the anchor block as its parent");
+        }
+        true
     } else {
         known.contains_key(&first.microblock_parent_hash)
     };
