@@ -1,5 +1,6 @@
 //! stacks-ledger library: ingestion of Stacks node events and the ledger built from them.
 
+pub mod api;
 pub mod devnet;
 pub mod events;
 pub mod ingest;

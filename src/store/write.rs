@@ -82,7 +82,7 @@ pub async fn wipe(pool: &AnyPool) -> Result<(), StoreError> {
 pub async fn apply(conn: &mut AnyConnection, ctx: &Ctx, payload: &EventPayload) -> Result<(), ApplyError> {
     match payload {
         EventPayload::NewBlock(b) => apply_block(conn, ctx, b).await,
-        EventPayload::NewBurnBlock(b) => apply_burn_block(conn, b).await,
+        EventPayload::NewBurnBlock(b) => apply_burn_block(conn, ctx, b).await,
         EventPayload::NewMempoolTx(m) => apply_mempool(conn, ctx, m).await,
         EventPayload::DropMempoolTx(d) => apply_drop(conn, d).await,
         EventPayload::NewMicroblocks(m) => apply_microblocks(conn, ctx, m).await,
@@ -722,7 +722,7 @@ async fn recompute_accounts(conn: &mut AnyConnection, accounts: &[String]) -> Re
     Ok(())
 }
 
-async fn apply_burn_block(conn: &mut AnyConnection, b: &NewBurnBlock) -> Result<(), ApplyError> {
+async fn apply_burn_block(conn: &mut AnyConnection, ctx: &Ctx, b: &NewBurnBlock) -> Result<(), ApplyError> {
     let r = ledger::burn::derive_burn_block(b);
     // A burn block at height h replaces whatever was at h or above on another branch.
     for t in ["burn_blocks", "burnchain_rewards", "reward_slot_holders"] {
@@ -740,6 +740,7 @@ async fn apply_burn_block(conn: &mut AnyConnection, b: &NewBurnBlock) -> Result<
             "consensus_hash",
             "parent_burn_block_hash",
             "canonical",
+            "raw_event_id",
         ],
         vec![vec![
             (&r.burn_block_hash).into(),
@@ -748,8 +749,9 @@ async fn apply_burn_block(conn: &mut AnyConnection, b: &NewBurnBlock) -> Result<
             (&r.consensus_hash).into(),
             (&r.parent_burn_block_hash).into(),
             true.into(),
+            ctx.raw_event_id.into(),
         ]],
-        "ON CONFLICT (burn_block_hash) DO UPDATE SET canonical = true",
+        "ON CONFLICT (burn_block_hash) DO UPDATE SET canonical = true, raw_event_id = excluded.raw_event_id",
     )
     .await?;
     let rewards = r.rewards.iter().enumerate().map(|(i, (who, amt))| {

@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io::BufReader;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 use sqlx::{Connection, Executor, PgConnection};
 use stacks_ledger::events::{EventPath, TsvReader};
@@ -27,7 +28,7 @@ fn in_ci() -> bool {
 
 /// A store that cleans up after itself.
 pub struct TestStore {
-    pub store: Store,
+    pub store: Arc<Store>,
     cleanup: Cleanup,
 }
 
@@ -46,7 +47,7 @@ impl TestStore {
                 let _ = std::fs::remove_dir_all(&dir);
                 let url = format!("sqlite://{}/nested/ledger.db", dir.display());
                 let store = Store::open(&url, network).await.expect("open sqlite store");
-                Some(TestStore { store, cleanup: Cleanup::Dir(dir) })
+                Some(TestStore { store: Arc::new(store), cleanup: Cleanup::Dir(dir) })
             }
             Db::Postgres => {
                 let admin = match std::env::var("STACKS_LEDGER_TEST_PG_URL") {
@@ -64,7 +65,7 @@ impl TestStore {
                 c.close().await.unwrap();
                 let url = with_database(&admin, &dbname);
                 let store = Store::open(&url, network).await.expect("open postgres store");
-                Some(TestStore { store, cleanup: Cleanup::Pg { admin, db: dbname } })
+                Some(TestStore { store: Arc::new(store), cleanup: Cleanup::Pg { admin, db: dbname } })
             }
         }
     }
