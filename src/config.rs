@@ -35,6 +35,7 @@ const URL_COMPONENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').rem
 /// The flags that override the environment. They are global: they can be given before or
 /// after the subcommand.
 #[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Configuration (flag, else environment, else default)")]
 pub struct ConfigArgs {
     /// Database URL, `sqlite://PATH` or `postgres://…` [env: DATABASE_URL, else PG_CONNECTION_URI,
     /// else PG_HOST/PG_PORT/PG_USER/PG_PASSWORD/PG_DATABASE/PG_SSL] [default:
