@@ -76,7 +76,68 @@ pub fn query(sql: &str, vals: Vec<Val>) -> sqlx::query::Query<'_, Any, AnyArgume
 
 /// Executes `sql` with `vals`; returns the number of rows affected.
 pub async fn exec(conn: &mut AnyConnection, sql: &str, vals: Vec<Val>) -> Result<u64, sqlx::Error> {
+    if let Some((sql, vals)) = sqlite_positional(conn, sql, &vals) {
+        return Ok(query(&sql, vals).execute(conn).await?.rows_affected());
+    }
     Ok(query(sql, vals).execute(conn).await?.rows_affected())
+}
+
+/// Like [`query`]`(..).fetch_all(conn)`.
+pub async fn fetch_all(
+    conn: &mut AnyConnection,
+    sql: &str,
+    vals: Vec<Val>,
+) -> Result<Vec<sqlx::any::AnyRow>, sqlx::Error> {
+    if let Some((sql, vals)) = sqlite_positional(conn, sql, &vals) {
+        return query(&sql, vals).fetch_all(conn).await;
+    }
+    query(sql, vals).fetch_all(conn).await
+}
+
+/// Statements with more values than this are bound positionally on SQLite (see
+/// [`sqlite_positional`]).
+const POSITIONAL_FROM: usize = 16;
+
+/// On SQLite, a long statement rewritten from `$N` placeholders to anonymous `?`s, with its
+/// values in the order the placeholders appear. SQLite keeps named parameters (`$N`, and `?N`
+/// too) in a list it searches linearly, and sqlx asks it the name of every parameter when it
+/// binds, so binding an n-value statement cost O(n²) string compares: a 100-row INSERT of
+/// transactions (3,600 values) spent longer binding than inserting. Anonymous parameters
+/// are not in that list. `None` when nothing needs rewriting.
+fn sqlite_positional(conn: &AnyConnection, sql: &str, vals: &[Val]) -> Option<(String, Vec<Val>)> {
+    if vals.len() < POSITIONAL_FROM || conn.backend_name() != "SQLite" {
+        return None;
+    }
+    Some(to_positional(sql, vals))
+}
+
+/// `$N` → `?`, and the values in placeholder order (a value used twice is bound twice). The
+/// statements are ours: no `$` occurs in their string literals.
+fn to_positional(sql: &str, vals: &[Val]) -> (String, Vec<Val>) {
+    let mut out = String::with_capacity(sql.len());
+    let mut ordered = Vec::with_capacity(vals.len());
+    let bytes = sql.as_bytes();
+    let mut i = 0;
+    let mut copied = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'$' {
+            let digits = bytes[i + 1..].iter().take_while(|b| b.is_ascii_digit()).count();
+            if digits > 0 {
+                let n: usize = sql[i + 1..i + 1 + digits].parse().unwrap_or(0);
+                if let Some(v) = n.checked_sub(1).and_then(|k| vals.get(k)) {
+                    out.push_str(&sql[copied..i]);
+                    out.push('?');
+                    ordered.push(v.clone());
+                    i += 1 + digits;
+                    copied = i;
+                    continue;
+                }
+            }
+        }
+        i += 1;
+    }
+    out.push_str(&sql[copied..]);
+    (out, ordered)
 }
 
 /// `$a, $a+1, ...` placeholders for `n` values starting at `first`.
@@ -84,8 +145,20 @@ pub fn placeholders(first: usize, n: usize) -> String {
     (first..first + n).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
 }
 
-/// Inserts `rows` (each `columns.len()` values) with as few multi-row INSERTs as the parameter
-/// limit allows. `suffix` is appended (e.g. an `ON CONFLICT` clause).
+/// Rows per multi-row INSERT. Statements are prepared once per connection and cached by their
+/// text, so a statement whose shape follows the row count would be a new statement (parsed
+/// and planned again, and evicting others from the cache) for nearly every block. A batch is
+/// therefore cut greedily into chunks of these sizes: at most five shapes per table, and 100
+/// rows take 4 statements (64 + 16 + 16 + 4).
+const CHUNK_ROWS: [usize; 5] = [256, 64, 16, 4, 1];
+
+/// Sizes of `IN (...)` lists: a list is padded up to the next one by repeating its last item
+/// (harmless in `IN`), for the same reason as [`CHUNK_ROWS`]. Longer lists go in chunks of the
+/// largest.
+const IN_SIZES: [usize; 6] = [1, 4, 16, 64, 256, 1024];
+
+/// Inserts `rows` (each `columns.len()` values) in multi-row INSERTs of fixed sizes (see
+/// [`CHUNK_ROWS`]). `suffix` is appended (e.g. an `ON CONFLICT` clause).
 pub async fn insert_rows(
     conn: &mut AnyConnection,
     table: &str,
@@ -97,27 +170,49 @@ pub async fn insert_rows(
         return Ok(());
     }
     let width = columns.len();
-    let per_chunk = (MAX_PARAMS / width).max(1);
-    let mut rows = rows.into_iter().peekable();
-    while rows.peek().is_some() {
-        let chunk: Vec<Vec<Val>> = rows.by_ref().take(per_chunk).collect();
-        let mut sql = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
-        let mut vals = Vec::with_capacity(chunk.len() * width);
-        for (i, row) in chunk.into_iter().enumerate() {
+    let max_rows = (MAX_PARAMS / width).max(1);
+    let mut rows = rows.into_iter();
+    let mut left = rows.len();
+    while left > 0 {
+        let n = CHUNK_ROWS.into_iter().find(|&c| c <= left && c <= max_rows).unwrap_or(1);
+        let mut vals = Vec::with_capacity(n * width);
+        for row in rows.by_ref().take(n) {
             debug_assert_eq!(row.len(), width, "{table}");
-            if i > 0 {
-                sql.push_str(", ");
-            }
-            sql.push('(');
-            sql.push_str(&placeholders(i * width + 1, width));
-            sql.push(')');
             vals.extend(row);
         }
-        sql.push(' ');
-        sql.push_str(suffix);
-        exec(conn, &sql, vals).await?;
+        exec(conn, &insert_sql(table, columns, n, suffix), vals).await?;
+        left -= n;
     }
     Ok(())
+}
+
+/// `INSERT INTO table (columns) VALUES ($1, ...), ... suffix` for `n` rows.
+fn insert_sql(table: &str, columns: &[&str], n: usize, suffix: &str) -> String {
+    let width = columns.len();
+    let mut sql = format!("INSERT INTO {table} ({}) VALUES ", columns.join(", "));
+    for i in 0..n {
+        if i > 0 {
+            sql.push_str(", ");
+        }
+        sql.push('(');
+        sql.push_str(&placeholders(i * width + 1, width));
+        sql.push(')');
+    }
+    sql.push(' ');
+    sql.push_str(suffix);
+    sql
+}
+
+/// `items` cut into `IN` lists of the fixed [`IN_SIZES`], each padded with its last item.
+fn in_chunks(items: &[String], fixed: usize) -> impl Iterator<Item = (usize, Vec<Val>)> + '_ {
+    let largest = IN_SIZES.into_iter().filter(|&n| n + fixed <= MAX_PARAMS).max().unwrap_or(1);
+    items.chunks(largest).map(move |chunk| {
+        let size = IN_SIZES.into_iter().find(|&n| n >= chunk.len()).unwrap_or(largest);
+        let mut vals: Vec<Val> = chunk.iter().map(Val::from).collect();
+        let last = chunk[chunk.len() - 1].clone();
+        vals.resize_with(size, || Val::T(last.clone()));
+        (size, vals)
+    })
 }
 
 /// Runs `sql` (which must contain `{in}` where the list goes, and may use `$1..$k` for the
@@ -129,10 +224,10 @@ pub async fn exec_in(
     items: &[String],
 ) -> Result<u64, sqlx::Error> {
     let mut n = 0;
-    for chunk in items.chunks(MAX_PARAMS - fixed.len()) {
-        let text = sql.replace("{in}", &placeholders(fixed.len() + 1, chunk.len()));
+    for (size, list) in in_chunks(items, fixed.len()) {
+        let text = sql.replace("{in}", &placeholders(fixed.len() + 1, size));
         let mut vals = fixed.clone();
-        vals.extend(chunk.iter().map(Val::from));
+        vals.extend(list);
         n += exec(conn, &text, vals).await?;
     }
     Ok(n)
@@ -146,11 +241,11 @@ pub async fn fetch_in(
     items: &[String],
 ) -> Result<Vec<sqlx::any::AnyRow>, sqlx::Error> {
     let mut out = Vec::new();
-    for chunk in items.chunks(MAX_PARAMS - fixed.len()) {
-        let text = sql.replace("{in}", &placeholders(fixed.len() + 1, chunk.len()));
+    for (size, list) in in_chunks(items, fixed.len()) {
+        let text = sql.replace("{in}", &placeholders(fixed.len() + 1, size));
         let mut vals = fixed.clone();
-        vals.extend(chunk.iter().map(Val::from));
-        out.extend(query(&text, vals).fetch_all(&mut *conn).await?);
+        vals.extend(list);
+        out.extend(fetch_all(conn, &text, vals).await?);
     }
     Ok(out)
 }
@@ -166,4 +261,74 @@ pub fn bool_col(col: &str) -> String {
 pub fn get_bool(row: &sqlx::any::AnyRow, col: &str) -> Result<bool, sqlx::Error> {
     use sqlx::Row;
     Ok(row.try_get::<i64, _>(col)? != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(vals: &[Val]) -> Vec<String> {
+        vals.iter()
+            .map(|v| match v {
+                Val::T(s) => s.clone(),
+                Val::I(i) => i.to_string(),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn positional_follows_placeholder_order() {
+        let vals: Vec<Val> = vec!["a".into(), "b".into(), 3i64.into()];
+        let (sql, ordered) =
+            to_positional("UPDATE t SET x = $2, y = $3 WHERE z = $1 OR w = $2 AND v = '$'", &vals);
+        assert_eq!(sql, "UPDATE t SET x = ?, y = ? WHERE z = ? OR w = ? AND v = '$'");
+        assert_eq!(texts(&ordered), ["b", "3", "a", "b"]);
+        let (sql, ordered) = to_positional(
+            &insert_sql("t", &["a", "b"], 2, "ON CONFLICT DO NOTHING"),
+            &["1".into(), "2".into(), "3".into(), "4".into()],
+        );
+        assert_eq!(sql, "INSERT INTO t (a, b) VALUES (?, ?), (?, ?) ON CONFLICT DO NOTHING");
+        assert_eq!(texts(&ordered), ["1", "2", "3", "4"]);
+    }
+
+    #[test]
+    fn in_lists_have_fixed_sizes() {
+        let items: Vec<String> = (0..5).map(|i| i.to_string()).collect();
+        let chunks: Vec<_> = in_chunks(&items, 2).collect();
+        assert_eq!(chunks.len(), 1);
+        assert_eq!(chunks[0].0, 16);
+        assert_eq!(
+            texts(&chunks[0].1),
+            ["0", "1", "2", "3", "4", "4", "4", "4", "4", "4", "4", "4", "4", "4", "4", "4"]
+        );
+        let many: Vec<String> = (0..1500).map(|i| i.to_string()).collect();
+        let sizes: Vec<usize> = in_chunks(&many, 0)
+            .map(|(n, v)| {
+                assert_eq!(v.len(), n);
+                n
+            })
+            .collect();
+        assert_eq!(sizes, [1024, 1024]);
+        assert_eq!(in_chunks(&[], 0).count(), 0);
+    }
+
+    #[test]
+    fn insert_chunks_use_few_shapes() {
+        let mut shapes = Vec::new();
+        for total in [1usize, 3, 100, 255, 256, 1000] {
+            let mut left = total;
+            let mut n_stmts = 0;
+            while left > 0 {
+                let n = CHUNK_ROWS.into_iter().find(|&c| c <= left).unwrap_or(1);
+                shapes.push(n);
+                left -= n;
+                n_stmts += 1;
+            }
+            assert!(n_stmts <= 16, "{total} rows took {n_stmts} statements");
+        }
+        shapes.sort_unstable();
+        shapes.dedup();
+        assert_eq!(shapes, [1, 4, 16, 64, 256]);
+    }
 }

@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use sqlx::{AnyConnection, AnyPool, Row};
+use sqlx::{AnyConnection, Connection, Row};
 
 use super::rows::*;
 use super::sql::{bool_col, exec, exec_in, fetch_in, get_bool, insert_rows, query, Val};
@@ -34,35 +34,42 @@ const BLOCK_TABLES: &[&str] = &[
     "microblocks",
 ];
 
-pub async fn raw_event_exists(conn: &mut AnyConnection, id: i64) -> Result<bool, sqlx::Error> {
-    Ok(query("SELECT 1 FROM raw_events WHERE id = $1", vec![id.into()]).fetch_optional(conn).await?.is_some())
-}
-
-pub async fn next_raw_event_id(conn: &mut AnyConnection) -> Result<i64, sqlx::Error> {
-    let row = query("SELECT CAST(COALESCE(MAX(id), 0) + 1 AS BIGINT) AS n FROM raw_events", vec![])
-        .fetch_one(conn)
-        .await?;
-    row.try_get("n")
-}
-
+/// Stores a raw event under `id` (or `max(id) + 1` when `None`) and returns its id, or `None`
+/// when `id` is already taken (then nothing is written). One statement: this runs once per
+/// event, and every statement is a round trip to the database.
 pub async fn insert_raw_event(
     conn: &mut AnyConnection,
-    id: i64,
+    id: Option<i64>,
     timestamp: &str,
     path: &str,
     payload: &str,
-) -> Result<(), sqlx::Error> {
-    exec(
-        conn,
-        "INSERT INTO raw_events (id, receive_timestamp, event_path, payload) VALUES ($1, $2, $3, $4)",
-        vec![id.into(), timestamp.into(), path.into(), payload.into()],
-    )
-    .await?;
-    Ok(())
+) -> Result<Option<i64>, sqlx::Error> {
+    match id {
+        Some(id) => {
+            let n = exec(
+                conn,
+                "INSERT INTO raw_events (id, receive_timestamp, event_path, payload) VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (id) DO NOTHING",
+                vec![id.into(), timestamp.into(), path.into(), payload.into()],
+            )
+            .await?;
+            Ok((n > 0).then_some(id))
+        }
+        None => {
+            let row = query(
+                "INSERT INTO raw_events (id, receive_timestamp, event_path, payload) \
+                 SELECT CAST(COALESCE(MAX(id), 0) + 1 AS BIGINT), $1, $2, $3 FROM raw_events RETURNING id",
+                vec![timestamp.into(), path.into(), payload.into()],
+            )
+            .fetch_one(conn)
+            .await?;
+            Ok(Some(row.try_get("id")?))
+        }
+    }
 }
 
-pub async fn wipe(pool: &AnyPool) -> Result<(), StoreError> {
-    let mut tx = pool.begin().await?;
+pub async fn wipe(conn: &mut AnyConnection) -> Result<(), StoreError> {
+    let mut tx = conn.begin().await?;
     for t in BLOCK_TABLES.iter().chain(&[
         "raw_events",
         "stx_accounts",
@@ -788,13 +795,17 @@ async fn apply_mempool(conn: &mut AnyConnection, ctx: &Ctx, m: &NewMempoolTx) ->
     let mut seen = BTreeSet::new();
     rows.retain(|r| seen.insert(r.tx_id.clone()));
     let ids: Vec<String> = rows.iter().map(|r| r.tx_id.clone()).collect();
-    // A transaction already mined on the canonical chain is recorded as pruned.
-    let mined: BTreeSet<String> =
-        fetch_in(conn, "SELECT tx_id FROM txs WHERE canonical = true AND tx_id IN ({in})", vec![], &ids)
-            .await?
-            .iter()
-            .map(|r| r.try_get("tx_id"))
-            .collect::<Result<_, _>>()?;
+    // A transaction already mined on the canonical chain is recorded as pruned. The canonical
+    // flag is checked here, not in the WHERE clause: with `canonical = true` there, SQLite's
+    // planner picked the `(canonical, …)` index over the primary key and scanned every
+    // canonical transaction, once per mempool post.
+    let mut mined = BTreeSet::new();
+    let sql = format!("SELECT tx_id, {} FROM txs WHERE tx_id IN ({{in}})", bool_col("canonical"));
+    for r in fetch_in(conn, &sql, vec![], &ids).await? {
+        if get_bool(&r, "canonical")? {
+            mined.insert(r.try_get::<String, _>("tx_id")?);
+        }
+    }
     let vals = rows.iter().map(|r| mempool_vals(r, ctx.receipt_time, mined.contains(&r.tx_id))).collect();
     insert_rows(conn, "mempool_txs", MEMPOOL_COLS, vals, "ON CONFLICT (tx_id) DO NOTHING").await?;
     Ok(())

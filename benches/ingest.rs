@@ -1,0 +1,426 @@
+//! Ingest throughput benchmark: a node-format event log replayed into a fresh store, event by
+//! event, the way the event observer applies it. See `docs/benchmarks.md`.
+//!
+//! ```sh
+//! cargo bench --bench ingest -- --db sqlite                         # ~1M-tx devnet chain
+//! cargo bench --bench ingest -- --db postgres --pg-url postgres://postgres@127.0.0.1:55435/postgres
+//! cargo bench --bench ingest -- --fixture epoch-3-transition --repeat 5
+//! cargo bench --bench ingest -- --realnode-2
+//! cargo bench --bench ingest -- --file my.tsv --network mainnet
+//! ```
+//!
+//! It is a `harness = false` bench target rather than a CLI subcommand or a timed test: a
+//! throughput figure belongs to a release build run on purpose, never to `cargo test`.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use sqlx::{Connection, Executor, PgConnection};
+use stacks_ledger::devnet::{self, DevnetConfig, Generator};
+use stacks_ledger::events::{EventPath, TsvReader};
+use stacks_ledger::ingest::{EventSink, IncomingEvent, IngestOutcome};
+use stacks_ledger::ledger::Network;
+use stacks_ledger::store::Store;
+
+const USAGE: &str = "\
+cargo bench --bench ingest -- [OPTIONS]
+
+Source (default: a devnet chain, generated once and reused):
+  --file F.tsv              replay this event log
+  --fixture NAME            replay ../shared/fixtures/NAME.tsv (e.g. epoch-3-transition)
+  --realnode-2              replay ../shared/bench/realnode-2/events.tsv
+  --chain PATH              where the devnet chain is kept
+                            (default: $TMPDIR/stacks-ledger-bench/chain-s{seed}-b{blocks}-t{txs}.tsv)
+  --seed N --blocks N --txs-per-block N   devnet shape (default 1, 10000, 100: ~1,010,000 txs)
+  --network testnet|mainnet network of the log (default testnet; devnet chains are testnet)
+Store:
+  --db sqlite|postgres      engine (default sqlite; a fresh file in $TMPDIR)
+  --pg-url URL              PostgreSQL admin URL; a fresh database is created beside it and
+                            dropped afterwards (default: $STACKS_LEDGER_BENCH_PG_URL, then
+                            $STACKS_LEDGER_TEST_PG_URL)
+  --batch N                 Store::ingest_batch with N events per database transaction
+                            (default 1: EventSink::ingest, one transaction per event)
+Run:
+  --limit N                 stop after N events
+  --repeat N                run N times, each on a fresh store (default 1)
+  --keep                    keep the database afterwards
+";
+
+struct Opts {
+    file: Option<PathBuf>,
+    chain: Option<PathBuf>,
+    seed: u64,
+    blocks: u64,
+    txs_per_block: u32,
+    network: Network,
+    postgres: bool,
+    pg_url: Option<String>,
+    batch: usize,
+    limit: Option<u64>,
+    repeat: usize,
+    keep: bool,
+}
+
+fn shared(rel: &str) -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared")).join(rel)
+}
+
+fn parse_opts() -> anyhow::Result<Opts> {
+    let mut o = Opts {
+        file: None,
+        chain: None,
+        seed: 1,
+        blocks: 10_000,
+        txs_per_block: 100,
+        network: Network::Testnet,
+        postgres: false,
+        pg_url: std::env::var("STACKS_LEDGER_BENCH_PG_URL")
+            .or_else(|_| std::env::var("STACKS_LEDGER_TEST_PG_URL"))
+            .ok()
+            .filter(|u| !u.is_empty()),
+        batch: 1,
+        limit: None,
+        repeat: 1,
+        keep: false,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = || args.next().with_context(|| format!("{a} needs a value"));
+        match a.as_str() {
+            // `cargo bench` appends `--bench` to every bench binary's arguments.
+            "--bench" => {}
+            "--file" => o.file = Some(value()?.into()),
+            "--fixture" => o.file = Some(shared(&format!("fixtures/{}.tsv", value()?))),
+            "--realnode-2" => o.file = Some(shared("bench/realnode-2/events.tsv")),
+            "--chain" => o.chain = Some(value()?.into()),
+            "--seed" => o.seed = value()?.parse()?,
+            "--blocks" => o.blocks = value()?.parse()?,
+            "--txs-per-block" => o.txs_per_block = value()?.parse()?,
+            "--network" => {
+                o.network = match value()?.as_str() {
+                    "testnet" => Network::Testnet,
+                    "mainnet" => Network::Mainnet,
+                    n => bail!("unknown network {n}"),
+                }
+            }
+            "--db" => {
+                o.postgres = match value()?.as_str() {
+                    "sqlite" => false,
+                    "postgres" | "postgresql" | "pg" => true,
+                    d => bail!("unknown engine {d}"),
+                }
+            }
+            "--pg-url" => o.pg_url = Some(value()?),
+            "--batch" => o.batch = value()?.parse::<usize>()?.max(1),
+            "--limit" => o.limit = Some(value()?.parse()?),
+            "--repeat" => o.repeat = value()?.parse::<usize>()?.max(1),
+            "--keep" => o.keep = true,
+            "-h" | "--help" => {
+                print!("{USAGE}");
+                std::process::exit(0);
+            }
+            _ => bail!("unknown argument {a}\n\n{USAGE}"),
+        }
+    }
+    Ok(o)
+}
+
+/// The devnet chain at `path`, generated first if it is not there yet (it takes ~90 s for
+/// 1M txs; later runs reuse it). Written to a temporary name and renamed, so an interrupted
+/// generation is never mistaken for a complete chain.
+fn devnet_chain(o: &Opts) -> anyhow::Result<PathBuf> {
+    let path = o.chain.clone().unwrap_or_else(|| {
+        std::env::temp_dir()
+            .join("stacks-ledger-bench")
+            .join(format!("chain-s{}-b{}-t{}.tsv", o.seed, o.blocks, o.txs_per_block))
+    });
+    if path.exists() {
+        eprintln!("reusing the devnet chain {}", path.display());
+        return Ok(path);
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    eprintln!(
+        "generating a devnet chain (seed {}, {} blocks × {} txs) into {} ...",
+        o.seed,
+        o.blocks,
+        o.txs_per_block,
+        path.display()
+    );
+    let started = Instant::now();
+    let cfg = DevnetConfig {
+        seed: o.seed,
+        blocks: o.blocks,
+        txs_per_block: o.txs_per_block,
+        ..DevnetConfig::default()
+    };
+    let mut generator = Generator::new(cfg)?;
+    let partial = path.with_extension("tsv.partial");
+    let out = BufWriter::with_capacity(1 << 20, File::create(&partial)?);
+    let n = devnet::write_tsv(&mut generator, out)?;
+    std::fs::rename(&partial, &path)?;
+    eprintln!("generated {n} events in {:.0} s", started.elapsed().as_secs_f64());
+    Ok(path)
+}
+
+/// Counts the bytes read, to report progress through the log without a first pass.
+struct Counting<R> {
+    inner: R,
+    read: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// `VmRSS` and `VmHWM` (peak) of this process, in MiB.
+fn rss_mib() -> (f64, f64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+            .map_or(f64::NAN, |kb| kb / 1024.0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// A fresh store, and how to get rid of it.
+struct BenchStore {
+    store: Store,
+    sqlite_dir: Option<PathBuf>,
+    pg: Option<(String, String)>,
+}
+
+async fn fresh_store(o: &Opts, run: usize) -> anyhow::Result<BenchStore> {
+    let unique = format!("{}_{run}", std::process::id());
+    if !o.postgres {
+        let dir = std::env::temp_dir().join(format!("stacks-ledger-bench-db-{unique}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let url = format!("sqlite://{}/ledger.db", dir.display());
+        let store = Store::open(&url, o.network).await?;
+        return Ok(BenchStore { store, sqlite_dir: Some(dir), pg: None });
+    }
+    let admin = o.pg_url.clone().context("--db postgres needs --pg-url or STACKS_LEDGER_BENCH_PG_URL")?;
+    let db = format!("stacks_ledger_bench_{unique}");
+    let mut c = PgConnection::connect(&admin).await?;
+    c.execute(format!("DROP DATABASE IF EXISTS {db}").as_str()).await?;
+    c.execute(format!("CREATE DATABASE {db}").as_str()).await?;
+    c.close().await?;
+    let store = Store::open(&with_database(&admin, &db), o.network).await?;
+    Ok(BenchStore { store, sqlite_dir: None, pg: Some((admin, db)) })
+}
+
+impl BenchStore {
+    async fn finish(self, keep: bool) -> anyhow::Result<()> {
+        self.store.close().await;
+        if keep {
+            match (&self.sqlite_dir, &self.pg) {
+                (Some(d), _) => eprintln!("kept {}", d.display()),
+                (_, Some((_, db))) => eprintln!("kept database {db}"),
+                _ => {}
+            }
+            return Ok(());
+        }
+        if let Some(dir) = self.sqlite_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        if let Some((admin, db)) = self.pg {
+            let mut c = PgConnection::connect(&admin).await?;
+            c.execute(format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)").as_str()).await?;
+        }
+        Ok(())
+    }
+}
+
+/// The admin URL with its database replaced.
+fn with_database(url: &str, db: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, q)) => (b, format!("?{q}")),
+        None => (url, String::new()),
+    };
+    let scheme_end = base.find("://").map_or(0, |i| i + 3);
+    let prefix = match base[scheme_end..].find('/') {
+        Some(i) => &base[..scheme_end + i],
+        None => base,
+    };
+    format!("{prefix}/{db}{query}")
+}
+
+#[derive(Default)]
+struct PathStats {
+    count: u64,
+    total: Duration,
+    max: Duration,
+}
+
+struct RunResult {
+    secs: f64,
+    events: u64,
+    txs: i64,
+    /// (percent of the log, events so far, seconds so far, VmRSS MiB, VmHWM MiB)
+    samples: Vec<(u32, u64, f64, f64, f64)>,
+    per_path: BTreeMap<String, PathStats>,
+}
+
+async fn run_once(o: &Opts, log: &Path, run: usize) -> anyhow::Result<RunResult> {
+    let bs = fresh_store(o, run).await?;
+    let size = std::fs::metadata(log)?.len().max(1);
+    let read = Arc::new(AtomicU64::new(0));
+    let reader = TsvReader::new(BufReader::with_capacity(
+        1 << 20,
+        Counting { inner: File::open(log)?, read: read.clone() },
+    ));
+    let mut checkpoints = vec![10u32, 20, 30, 40, 50, 60, 70, 80, 90].into_iter().peekable();
+    let mut samples = Vec::new();
+    let mut per_path: BTreeMap<String, PathStats> = BTreeMap::new();
+    let mut events = 0u64;
+    let mut pending: Vec<(IncomingEvent, String)> = Vec::with_capacity(o.batch);
+    let started = Instant::now();
+    let record = |path: &str, took: Duration, n: u64, per_path: &mut BTreeMap<String, PathStats>| {
+        let s = per_path.entry(path.to_owned()).or_default();
+        s.count += n;
+        s.total += took;
+        s.max = s.max.max(took);
+    };
+    for ev in reader {
+        let ev = ev?;
+        let path_text = ev.path.clone();
+        let event = IncomingEvent {
+            id: Some(ev.id),
+            receive_timestamp: Some(ev.receive_timestamp),
+            path: EventPath::from_path(&ev.path).with_context(|| format!("unknown path {}", ev.path))?,
+            payload: ev.payload,
+        };
+        if o.batch > 1 {
+            pending.push((event, path_text));
+            if pending.len() >= o.batch {
+                let t = Instant::now();
+                let batch: Vec<IncomingEvent> = pending.drain(..).map(|(e, _)| e).collect();
+                let n = batch.len() as u64;
+                for r in bs.store.ingest_batch(batch).await? {
+                    r?;
+                }
+                record("(batch)", t.elapsed(), n, &mut per_path);
+            }
+        } else {
+            let t = Instant::now();
+            match bs.store.ingest(event).await {
+                Ok(IngestOutcome::Applied { .. }) => {}
+                Ok(IngestOutcome::AlreadyStored { id }) => eprintln!("event {id} already stored"),
+                Err(e) => bail!("event {} ({path_text}): {e}", ev.id),
+            }
+            record(&path_text, t.elapsed(), 1, &mut per_path);
+        }
+        events += 1;
+        let pct = read.load(Ordering::Relaxed) * 100 / size;
+        while checkpoints.peek().is_some_and(|c| u64::from(*c) <= pct) {
+            let c = checkpoints.next().unwrap_or_default();
+            let (rss, hwm) = rss_mib();
+            let secs = started.elapsed().as_secs_f64();
+            eprintln!(
+                "  {c:>3}%  {events:>9} events  {secs:>8.1} s  {:>7.0} events/s  RSS {rss:.0} MiB  peak {hwm:.0} MiB",
+                events as f64 / secs
+            );
+            samples.push((c, events, secs, rss, hwm));
+        }
+        if o.limit.is_some_and(|l| events >= l) {
+            break;
+        }
+    }
+    if !pending.is_empty() {
+        let t = Instant::now();
+        let batch: Vec<IncomingEvent> = pending.drain(..).map(|(e, _)| e).collect();
+        let n = batch.len() as u64;
+        for r in bs.store.ingest_batch(batch).await? {
+            r?;
+        }
+        record("(batch)", t.elapsed(), n, &mut per_path);
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let (rss, hwm) = rss_mib();
+    samples.push((100, events, secs, rss, hwm));
+    let txs = bs.store.table_counts().await?.get("txs").copied().unwrap_or(0);
+    bs.finish(o.keep).await?;
+    Ok(RunResult { secs, events, txs, samples, per_path })
+}
+
+fn main() -> anyhow::Result<()> {
+    // `cargo test --all-targets` runs bench binaries too, without `--bench`: a throughput run
+    // does not belong in the test suite.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("ingest benchmark: not run under `cargo test`; use `cargo bench --bench ingest`");
+        return Ok(());
+    }
+    let o = parse_opts()?;
+    let log = match &o.file {
+        Some(f) if f.exists() => f.clone(),
+        Some(f) => bail!("{} not found", f.display()),
+        None => devnet_chain(&o)?,
+    };
+    // The event observer runs on a multi-threaded runtime; so does the benchmark.
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let engine = if o.postgres { "postgres" } else { "sqlite" };
+    let mode = if o.batch > 1 { format!("ingest_batch({})", o.batch) } else { "ingest".to_owned() };
+    println!("ingest benchmark: {} on {engine}, {mode}", log.display());
+    let mut results = Vec::new();
+    for run in 0..o.repeat {
+        let r = rt.block_on(run_once(&o, &log, run))?;
+        println!(
+            "run {}: {} events, {} txs in {:.2} s: {:.0} tx/s, {:.0} events/s",
+            run + 1,
+            r.events,
+            r.txs,
+            r.secs,
+            r.txs as f64 / r.secs,
+            r.events as f64 / r.secs
+        );
+        results.push(r);
+    }
+    results.sort_by(|a, b| a.secs.total_cmp(&b.secs));
+    let best = &results[0];
+    let median = &results[results.len() / 2];
+    println!("per path (best run):");
+    for (path, s) in &best.per_path {
+        println!(
+            "  {path:<18} {:>9}  total {:>8.2} s  mean {:>7.3} ms  max {:>8.1} ms",
+            s.count,
+            s.total.as_secs_f64(),
+            s.total.as_secs_f64() * 1e3 / s.count.max(1) as f64,
+            s.max.as_secs_f64() * 1e3
+        );
+    }
+    println!("memory (best run): % of log, RSS / peak RSS (VmHWM)");
+    for (pct, events, secs, rss, hwm) in &best.samples {
+        if [10, 50, 100].contains(pct) {
+            println!(
+                "  {pct:>3}%  {events:>9} events  {secs:>8.1} s  RSS {rss:>6.0} MiB  peak {hwm:>6.0} MiB"
+            );
+        }
+    }
+    println!(
+        "RESULT engine={engine} mode={mode} events={} txs={} secs={:.2} tx_per_s={:.0} events_per_s={:.0} \
+         median_secs={:.2} peak_rss_mib={:.0} runs={}",
+        best.events,
+        best.txs,
+        best.secs,
+        best.txs as f64 / best.secs,
+        best.events as f64 / best.secs,
+        median.secs,
+        best.samples.last().map_or(f64::NAN, |s| s.4),
+        results.len()
+    );
+    Ok(())
+}
