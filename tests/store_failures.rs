@@ -110,3 +110,71 @@ async fn sqlite_failures_leave_the_store_unchanged() {
 async fn postgres_failures_leave_the_store_unchanged() {
     failures(Db::Postgres).await;
 }
+
+/// `Store::ingest_batch`: refused events inside a batch roll back to their savepoint and the
+/// rest of the batch applies, so the store ends exactly as when only the good events are
+/// ingested one by one; a replayed id in the batch is `AlreadyStored`.
+async fn batch_matches_one_by_one(db: Db) {
+    let Some(events) = mocknet() else { return };
+    let good: Vec<IncomingEvent> = events
+        .iter()
+        .map(|ev| IncomingEvent {
+            id: Some(ev.id),
+            receive_timestamp: Some(ev.receive_timestamp.clone()),
+            path: EventPath::from_path(&ev.path).unwrap(),
+            payload: ev.payload.clone(),
+        })
+        .collect();
+    let block4 = &events[3].payload;
+    let mut orphan: serde_json::Value = serde_json::from_str(block4).unwrap();
+    orphan["parent_index_block_hash"] = format!("0x{}", "ab".repeat(32)).into();
+    let mut undecodable: serde_json::Value = serde_json::from_str(block4).unwrap();
+    undecodable["transactions"][0]["raw_tx"] = "0x0011".into();
+
+    let Some(one) = TestStore::new(db, "batch_one", Network::Testnet).await else { return };
+    for ev in &good {
+        one.store.ingest(ev.clone()).await.unwrap();
+    }
+
+    let Some(batch) = TestStore::new(db, "batch_many", Network::Testnet).await else { return };
+    // Block 4 with an unknown parent, then (once block 3 is in) block 4 with a transaction that
+    // does not decode, a body that is not JSON, and a replayed id.
+    let mut input = good[..2].to_vec();
+    input.push(event(Some(1_000_001), EventPath::NewBlock, orphan.to_string()));
+    input.push(good[2].clone());
+    input.push(event(Some(1_000_002), EventPath::NewBlock, undecodable.to_string()));
+    input.extend(good[3..5].iter().cloned());
+    input.push(event(Some(1_000_003), EventPath::NewBlock, "{".into()));
+    input.push(good[5].clone());
+    input.push(good[0].clone());
+    input.extend(good[6..].iter().cloned());
+    // Two batches: the second starts mid-log on what the first committed.
+    let second = input.split_off(input.len() / 2);
+    let mut results = batch.store.ingest_batch(input).await.unwrap();
+    results.extend(batch.store.ingest_batch(second).await.unwrap());
+    for (i, r) in results.iter().enumerate() {
+        match i {
+            2 => assert!(matches!(r, Err(IngestError::Rejected { .. })), "{i}: {r:?}"),
+            4 | 7 => assert!(matches!(r, Err(IngestError::Invalid { .. })), "{i}: {r:?}"),
+            9 => assert_eq!(r.as_ref().unwrap(), &IngestOutcome::AlreadyStored { id: good[0].id.unwrap() }),
+            _ => assert!(matches!(r, Ok(IngestOutcome::Applied { .. })), "{i}: {r:?}"),
+        }
+    }
+    assert_eq!(batch.store.table_counts().await.unwrap(), one.store.table_counts().await.unwrap());
+    assert_eq!(batch.store.canonical_counts().await.unwrap(), one.store.canonical_counts().await.unwrap());
+    assert_eq!(batch.store.supply().await.unwrap(), one.store.supply().await.unwrap());
+    assert_eq!(batch.store.accounts().await.unwrap(), one.store.accounts().await.unwrap());
+    assert_eq!(batch.store.last_event_id().await.unwrap(), one.store.last_event_id().await.unwrap());
+    one.finish().await;
+    batch.finish().await;
+}
+
+#[tokio::test]
+async fn sqlite_batch_matches_one_by_one() {
+    batch_matches_one_by_one(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn postgres_batch_matches_one_by_one() {
+    batch_matches_one_by_one(Db::Postgres).await;
+}
