@@ -4,6 +4,7 @@
 //! Ingestion parses an event, derives its rows (`crate::ledger`, pure) and writes the raw event
 //! and its effects in **one** database transaction, one writer at a time.
 
+mod digest;
 mod explorer;
 mod read;
 mod rows;
