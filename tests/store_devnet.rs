@@ -235,7 +235,7 @@ fn nft_moved_by_stream_and_block(events: &[RawEvent]) -> Option<(i64, String, St
 /// `(block_height, microblock_sequence, tx_index, event_index)` with anchored transactions at
 /// `microblock_sequence = 2^31 - 1`, i.e. in execution order. Seed 10 moves devpunk u2 that way in block
 /// 3 (event 19); whole chains show it too (`--forks` seeds 104, 107, 110, ... with a 30% fork
-/// rate end with another owner than the generator's). Ignored until the store is fixed.
+/// rate ended with another owner than the generator's before the store ordered by execution).
 async fn nft_custody_follows_execution_order(db: Db) {
     let (events, _) = devnet_events(devnet_config(10, 60, TXS_PER_BLOCK));
     let (id, block, asset, value, owner) =
@@ -251,13 +251,11 @@ async fn nft_custody_follows_execution_order(db: Db) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "store bug: NFT custody in listing order, not execution order (see nft_custody_follows_execution_order)"]
 async fn sqlite_nft_custody_follows_execution_order() {
     nft_custody_follows_execution_order(Db::Sqlite).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "store bug: NFT custody in listing order, not execution order (see nft_custody_follows_execution_order)"]
 async fn postgres_nft_custody_follows_execution_order() {
     nft_custody_follows_execution_order(Db::Postgres).await;
 }
