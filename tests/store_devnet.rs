@@ -226,16 +226,11 @@ fn nft_moved_by_stream_and_block(events: &[RawEvent]) -> Option<(i64, String, St
     None
 }
 
-/// STORE BUG (src/store/write.rs, `nft_upsert_from_events` and `nft_recompute`): NFT custody
-/// takes the token's last event in listing order, `(block_height, tx_index, event_index)`. A
-/// block lists the microblock transactions it confirms after its own and numbers their events
-/// after its own, but they executed first. When a confirmed microblock transaction and one of
-/// the block's own transactions both move a token, custody ends with the microblock's
-/// recipient instead of the anchored transaction's. The incumbent orders custody by
-/// `(block_height, microblock_sequence, tx_index, event_index)` with anchored transactions at
-/// `microblock_sequence = 2^31 - 1`, i.e. in execution order. Seed 10 moves devpunk u2 that way in block
-/// 3 (event 19); whole chains show it too (`--forks` seeds 104, 107, 110, ... with a 30% fork
-/// rate ended with another owner than the generator's before the store ordered by execution).
+/// NFT custody follows execution order: a block lists the microblock transactions it confirms
+/// after its own (and numbers their events after its own), but they executed first. The
+/// incumbent orders custody by `(block_height, microblock_sequence, tx_index, event_index)` with
+/// anchored transactions last; so must we. Seed 10 moves devpunk u2 through both in block 3
+/// (event 19); ordering by listing order gave the microblock's recipient.
 async fn nft_custody_follows_execution_order(db: Db) {
     let (events, _) = devnet_events(devnet_config(10, 60, TXS_PER_BLOCK));
     let (id, block, asset, value, owner) =
