@@ -41,6 +41,14 @@ async fn status_matches_oracle(db: Db, fixture: &str, network: Network) {
     let body: Value = serde_json::from_slice(res.body()).unwrap();
     assert_eq!(body["reference"], "/extended/v1/nothing-here?limit=3");
     assert_eq!(body["statusCode"], 404);
+    // Every recorded status request, redirect and unknown URL answers as the incumbent did.
+    let select = |e: &test_support::oracle::OracleEntry| {
+        matches!(e.path.as_str(), "/" | "/extended" | "/extended/" | "/extended/v1/status")
+            || e.path.contains("does-not-exist")
+            || e.path.contains("/nope")
+    };
+    let report = common::parity::check_parity(&api, fixture, select, &["server_version"]).await.unwrap();
+    report.assert_all_match();
     ts.finish().await;
 }
 

@@ -3,11 +3,13 @@
 
 mod error;
 mod headers;
+mod params;
 mod reader;
 mod status;
 
 pub use error::{not_found_fallback, recover, ApiError, ErrorBody};
 pub use headers::{with_common_headers, API_VERSION, SERVER_VERSION};
+pub use params::{query, LimitRule, Page, Paging, Query};
 pub use reader::{ChainTip, ExplorerReader, ReadError};
 
 use std::sync::Arc;

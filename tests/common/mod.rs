@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod parity;
+
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::BufReader;

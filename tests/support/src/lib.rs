@@ -5,6 +5,8 @@
 
 use std::path::PathBuf;
 
+pub mod oracle;
+
 /// Every raw event log in the shared data, relative to `shared/`.
 pub const EVENT_LOGS: [&str; 9] = [
     "fixtures/epoch-3-transition.tsv",

@@ -1,0 +1,163 @@
+//! Query-string parameters shared by every `/extended` route: the raw pairs (repeated keys kept,
+//! for the incumbent's `type=a&type=b` arrays), typed accessors that turn a bad value into the
+//! spec's invalid-parameter error, and the `{limit, offset, total, results}` envelope.
+
+use serde::Serialize;
+use warp::Filter;
+
+use crate::error::ApiError;
+
+/// The decoded query string of one request.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Query(Vec<(String, String)>);
+
+/// A route's `limit` rule from the incumbent's table: the default and the maximum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LimitRule {
+    pub default: u32,
+    pub max: u32,
+}
+
+impl LimitRule {
+    pub const fn new(default: u32, max: u32) -> Self {
+        LimitRule { default, max }
+    }
+}
+
+/// `limit` and `offset` after validation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Paging {
+    pub limit: u32,
+    pub offset: u64,
+}
+
+/// The incumbent's list envelope.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Page<T> {
+    pub limit: u32,
+    pub offset: u64,
+    pub total: u64,
+    pub results: Vec<T>,
+}
+
+impl<T> Page<T> {
+    pub fn new(paging: Paging, total: u64, results: Vec<T>) -> Self {
+        Page { limit: paging.limit, offset: paging.offset, total, results }
+    }
+}
+
+/// Extracts the request's [`Query`] (empty when there is no query string).
+pub fn query() -> impl Filter<Extract = (Query,), Error = std::convert::Infallible> + Clone {
+    warp::query::raw().or(warp::any().map(String::new)).unify().map(|raw: String| Query::parse(&raw))
+}
+
+impl Query {
+    pub fn parse(raw: &str) -> Self {
+        Query(serde_urlencoded::from_str::<Vec<(String, String)>>(raw).unwrap_or_default())
+    }
+
+    /// The first value of `name`, if present.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+
+    /// Every value of `name`, accepting both repeated keys and comma lists (`type=a,b`), and the
+    /// `name[]` form generated clients send.
+    pub fn all(&self, name: &str) -> Vec<String> {
+        let bracket = format!("{name}[]");
+        self.0
+            .iter()
+            .filter(|(k, _)| k == name || *k == bracket)
+            .flat_map(|(_, v)| v.split(','))
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(String::from)
+            .collect()
+    }
+
+    /// An unsigned integer parameter; a malformed value is the spec's invalid-parameter error.
+    pub fn u64(&self, name: &'static str) -> Result<Option<u64>, ApiError> {
+        self.get(name)
+            .map(|v| {
+                v.trim().parse::<u64>().map_err(|_| ApiError::InvalidParam {
+                    param: name,
+                    reason: format!("`{v}` is not a non-negative integer"),
+                })
+            })
+            .transpose()
+    }
+
+    /// A boolean parameter as the incumbent coerces them: `true`/`1` and `false`/`0`.
+    pub fn bool(&self, name: &'static str) -> Result<Option<bool>, ApiError> {
+        self.get(name)
+            .map(|v| match v.trim() {
+                "true" | "1" => Ok(true),
+                "false" | "0" => Ok(false),
+                other => {
+                    Err(ApiError::InvalidParam { param: name, reason: format!("`{other}` is not a boolean") })
+                }
+            })
+            .transpose()
+    }
+
+    /// `limit` (default and maximum from `rule`; above the maximum is an invalid value, as the
+    /// incumbent's schema has it) and `offset`.
+    pub fn paging(&self, rule: LimitRule) -> Result<Paging, ApiError> {
+        let limit = match self.u64("limit")? {
+            None => rule.default,
+            Some(l) if l > u64::from(rule.max) => {
+                return Err(ApiError::InvalidParam {
+                    param: "limit",
+                    reason: format!("must be equal to or less than {}", rule.max),
+                })
+            }
+            Some(l) => l as u32,
+        };
+        let offset = self.u64("offset")?.unwrap_or(0);
+        Ok(Paging { limit, offset })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn repeated_keys_comma_lists_and_brackets_all_count() {
+        let q = Query::parse("type=coinbase,token_transfer&type=smart_contract&type%5B%5D=tenure_change&x=1");
+        assert_eq!(q.all("type"), ["coinbase", "token_transfer", "smart_contract", "tenure_change"]);
+        assert_eq!(q.get("x"), Some("1"));
+        assert!(q.all("nothing").is_empty());
+    }
+
+    #[test]
+    fn paging_defaults_and_limits() {
+        let rule = LimitRule::new(20, 50);
+        assert_eq!(Query::parse("").paging(rule).unwrap(), Paging { limit: 20, offset: 0 });
+        assert_eq!(Query::parse("limit=50&offset=7").paging(rule).unwrap(), Paging { limit: 50, offset: 7 });
+        let e = Query::parse("limit=51").paging(rule).unwrap_err();
+        assert!(matches!(e, ApiError::InvalidParam { param: "limit", .. }), "{e}");
+        assert!(e.to_string().contains("50"));
+        let e = Query::parse("offset=-1").paging(rule).unwrap_err();
+        assert!(matches!(e, ApiError::InvalidParam { param: "offset", .. }), "{e}");
+        assert!(Query::parse("limit=abc").paging(rule).is_err());
+    }
+
+    #[test]
+    fn booleans_are_coerced_like_the_incumbent() {
+        let q = Query::parse("a=true&b=0&c=yes");
+        assert_eq!(q.bool("a").unwrap(), Some(true));
+        assert_eq!(q.bool("b").unwrap(), Some(false));
+        assert!(q.bool("c").is_err());
+        assert_eq!(q.bool("d").unwrap(), None);
+    }
+
+    #[test]
+    fn the_envelope_serializes_in_the_incumbents_order() {
+        let page = Page::new(Paging { limit: 2, offset: 4 }, 9, vec![1, 2]);
+        assert_eq!(
+            serde_json::to_string(&page).unwrap(),
+            r#"{"limit":2,"offset":4,"total":9,"results":[1,2]}"#
+        );
+    }
+}

@@ -1,0 +1,126 @@
+//! Replays the incumbent's recorded requests against our API and reports where the answers
+//! differ: the parity check behind every `/extended` route family.
+//!
+//! Statuses must match, except where the user's spec overrides the incumbent: an invalid input
+//! value (the incumbent's 400) must be our 500 with `error`, `stack` and `errorTag`. JSON bodies
+//! of 2xx answers must match but for the keys a family lists as legitimately different; redirects
+//! must carry the same `Location`.
+
+use std::convert::Infallible;
+
+use serde_json::Value;
+use test_support::oracle::{json_diff, manifest, OracleEntry};
+use warp::{Filter, Reply};
+
+/// One answer that differs from the recording.
+#[derive(Debug)]
+pub struct Mismatch {
+    pub method: String,
+    pub url: String,
+    pub diffs: Vec<String>,
+}
+
+#[derive(Debug, Default)]
+pub struct ParityReport {
+    pub label: String,
+    pub compared: usize,
+    pub mismatches: Vec<Mismatch>,
+}
+
+impl ParityReport {
+    /// Fails with the first differences when any answer differed, or when nothing was compared
+    /// (a selection that matches no recording proves nothing).
+    pub fn assert_all_match(&self) {
+        assert!(self.compared > 0, "{}: no recorded request was selected", self.label);
+        if self.mismatches.is_empty() {
+            println!("{}: {} recorded answers matched", self.label, self.compared);
+            return;
+        }
+        let mut msg =
+            format!("{}: {} of {} answers differ\n", self.label, self.mismatches.len(), self.compared);
+        for m in self.mismatches.iter().take(15) {
+            msg.push_str(&format!("  {} {}\n", m.method, m.url));
+            for d in m.diffs.iter().take(8) {
+                msg.push_str(&format!("      {d}\n"));
+            }
+        }
+        panic!("{msg}");
+    }
+}
+
+/// Sends every request of `fixture`'s manifest that `select` keeps to `api`, comparing each
+/// answer with the recording. `None` when the oracle is missing outside CI.
+pub async fn check_parity<F, R>(
+    api: &F,
+    fixture: &str,
+    select: impl Fn(&OracleEntry) -> bool,
+    ignore_keys: &[&str],
+) -> Option<ParityReport>
+where
+    F: Filter<Extract = (R,), Error = Infallible> + Clone + Send + Sync + 'static,
+    R: Reply + Send,
+{
+    let entries = manifest(fixture)?;
+    let mut report = ParityReport { label: fixture.to_string(), ..Default::default() };
+    for e in entries.iter().filter(|e| select(e)) {
+        report.compared += 1;
+        let mut req = warp::test::request().method(&e.method).path(&e.url);
+        for (k, v) in &e.req_headers {
+            req = req.header(k.as_str(), v.as_str());
+        }
+        if let Some(body) = &e.body {
+            req = req.header("content-type", "application/json").body(body.to_string());
+        }
+        let res = req.reply(api).await;
+        let diffs = compare(e, res.status().as_u16(), res.headers(), res.body(), ignore_keys);
+        if !diffs.is_empty() {
+            report.mismatches.push(Mismatch { method: e.method.clone(), url: e.url.clone(), diffs });
+        }
+    }
+    Some(report)
+}
+
+fn compare(
+    e: &OracleEntry,
+    status: u16,
+    headers: &warp::http::HeaderMap,
+    body: &[u8],
+    ignore_keys: &[&str],
+) -> Vec<String> {
+    let ours: Option<Value> = serde_json::from_slice(body).ok();
+    match e.status {
+        400 => {
+            // The spec: an invalid input value is a 500 naming the parameter, with a tag.
+            let ok = status == 500
+                && ours.as_ref().is_some_and(|b| b["error"].is_string() && b["errorTag"].is_string());
+            if ok {
+                vec![]
+            } else {
+                vec![format!("expected the spec's invalid-input 500 (incumbent: 400), got {status}")]
+            }
+        }
+        s if s != status => vec![format!("status: expected {s}, got {status}")],
+        301 | 302 | 307 | 308 => {
+            let ours = headers.get("location").and_then(|v| v.to_str().ok());
+            match e.headers.get("location") {
+                Some(loc) if Some(loc.as_str()) != ours => {
+                    vec![format!("location: expected {loc}, got {ours:?}")]
+                }
+                _ => vec![],
+            }
+        }
+        200..=299 => match (e.json(), ours) {
+            (Some(expected), Some(actual)) => json_diff(&expected, &actual, ignore_keys),
+            (Some(_), None) => vec!["expected a JSON body, got something else".into()],
+            (None, _) => {
+                let expected = e.text();
+                if expected.as_bytes() == body {
+                    vec![]
+                } else {
+                    vec![format!("body: expected {expected:?}, got {:?}", String::from_utf8_lossy(body))]
+                }
+            }
+        },
+        _ => vec![],
+    }
+}
