@@ -1,6 +1,11 @@
-//! Command-line interface: argument parsing and the offline codec commands.
+//! Command-line interface: argument parsing, logging set-up, the offline codec commands, and
+//! dispatch of the ledger commands (`serve`, `import-events`, `export-events`, in [`ledger`]).
 
-use std::io::Read;
+mod ledger;
+#[cfg(test)]
+mod tests;
+
+use std::io::{IsTerminal, Read};
 
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -8,6 +13,11 @@ use serde_json::{json, Value as Json};
 use stacks_codec::clarity::Value;
 use stacks_codec::tx::Transaction;
 use stacks_codec::{decode_hex, to_hex_prefixed};
+use stacks_ledger::config::{self, Config, ConfigArgs};
+use stacks_ledger::ingest::progress::{ProgressAwareStderr, ProgressMode};
+use tracing_subscriber::EnvFilter;
+
+pub use ledger::{ExportArgs, ImportArgs};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -16,12 +26,16 @@ use stacks_codec::{decode_hex, to_hex_prefixed};
     about = "Rosetta-first integration server for the Stacks blockchain"
 )]
 pub struct Cli {
+    #[command(flatten)]
+    pub config: ConfigArgs,
     #[command(subcommand)]
     pub command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    #[command(flatten)]
+    Ledger(LedgerCommand),
     /// Decode a serialized transaction (hex, `-` for stdin) and print it as JSON.
     DecodeTx {
         hex: String,
@@ -38,6 +52,17 @@ pub enum Command {
     Devnet(stacks_ledger::devnet::DevnetArgs),
 }
 
+/// The commands that work on the store.
+#[derive(Debug, Subcommand)]
+pub enum LedgerCommand {
+    /// Run the event observer a Stacks node sends its events to, until Ctrl-C or SIGTERM.
+    Serve,
+    /// Write every stored raw event, in id order, as the incumbent API's TSV.
+    ExportEvents(ExportArgs),
+    /// Replay a TSV raw event log (the incumbent API's `export-events` format) into the store.
+    ImportEvents(ImportArgs),
+}
+
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum Format {
     /// The shape the extended API serves (`/extended/v1/tx/{id}` fields; `{hex, repr, type}`).
@@ -47,13 +72,46 @@ pub enum Format {
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
+    init_logging(&config::log_filter(&cli.config, |name| std::env::var(name).ok())?)?;
     let out = match cli.command {
         Command::DecodeTx { hex, format } => decode_tx(&read_arg(hex)?, format)?,
         Command::DecodeClarity { hex, format } => decode_clarity(&read_arg(hex)?, format)?,
         Command::Devnet(args) => return Ok(stacks_ledger::devnet::run(args)?),
+        Command::Ledger(command) => {
+            let config = Config::from_process_env(&cli.config)?;
+            let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+            return runtime.block_on(run_ledger_command(command, config));
+        }
     };
     println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(())
+}
+
+async fn run_ledger_command(command: LedgerCommand, config: Config) -> anyhow::Result<()> {
+    let sink = ledger::open_sink(&config).await?;
+    match command {
+        LedgerCommand::Serve => ledger::serve(&config, sink, ledger::shutdown_signal()).await,
+        LedgerCommand::ExportEvents(args) => {
+            println!("{}", ledger::export(&*sink, &args).await?);
+            Ok(())
+        }
+        LedgerCommand::ImportEvents(args) => {
+            println!("{}", ledger::import(&*sink, &args, ProgressMode::for_stderr()).await?);
+            Ok(())
+        }
+    }
+}
+
+/// Logs go to stderr (stdout carries command output), through the writer that keeps them clear
+/// of an import's progress bar.
+fn init_logging(filter: &str) -> anyhow::Result<()> {
+    let filter = EnvFilter::try_new(filter).with_context(|| format!("log filter `{filter}`"))?;
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(ProgressAwareStderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init()
+        .map_err(|e| anyhow::anyhow!("cannot set up logging: {e}"))
 }
 
 /// The argument itself, or standard input when it is `-`.

@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use stacks_ledger::ingest::error_chain;
 
 mod cli;
 
@@ -11,7 +12,9 @@ fn main() -> ExitCode {
     match cli::run(args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // One line, causes joined with ": " (and not repeated when a message already
+            // quotes its cause).
+            eprintln!("error: {}", error_chain(e.as_ref()));
             ExitCode::FAILURE
         }
     }

@@ -8,7 +8,7 @@ use std::io::BufReader;
 
 use common::{shared_file, Db, TestStore};
 use stacks_ledger::events::{EventPath, RawEvent, TsvReader};
-use stacks_ledger::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome};
+use stacks_ledger::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome, RawEventLog};
 use stacks_ledger::ledger::Network;
 use stacks_ledger::store::Store;
 

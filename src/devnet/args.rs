@@ -21,7 +21,7 @@ pub struct DevnetArgs {
     /// Microblock streams after some blocks, confirmed in full or in part by the next block.
     #[arg(long)]
     pub microblocks: bool,
-    #[arg(long, value_enum, default_value_t = Network::Testnet)]
+    #[arg(long, default_value_t = Network::Testnet)]
     pub network: Network,
     /// Funded user accounts.
     #[arg(long, default_value_t = 100)]

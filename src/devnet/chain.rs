@@ -31,7 +31,7 @@ use super::rng::Rng;
 use super::time::Clock;
 use super::txbuild::boot_tx;
 use super::txgen::{self, BlockEnv, GenTx, Placement, COINBASE_USTX};
-use super::world::{Invariant, PendingReward, World};
+use super::world::{Account, Invariant, PendingReward, World};
 use super::DevnetError;
 use crate::events::{EventPath, RawEvent};
 
@@ -67,6 +67,14 @@ impl DevnetEvent {
             payload: self.payload,
         }
     }
+}
+
+/// A block as the generator's canonical chain has it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChainTip {
+    pub height: u64,
+    pub block_hash: String,
+    pub index_block_hash: String,
 }
 
 /// Counts of what was generated.
@@ -194,6 +202,34 @@ impl Generator {
 
     pub fn config(&self) -> &DevnetConfig {
         &self.ctx.cfg
+    }
+
+    /// The canonical tip so far (after the last event iterated): height, block hash and index
+    /// block hash, as 0x hex.
+    pub fn canonical_tip(&self) -> ChainTip {
+        let tip = &self.branch.tip;
+        ChainTip {
+            height: tip.height,
+            block_hash: hex32(&tip.block_hash),
+            index_block_hash: hex32(&tip.index_hash),
+        }
+    }
+
+    /// The generator's own ledger on the canonical branch so far, one entry per account (users
+    /// first, then miners): its address and state. Read-only; what a consumer of the events
+    /// must end up with.
+    pub fn accounts(&self) -> impl Iterator<Item = (&str, &Account)> + '_ {
+        self.ctx.keys.iter().map(|k| k.c32.as_str()).zip(&self.branch.world.accounts)
+    }
+
+    /// Every live NFT of the canonical branch so far: `(token id, owner address)`.
+    pub fn nft_owners(&self) -> impl Iterator<Item = (u128, &str)> + '_ {
+        self.branch.world.nfts.iter().map(|&(id, owner)| (id, self.ctx.key(owner).c32.as_str()))
+    }
+
+    /// The asset identifiers of the devnet's FT (`devcoin`) and NFT (`devpunk`).
+    pub fn asset_identifiers(&self) -> (&str, &str) {
+        (&self.ctx.ft_asset, &self.ctx.nft_asset)
     }
 
     /// The ledger of the current canonical branch.

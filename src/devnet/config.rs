@@ -9,25 +9,7 @@ use super::contracts::{
 use super::keys::{derive_accounts, DevKey};
 use super::DevnetError;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Network {
-    Mainnet,
-    Testnet,
-}
-
-impl Network {
-    pub fn is_mainnet(self) -> bool {
-        self == Network::Mainnet
-    }
-
-    /// The chain id user transactions carry.
-    pub fn chain_id(self) -> u32 {
-        match self {
-            Network::Mainnet => 0x0000_0001,
-            Network::Testnet => 0x8000_0000,
-        }
-    }
-}
+pub use crate::ledger::Network;
 
 /// What to generate. Probabilities are per mille.
 #[derive(Debug, Clone, PartialEq, Eq)]

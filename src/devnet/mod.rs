@@ -35,10 +35,10 @@ use std::time::Instant;
 use thiserror::Error;
 
 pub use args::{DevnetArgs, Output};
-pub use chain::{DevnetEvent, Generator, Stats};
+pub use chain::{ChainTip, DevnetEvent, Generator, Stats};
 pub use config::{DevnetConfig, Network};
 pub use sink::{post_events, write_tsv};
-pub use world::Invariant;
+pub use world::{Account, Invariant};
 
 #[derive(Debug, Error)]
 pub enum DevnetError {

@@ -2,12 +2,24 @@
 //! replay, the devnet generator) and whatever records them (the ledger store).
 //!
 //! A sink either commits the raw event **and** its effects on the ledger, or nothing at all.
+//!
+//! Around the seam: [`import`] and [`export`] move the raw event log to and from the incumbent's
+//! TSV, [`memory::MemorySink`] is the in-memory fake the tests (and, until a store is wired in,
+//! `serve`) run on, and [`error_chain`] renders an error with its causes for replies and logs.
+
+pub mod chain;
+pub mod export;
+pub mod import;
+pub mod memory;
+pub mod progress;
 
 use std::future::Future;
 
 use thiserror::Error;
 
-use crate::events::EventPath;
+use crate::events::{EventPath, RawEvent};
+
+pub use chain::error_chain;
 
 /// One event as delivered to a sink.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,4 +67,22 @@ pub trait EventSink: Send + Sync + 'static {
 
     /// The highest raw-event id stored, if any (where a replay resumes).
     fn last_event_id(&self) -> impl Future<Output = Result<Option<i64>, IngestError>> + Send;
+}
+
+/// The stored raw event log, read back in id order (for `export-events`) and cleared (for
+/// `import-events --wipe-db`). Implemented by the ledger store next to [`EventSink`].
+pub trait RawEventLog: Send + Sync + 'static {
+    /// Up to `limit` stored events with an id above `after_id` (from the lowest id when `None`),
+    /// in ascending id order. An empty result means there are no more.
+    fn raw_events_after(
+        &self,
+        after_id: Option<i64>,
+        limit: usize,
+    ) -> impl Future<Output = Result<Vec<RawEvent>, IngestError>> + Send;
+
+    /// Whether the store holds nothing at all: no raw event and no ledger data.
+    fn is_empty(&self) -> impl Future<Output = Result<bool, IngestError>> + Send;
+
+    /// Deletes every raw event and everything derived from them.
+    fn wipe(&self) -> impl Future<Output = Result<(), IngestError>> + Send;
 }

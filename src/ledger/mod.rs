@@ -51,6 +51,10 @@ impl Network {
         self == Network::Mainnet
     }
 
+    pub fn from_chain_id(chain_id: u32) -> Option<Network> {
+        [Network::Mainnet, Network::Testnet].into_iter().find(|n| n.chain_id() == chain_id)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Network::Mainnet => "mainnet",

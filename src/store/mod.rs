@@ -4,6 +4,8 @@
 //! Ingestion parses an event, derives its rows (`crate::ledger`, pure) and writes the raw event
 //! and its effects in **one** database transaction, one writer at a time.
 
+mod digest;
+mod explorer;
 mod read;
 mod rows;
 mod sql;
@@ -19,7 +21,7 @@ use thiserror::Error;
 use tokio::sync::Mutex;
 
 use crate::events::{EventPath, EventPayload, RawEvent};
-use crate::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome};
+use crate::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome, RawEventLog};
 use crate::ledger::{LedgerError, Network};
 
 pub use read::{BlockInfo, NonceUsage, Supply, TxInfo};
@@ -370,26 +372,26 @@ impl Store {
         write::apply(conn, &ctx, payload).await?;
         Ok(IngestOutcome::Applied { id })
     }
+}
 
-    /// Raw events with `id > after_id`, in id order (export).
-    pub async fn raw_events_after(
+impl RawEventLog for Store {
+    async fn raw_events_after(
         &self,
         after_id: Option<i64>,
         limit: usize,
-    ) -> Result<Vec<RawEvent>, StoreError> {
-        read::raw_events_after(&self.pool, after_id, limit).await
+    ) -> Result<Vec<RawEvent>, IngestError> {
+        Ok(read::raw_events_after(&self.pool, after_id, limit).await?)
     }
 
-    /// Whether no raw event is stored.
-    pub async fn is_empty(&self) -> Result<bool, StoreError> {
+    /// Raw events are the source of everything else: no raw event means no ledger data.
+    async fn is_empty(&self) -> Result<bool, IngestError> {
         Ok(read::last_event_id(&self.pool).await?.is_none())
     }
 
-    /// Deletes everything (import with `--wipe-db`).
-    pub async fn wipe(&self) -> Result<(), StoreError> {
+    async fn wipe(&self) -> Result<(), IngestError> {
         let mut writer = self.writer.lock().await;
-        let conn = self.writer_conn(&mut writer).await?;
-        write::wipe(conn).await
+        let conn = self.writer_conn(&mut writer).await.map_err(StoreError::from)?;
+        Ok(write::wipe(conn).await?)
     }
 }
 

@@ -89,7 +89,7 @@ pub async fn wipe(conn: &mut AnyConnection) -> Result<(), StoreError> {
 pub async fn apply(conn: &mut AnyConnection, ctx: &Ctx, payload: &EventPayload) -> Result<(), ApplyError> {
     match payload {
         EventPayload::NewBlock(b) => apply_block(conn, ctx, b).await,
-        EventPayload::NewBurnBlock(b) => apply_burn_block(conn, b).await,
+        EventPayload::NewBurnBlock(b) => apply_burn_block(conn, ctx, b).await,
         EventPayload::NewMempoolTx(m) => apply_mempool(conn, ctx, m).await,
         EventPayload::DropMempoolTx(d) => apply_drop(conn, d).await,
         EventPayload::NewMicroblocks(m) => apply_microblocks(conn, ctx, m).await,
@@ -468,10 +468,23 @@ const NFT_UPSERT: &str = "ON CONFLICT (asset_identifier, value_hex) DO UPDATE SE
     tx_id = excluded.tx_id, index_block_hash = excluded.index_block_hash, block_height = excluded.block_height, \
     tx_index = excluded.tx_index, event_index = excluded.event_index";
 
-/// Custody after a canonical block: the last NFT event of each token in the block wins.
+/// Where a transaction ran within its block: confirmed microblock transactions ran before the
+/// block's own, though the block lists them after (the incumbent orders by microblock sequence,
+/// with the block's own transactions last).
+fn execution_key(micro_seq: Option<i64>, tx_index: i64) -> (i64, i64) {
+    (micro_seq.unwrap_or(i64::MAX), tx_index)
+}
+
+/// Custody after a canonical block: the last NFT event of each token, in execution order, wins.
 async fn nft_upsert_from_events(conn: &mut AnyConnection, d: &DerivedBlock) -> Result<(), sqlx::Error> {
+    let seq: HashMap<&str, Option<i64>> =
+        d.txs.iter().map(|t| (t.tx_id.as_str(), t.microblock_sequence)).collect();
+    let mut nft: Vec<&ledger::EventRow> = d.events.iter().filter(|e| e.kind.starts_with("nft_")).collect();
+    nft.sort_by_key(|e| {
+        (execution_key(seq.get(e.tx_id.as_str()).copied().flatten(), e.tx_index), e.event_index)
+    });
     let mut last: BTreeMap<(String, String), &ledger::EventRow> = BTreeMap::new();
-    for e in d.events.iter().filter(|e| e.kind.starts_with("nft_")) {
+    for e in nft {
         if let (Some(a), Some(v)) = (&e.asset_identifier, &e.value_hex) {
             last.insert((a.clone(), v.clone()), e);
         }
@@ -503,9 +516,12 @@ async fn nft_recompute(
 ) -> Result<(), sqlx::Error> {
     for (asset, value) in pairs {
         let row = query(
-            "SELECT kind, recipient, tx_id, index_block_hash, block_height, tx_index, event_index FROM events \
-             WHERE asset_identifier = $1 AND value_hex = $2 AND canonical = true AND kind LIKE 'nft%' \
-             ORDER BY block_height DESC, tx_index DESC, event_index DESC LIMIT 1",
+            "SELECT e.kind, e.recipient, e.tx_id, e.index_block_hash, e.block_height, e.tx_index, e.event_index \
+             FROM events e JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash \
+             AND t.microblock_hash = e.microblock_hash \
+             WHERE e.asset_identifier = $1 AND e.value_hex = $2 AND e.canonical = true AND e.kind LIKE 'nft%' \
+             ORDER BY e.block_height DESC, COALESCE(t.microblock_sequence, 9223372036854775807) DESC, \
+             e.tx_index DESC, e.event_index DESC LIMIT 1",
             vec![asset.into(), value.into()],
         )
         .fetch_optional(&mut *conn)
@@ -729,7 +745,7 @@ async fn recompute_accounts(conn: &mut AnyConnection, accounts: &[String]) -> Re
     Ok(())
 }
 
-async fn apply_burn_block(conn: &mut AnyConnection, b: &NewBurnBlock) -> Result<(), ApplyError> {
+async fn apply_burn_block(conn: &mut AnyConnection, ctx: &Ctx, b: &NewBurnBlock) -> Result<(), ApplyError> {
     let r = ledger::burn::derive_burn_block(b);
     // A burn block at height h replaces whatever was at h or above on another branch.
     for t in ["burn_blocks", "burnchain_rewards", "reward_slot_holders"] {
@@ -747,6 +763,7 @@ async fn apply_burn_block(conn: &mut AnyConnection, b: &NewBurnBlock) -> Result<
             "consensus_hash",
             "parent_burn_block_hash",
             "canonical",
+            "raw_event_id",
         ],
         vec![vec![
             (&r.burn_block_hash).into(),
@@ -755,8 +772,9 @@ async fn apply_burn_block(conn: &mut AnyConnection, b: &NewBurnBlock) -> Result<
             (&r.consensus_hash).into(),
             (&r.parent_burn_block_hash).into(),
             true.into(),
+            ctx.raw_event_id.into(),
         ]],
-        "ON CONFLICT (burn_block_hash) DO UPDATE SET canonical = true",
+        "ON CONFLICT (burn_block_hash) DO UPDATE SET canonical = true, raw_event_id = excluded.raw_event_id",
     )
     .await?;
     let rewards = r.rewards.iter().enumerate().map(|(i, (who, amt))| {

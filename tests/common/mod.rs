@@ -2,13 +2,16 @@
 
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::BufReader;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 use sqlx::{Connection, Executor, PgConnection};
-use stacks_ledger::events::{EventPath, TsvReader};
+use stacks_ledger::devnet::{DevnetConfig, Generator};
+use stacks_ledger::events::{EventPath, RawEvent, TsvReader, TsvWriter};
 use stacks_ledger::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome};
 use stacks_ledger::ledger::Network;
 use stacks_ledger::store::Store;
@@ -27,7 +30,16 @@ fn in_ci() -> bool {
 
 /// A store that cleans up after itself.
 pub struct TestStore {
-    pub store: Store,
+    pub store: Arc<Store>,
+    pub db: TestDb,
+}
+
+/// An empty database (a fresh SQLite path or a newly created PostgreSQL database) that is
+/// removed by [`TestDb::drop_db`]; nothing has opened it yet.
+pub struct TestDb {
+    pub engine: Db,
+    /// What `Store::open` and `--db` take.
+    pub url: String,
     cleanup: Cleanup,
 }
 
@@ -36,41 +48,48 @@ enum Cleanup {
     Pg { admin: String, db: String },
 }
 
-impl TestStore {
+/// The PostgreSQL admin URL; `None` (after saying why) when it is not configured outside CI.
+pub fn pg_admin_url() -> Option<String> {
+    match std::env::var("STACKS_LEDGER_TEST_PG_URL") {
+        Ok(u) if !u.is_empty() => Some(u),
+        _ if in_ci() => panic!("STACKS_LEDGER_TEST_PG_URL must be set in CI"),
+        _ => {
+            println!("skipping PostgreSQL: STACKS_LEDGER_TEST_PG_URL not set");
+            None
+        }
+    }
+}
+
+impl TestDb {
     /// `None` (after saying why) when PostgreSQL is not configured outside CI.
-    pub async fn new(db: Db, name: &str, network: Network) -> Option<TestStore> {
+    pub async fn new(db: Db, name: &str) -> Option<TestDb> {
         let unique = format!("{name}_{}_{}", std::process::id(), SEQ.fetch_add(1, Ordering::SeqCst));
         match db {
             Db::Sqlite => {
                 let dir = std::env::temp_dir().join(format!("stacks-ledger-test-{unique}"));
                 let _ = std::fs::remove_dir_all(&dir);
                 let url = format!("sqlite://{}/nested/ledger.db", dir.display());
-                let store = Store::open(&url, network).await.expect("open sqlite store");
-                Some(TestStore { store, cleanup: Cleanup::Dir(dir) })
+                Some(TestDb { engine: db, url, cleanup: Cleanup::Dir(dir) })
             }
             Db::Postgres => {
-                let admin = match std::env::var("STACKS_LEDGER_TEST_PG_URL") {
-                    Ok(u) if !u.is_empty() => u,
-                    _ if in_ci() => panic!("STACKS_LEDGER_TEST_PG_URL must be set in CI"),
-                    _ => {
-                        println!("skipping PostgreSQL: STACKS_LEDGER_TEST_PG_URL not set");
-                        return None;
-                    }
-                };
+                let admin = pg_admin_url()?;
                 let dbname = format!("sl_{}", unique.to_ascii_lowercase().replace('-', "_"));
                 let mut c = PgConnection::connect(&admin).await.expect("connect to PostgreSQL");
                 c.execute(format!("DROP DATABASE IF EXISTS {dbname}").as_str()).await.unwrap();
                 c.execute(format!("CREATE DATABASE {dbname}").as_str()).await.unwrap();
                 c.close().await.unwrap();
                 let url = with_database(&admin, &dbname);
-                let store = Store::open(&url, network).await.expect("open postgres store");
-                Some(TestStore { store, cleanup: Cleanup::Pg { admin, db: dbname } })
+                Some(TestDb { engine: db, url, cleanup: Cleanup::Pg { admin, db: dbname } })
             }
         }
     }
 
-    pub async fn finish(self) {
-        self.store.close().await;
+    /// The SQLite file, for `Db::Sqlite`.
+    pub fn sqlite_path(&self) -> Option<PathBuf> {
+        self.url.strip_prefix("sqlite://").map(PathBuf::from)
+    }
+
+    pub async fn drop_db(self) {
         match self.cleanup {
             Cleanup::Dir(d) => {
                 let _ = std::fs::remove_dir_all(d);
@@ -81,6 +100,20 @@ impl TestStore {
                 }
             }
         }
+    }
+}
+
+impl TestStore {
+    /// `None` (after saying why) when PostgreSQL is not configured outside CI.
+    pub async fn new(db: Db, name: &str, network: Network) -> Option<TestStore> {
+        let db = TestDb::new(db, name).await?;
+        let store = Store::open(&db.url, network).await.expect("open the test store");
+        Some(TestStore { store: Arc::new(store), db })
+    }
+
+    pub async fn finish(self) {
+        self.store.close().await;
+        self.db.drop_db().await;
     }
 }
 
@@ -122,24 +155,159 @@ pub struct Replay {
 /// Ingests every event of a TSV log through `EventSink::ingest`, with its ids and timestamps.
 pub async fn replay(store: &Store, path: &PathBuf, refused: &[i64]) -> Replay {
     let reader = TsvReader::new(BufReader::new(File::open(path).unwrap()));
+    ingest_all(store, reader.map(Result::unwrap), refused, &path.display().to_string()).await
+}
+
+/// Ingests `events` through `EventSink::ingest`, with their ids and timestamps, in order.
+/// Panics on an error, except an `Invalid` refusal of an id listed in `refused`.
+pub async fn ingest_all(
+    store: &Store,
+    events: impl IntoIterator<Item = RawEvent>,
+    refused: &[i64],
+    label: &str,
+) -> Replay {
     let mut r = Replay::default();
-    for ev in reader {
-        let ev = ev.unwrap();
-        let event = IncomingEvent {
-            id: Some(ev.id),
-            receive_timestamp: Some(ev.receive_timestamp.clone()),
-            path: EventPath::from_path(&ev.path).unwrap(),
-            payload: ev.payload,
-        };
-        match store.ingest(event).await {
+    for ev in events {
+        match store.ingest(incoming(&ev)).await {
             Ok(IngestOutcome::Applied { .. }) => r.applied += 1,
             Ok(IngestOutcome::AlreadyStored { .. }) => r.already += 1,
             Err(IngestError::Invalid { reason, .. }) if refused.contains(&ev.id) => {
                 println!("event {} refused as expected: {reason}", ev.id);
                 r.refused += 1;
             }
-            Err(e) => panic!("{}: event {} ({}): {e}", path.display(), ev.id, ev.path),
+            Err(e) => panic!("{label}: event {} ({}): {e}", ev.id, ev.path),
         }
     }
     r
+}
+
+/// A logged event as the sink receives it in a replay: with its id and timestamp.
+pub fn incoming(ev: &RawEvent) -> IncomingEvent {
+    IncomingEvent {
+        id: Some(ev.id),
+        receive_timestamp: Some(ev.receive_timestamp.clone()),
+        path: EventPath::from_path(&ev.path).unwrap(),
+        payload: ev.payload.clone(),
+    }
+}
+
+/// Every event of a TSV log.
+pub fn read_tsv(path: &Path) -> Vec<RawEvent> {
+    TsvReader::new(BufReader::new(File::open(path).unwrap())).map(Result::unwrap).collect()
+}
+
+/// The boot addresses: genesis boot transactions all use nonce 0.
+pub const BOOT: [&str; 2] = ["SP000000000000000000002Q6VF78", "ST000000000000000000002AMW42H"];
+
+/// The store's ledger invariants, whatever the events were:
+/// - every account's balance (liquid and locked) is the sum of its canonical successful
+///   operations, and the tip cache equals the balance history at the tip;
+/// - the supply identity: Σ balances = mints + miner rewards − burns − fees;
+/// - every account's canonical nonces are one contiguous run (from 0 when the log starts at
+///   genesis), and the next nonce is one past it;
+/// - one canonical block per height from the tip down to height 1, each the parent of the next.
+pub async fn check_invariants(store: &Store, label: &str, from_genesis: bool) {
+    // Every account's balance is the sum of its canonical operations (tip cache and history).
+    let tip = store.chain_tip().await.unwrap().expect("a canonical tip");
+    let mut accounts: Vec<String> = store.accounts().await.unwrap().into_iter().map(|a| a.0).collect();
+    accounts.extend(store.operation_accounts().await.unwrap());
+    accounts.sort();
+    accounts.dedup();
+    let mut total = 0i64;
+    for a in &accounts {
+        let bal = store.balance(a, None).await.unwrap();
+        assert_eq!(bal, store.operations_sum(a).await.unwrap(), "{label}: {a} balance ≠ Σ operations");
+        assert_eq!(
+            bal,
+            store.balance(a, Some(tip.block_height)).await.unwrap(),
+            "{label}: {a} tip cache ≠ history"
+        );
+        total += bal.0 + bal.1;
+    }
+    // Total supply: issuance less destruction equals what the accounts hold.
+    let supply = store.supply().await.unwrap();
+    assert_eq!(supply.total(), total, "{label}: supply {supply:?}");
+
+    // Nonces: each account's canonical nonces are one contiguous run, and the next nonce is
+    // one past it (genesis boot transactions all use nonce 0, so the boot address is exempt).
+    for u in store.nonce_usage().await.unwrap() {
+        if BOOT.contains(&u.account.as_str()) {
+            continue;
+        }
+        assert_eq!(u.tx_count, u.distinct_nonces, "{label}: {u:?} reuses a nonce");
+        assert_eq!(u.distinct_nonces, u.max_nonce - u.min_nonce + 1, "{label}: {u:?} has a gap");
+        if from_genesis {
+            assert_eq!(u.min_nonce, 0, "{label}: {u:?}");
+        }
+        assert_eq!(store.next_nonce(&u.account).await.unwrap(), u.max_nonce + 1, "{label}: {u:?}");
+    }
+
+    // One canonical block per height from the first to the tip, each the parent of the next.
+    let mut height = tip.block_height;
+    let mut child = tip.clone();
+    while height > 1 {
+        height -= 1;
+        let b = store.canonical_block_at(height).await.unwrap();
+        let Some(b) = b else { break };
+        assert_eq!(child.parent_index_block_hash, b.index_block_hash, "{label}: chain broken at {height}");
+        let at = store.blocks_at_height(height).await.unwrap();
+        assert_eq!(at.iter().filter(|x| x.canonical).count(), 1, "{label}: height {height}");
+        child = b;
+    }
+    assert!(child.block_height <= 1, "{label}: canonical chain stops at {}", child.block_height);
+}
+
+/// Ingesting `events` again applies nothing and changes no table.
+pub async fn check_reingest_adds_nothing(store: &Store, events: &[RawEvent], refused: &[i64], label: &str) {
+    let before = store.table_counts().await.unwrap();
+    let digest = store.ledger_digest().await.unwrap();
+    let again = ingest_all(store, events.iter().cloned(), refused, label).await;
+    assert_eq!(again.applied, 0, "{label}: re-ingest applied events");
+    assert_eq!(store.table_counts().await.unwrap(), before, "{label}: re-ingest changed the store");
+    assert_eq!(store.ledger_digest().await.unwrap(), digest, "{label}: re-ingest changed a row");
+}
+
+/// The tables whose digests differ, with both sides, for assertion messages.
+pub fn digest_diff(a: &BTreeMap<String, (u64, String)>, b: &BTreeMap<String, (u64, String)>) -> Vec<String> {
+    let mut tables: Vec<&String> = a.keys().chain(b.keys()).collect();
+    tables.sort();
+    tables.dedup();
+    tables
+        .into_iter()
+        .filter(|t| a.get(*t) != b.get(*t))
+        .map(|t| format!("{t}: {:?} vs {:?}", a.get(t), b.get(t)))
+        .collect()
+}
+
+/// A generated chain with forks and microblocks, small enough for a debug-build test: short
+/// reward maturity so miner rewards pay out, frequent forks and streams.
+pub fn devnet_config(seed: u64, blocks: u64, txs_per_block: u32) -> DevnetConfig {
+    DevnetConfig {
+        seed,
+        blocks,
+        txs_per_block,
+        forks: true,
+        microblocks: true,
+        accounts: 12,
+        reward_maturity: 6,
+        fork_per_mille: 120,
+        microblock_per_mille: 500,
+        ..DevnetConfig::default()
+    }
+}
+
+/// Every event of the chain, and the generator after it (its ledger is the chain's end state).
+pub fn devnet_events(cfg: DevnetConfig) -> (Vec<RawEvent>, Generator) {
+    let mut generator = Generator::new(cfg).unwrap();
+    let events = generator.by_ref().map(|e| e.unwrap().into_raw()).collect();
+    (events, generator)
+}
+
+/// Writes `events` as a TSV log.
+pub fn write_tsv_file(path: &Path, events: &[RawEvent]) {
+    let mut w = TsvWriter::new(std::io::BufWriter::new(File::create(path).unwrap()));
+    for e in events {
+        w.write_event(e).unwrap();
+    }
+    w.flush().unwrap();
 }

@@ -320,7 +320,9 @@ CREATE TABLE burn_blocks (
     burn_amount BIGINT NOT NULL,
     consensus_hash TEXT,
     parent_burn_block_hash TEXT,
-    canonical BOOLEAN NOT NULL
+    canonical BOOLEAN NOT NULL,
+    -- The raw event that last announced it: orders burn blocks against Stacks blocks.
+    raw_event_id BIGINT NOT NULL
 );
 CREATE INDEX burn_blocks_height ON burn_blocks (burn_block_height, canonical);
 

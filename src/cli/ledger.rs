@@ -1,0 +1,160 @@
+//! The commands over the store: `serve`, `export-events`, `import-events`. Each is generic over
+//! the sink, so the tests run them on a `MemorySink`; [`open_sink`] is the one place that says
+//! which store the binary uses.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use stacks_ledger::config::Config;
+use stacks_ledger::ingest::export::{export_events, ExportSummary};
+use stacks_ledger::ingest::import::{import_events, ImportOptions, ImportSummary};
+use stacks_ledger::ingest::progress::ProgressMode;
+use stacks_ledger::ingest::{EventSink, RawEventLog};
+use stacks_ledger::observer;
+use stacks_ledger::store::Store;
+
+/// The store the binary runs on.
+pub type LedgerSink = Store;
+
+/// Opens (creating and migrating if needed) the store named by the configuration.
+pub async fn open_sink(config: &Config) -> anyhow::Result<Arc<LedgerSink>> {
+    let store = Store::open(&config.database_url, config.network)
+        .await
+        .with_context(|| format!("opening the store at {}", redact(&config.database_url)))?;
+    tracing::info!("store: {} ({:?}, {})", redact(&config.database_url), store.engine(), config.network);
+    Ok(Arc::new(store))
+}
+
+/// The URL without its password, for logs and errors.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let creds = &url[scheme + 3..at];
+            match creds.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// The TSV file to write.
+    #[arg(long, value_name = "FILE")]
+    pub file: PathBuf,
+    /// Replace the file if it exists.
+    #[arg(long)]
+    pub overwrite_file: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ImportArgs {
+    /// The TSV file to read.
+    #[arg(long, value_name = "FILE")]
+    pub file: PathBuf,
+    /// Empty a non-empty store first.
+    #[arg(long)]
+    pub wipe_db: bool,
+    /// Import into a non-empty store even when its last event is not found in the file (the
+    /// lines up to its last event id are still skipped).
+    #[arg(long)]
+    pub force: bool,
+    /// Accepted for the incumbent's command line; only `archival` (apply every event) exists.
+    #[arg(long, value_enum, default_value_t = ImportMode::Archival)]
+    pub mode: ImportMode,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportMode {
+    Archival,
+}
+
+/// Runs the event observer and the public API over one store until `shutdown`; both stop
+/// together and let requests in flight finish.
+pub async fn serve(
+    config: &Config,
+    store: Arc<Store>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let events = observer::bind(&config.events_bind)
+        .await
+        .with_context(|| format!("cannot listen for node events on {}", config.events_bind))?;
+    let api = observer::bind(&config.api_bind)
+        .await
+        .with_context(|| format!("cannot listen for API requests on {}", config.api_bind))?;
+    let events_addr = events.local_addr().context("reading the event observer's address")?;
+    let api_addr = api.local_addr().context("reading the API server's address")?;
+    tracing::info!(
+        "event observer listening on {events_addr} ({}, body limit {} bytes)",
+        config.network,
+        config.event_body_limit
+    );
+    tracing::info!("API listening on http://{api_addr}/extended");
+
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop.send(true);
+    });
+    let until_stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+        let _ = rx.wait_for(|stopped| *stopped).await;
+    };
+    let observer =
+        observer::run(events, Arc::clone(&store), config.event_body_limit, until_stopped(stopped.clone()));
+    let api =
+        warp::serve(stacks_ledger::api::routes(store)).incoming(api).graceful(until_stopped(stopped)).run();
+    tokio::join!(observer, api);
+    tracing::info!("event observer and API stopped");
+    Ok(())
+}
+
+/// Ctrl-C or (on Unix) SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::warn!("cannot listen for Ctrl-C: {e}");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                term.recv().await;
+            }
+            Err(e) => {
+                tracing::warn!("cannot listen for SIGTERM: {e}");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => tracing::info!("Ctrl-C: shutting down"),
+        () = terminate => tracing::info!("SIGTERM: shutting down"),
+    }
+}
+
+pub async fn export<L: RawEventLog>(log: &L, args: &ExportArgs) -> anyhow::Result<ExportSummary> {
+    Ok(export_events(log, &args.file, args.overwrite_file).await?)
+}
+
+pub async fn import<S: EventSink + RawEventLog>(
+    sink: &S,
+    args: &ImportArgs,
+    progress: ProgressMode,
+) -> anyhow::Result<ImportSummary> {
+    match args.mode {
+        // The incumbent's `pruned` (skipping old mempool events) is a no-op at its HEAD too.
+        ImportMode::Archival => {}
+    }
+    let options = ImportOptions { wipe: args.wipe_db, force: args.force };
+    Ok(import_events(sink, &args.file, options, progress).await?)
+}

@@ -1,0 +1,318 @@
+//! Run-time configuration: command-line flags first, then the incumbent API's environment
+//! variables (so an existing deployment's settings carry over), then defaults.
+//!
+//! The environment is passed in as a lookup function, so tests never touch the process
+//! environment. An empty variable counts as unset, as with the incumbent's dotenv files.
+
+use std::fmt;
+
+use clap::Args;
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use thiserror::Error;
+use tracing_subscriber::EnvFilter;
+
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://./data/stacks-ledger.db";
+pub const DEFAULT_EVENTS_HOST: &str = "127.0.0.1";
+pub const DEFAULT_EVENTS_PORT: u16 = 3700;
+/// The incumbent listens on 0.0.0.0 by default; we only open to the network when told to.
+pub const DEFAULT_API_HOST: &str = "127.0.0.1";
+pub const DEFAULT_API_PORT: u16 = 3999;
+/// The incumbent's default: 500 MB (the mainnet genesis block is large).
+pub const DEFAULT_EVENT_BODY_LIMIT: u64 = 500_000_000;
+pub const DEFAULT_LOG_FILTER: &str = "info";
+
+/// The incumbent's PostgreSQL defaults, for the parts of `PG_*` left unset.
+const PG_DEFAULT_HOST: &str = "127.0.0.1";
+const PG_DEFAULT_PORT: u16 = 5490;
+const PG_DEFAULT_USER: &str = "postgres";
+const PG_DEFAULT_PASSWORD: &str = "postgres";
+const PG_DEFAULT_DATABASE: &str = "stacks_blockchain_api";
+const PG_DISCRETE_VARS: [&str; 6] = ["PG_HOST", "PG_PORT", "PG_USER", "PG_PASSWORD", "PG_DATABASE", "PG_SSL"];
+
+/// Everything but RFC 3986 "unreserved" characters is escaped in URL userinfo and path parts.
+const URL_COMPONENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+/// The flags that override the environment. They are global: they can be given before or
+/// after the subcommand.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "Configuration (flag, else environment, else default)")]
+pub struct ConfigArgs {
+    /// Database URL, `sqlite://PATH` or `postgres://…` [env: DATABASE_URL, else PG_CONNECTION_URI,
+    /// else PG_HOST/PG_PORT/PG_USER/PG_PASSWORD/PG_DATABASE/PG_SSL] [default:
+    /// sqlite://./data/stacks-ledger.db]
+    #[arg(long, global = true, value_name = "URL")]
+    pub db: Option<String>,
+    /// Stacks network [env: STACKS_CHAIN_ID, 0x00000001 or 0x80000000] [default: testnet]
+    #[arg(long, global = true)]
+    pub network: Option<Network>,
+    /// Event observer listen address [env: STACKS_CORE_EVENT_HOST, STACKS_CORE_EVENT_PORT]
+    /// [default: 127.0.0.1:3700]
+    #[arg(long, global = true, value_name = "HOST:PORT")]
+    pub events_bind: Option<String>,
+    /// API listen address [env: STACKS_BLOCKCHAIN_API_HOST, STACKS_BLOCKCHAIN_API_PORT]
+    /// [default: 127.0.0.1:3999]
+    #[arg(long, global = true, value_name = "HOST:PORT")]
+    pub api_bind: Option<String>,
+    /// Largest event body accepted, in bytes [env: STACKS_CORE_EVENT_BODY_LIMIT]
+    /// [default: 500000000]
+    #[arg(long, global = true, value_name = "BYTES")]
+    pub event_body_limit: Option<u64>,
+    /// Log level (error, warn, info, debug, trace, or the incumbent's http, verbose, silly,
+    /// silent) or a tracing filter such as `info,stacks_ledger=debug` [env:
+    /// STACKS_API_LOG_LEVEL, else RUST_LOG] [default: info]
+    #[arg(long, global = true, value_name = "LEVEL")]
+    pub log_level: Option<String>,
+}
+
+pub use crate::ledger::Network;
+
+/// A listen address. The host may be a name; it is resolved when bound.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BindAddr {
+    pub host: String,
+    pub port: u16,
+}
+
+impl fmt::Display for BindAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.host.contains(':') {
+            write!(f, "[{}]:{}", self.host, self.port)
+        } else {
+            write!(f, "{}:{}", self.host, self.port)
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    pub database_url: String,
+    pub network: Network,
+    pub events_bind: BindAddr,
+    pub api_bind: BindAddr,
+    pub event_body_limit: u64,
+    /// A `tracing_subscriber::EnvFilter` directive, already checked.
+    pub log_filter: String,
+}
+
+/// A setting that cannot be used, named as the user gave it.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error("{source_name} `{value}`: {reason}")]
+    Invalid { source_name: String, value: String, reason: String },
+    #[error("PG_CONNECTION_URI cannot be combined with {0} (the incumbent refuses this too)")]
+    PgUriWithDiscreteVars(&'static str),
+}
+
+/// Where a setting came from, for error messages.
+#[derive(Clone, Copy)]
+enum Source {
+    Flag(&'static str),
+    Env(&'static str),
+}
+
+impl Source {
+    fn invalid(self, value: &str, reason: impl Into<String>) -> ConfigError {
+        let source_name = match self {
+            Source::Flag(name) => format!("--{name}"),
+            Source::Env(name) => name.to_owned(),
+        };
+        ConfigError::Invalid { source_name, value: value.to_owned(), reason: reason.into() }
+    }
+}
+
+impl Config {
+    /// Resolves the configuration with the process environment.
+    pub fn from_process_env(args: &ConfigArgs) -> Result<Config, ConfigError> {
+        Config::resolve(args, |name| std::env::var(name).ok())
+    }
+
+    /// Resolves the configuration: flag, else environment variable, else default.
+    pub fn resolve(args: &ConfigArgs, env: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+        Ok(Config {
+            database_url: database_url(args, &env)?,
+            network: network(args, &env)?,
+            events_bind: bind_addr(
+                args.events_bind.as_deref().map(|v| (v, Source::Flag("events-bind"))),
+                ("STACKS_CORE_EVENT_HOST", DEFAULT_EVENTS_HOST),
+                ("STACKS_CORE_EVENT_PORT", DEFAULT_EVENTS_PORT),
+                &env,
+            )?,
+            api_bind: bind_addr(
+                args.api_bind.as_deref().map(|v| (v, Source::Flag("api-bind"))),
+                ("STACKS_BLOCKCHAIN_API_HOST", DEFAULT_API_HOST),
+                ("STACKS_BLOCKCHAIN_API_PORT", DEFAULT_API_PORT),
+                &env,
+            )?,
+            event_body_limit: match (args.event_body_limit, env("STACKS_CORE_EVENT_BODY_LIMIT")) {
+                (Some(limit), _) => limit,
+                (None, Some(v)) => parse_number(&v, Source::Env("STACKS_CORE_EVENT_BODY_LIMIT"))?,
+                (None, None) => DEFAULT_EVENT_BODY_LIMIT,
+            },
+            log_filter: log_filter(args, env)?,
+        })
+    }
+}
+
+/// The log filter alone: logging starts before the rest of the configuration is needed (and
+/// the offline commands need nothing else).
+pub fn log_filter(args: &ConfigArgs, env: impl Fn(&str) -> Option<String>) -> Result<String, ConfigError> {
+    let (value, source) = match (&args.log_level, env("STACKS_API_LOG_LEVEL"), env("RUST_LOG")) {
+        (Some(v), _, _) => (v.clone(), Source::Flag("log-level")),
+        (None, Some(v), _) => (v, Source::Env("STACKS_API_LOG_LEVEL")),
+        (None, None, Some(v)) => (v, Source::Env("RUST_LOG")),
+        (None, None, None) => return Ok(DEFAULT_LOG_FILTER.to_owned()),
+    };
+    let value = value.trim();
+    // The incumbent's level names (winston/pino), mapped to the nearest tracing level.
+    let mapped = match value.to_ascii_lowercase().as_str() {
+        "fatal" | "error" => "error",
+        "warn" | "warning" => "warn",
+        "info" => "info",
+        "http" | "verbose" | "debug" => "debug",
+        "silly" | "trace" => "trace",
+        "silent" | "off" | "none" => "off",
+        _ => {
+            EnvFilter::try_new(value)
+                .map_err(|e| source.invalid(value, format!("not a log level or filter: {e}")))?;
+            return Ok(value.to_owned());
+        }
+    };
+    Ok(mapped.to_owned())
+}
+
+fn database_url(args: &ConfigArgs, env: &impl Fn(&str) -> Option<String>) -> Result<String, ConfigError> {
+    if let Some(url) = &args.db {
+        return checked_url(url, Source::Flag("db"));
+    }
+    if let Some(url) = env("DATABASE_URL") {
+        return checked_url(&url, Source::Env("DATABASE_URL"));
+    }
+    let discrete = PG_DISCRETE_VARS.into_iter().find(|name| env(name).is_some());
+    if let Some(uri) = env("PG_CONNECTION_URI") {
+        if let Some(name) = discrete {
+            return Err(ConfigError::PgUriWithDiscreteVars(name));
+        }
+        return checked_url(&uri, Source::Env("PG_CONNECTION_URI"));
+    }
+    if discrete.is_none() {
+        return Ok(DEFAULT_DATABASE_URL.to_owned());
+    }
+    let host = env("PG_HOST").unwrap_or_else(|| PG_DEFAULT_HOST.to_owned());
+    let port = match env("PG_PORT") {
+        Some(p) => parse_number::<u16>(&p, Source::Env("PG_PORT"))?,
+        None => PG_DEFAULT_PORT,
+    };
+    let user = env("PG_USER").unwrap_or_else(|| PG_DEFAULT_USER.to_owned());
+    let password = env("PG_PASSWORD").unwrap_or_else(|| PG_DEFAULT_PASSWORD.to_owned());
+    let database = env("PG_DATABASE").unwrap_or_else(|| PG_DEFAULT_DATABASE.to_owned());
+    let ssl = match env("PG_SSL") {
+        Some(v) => parse_bool(&v, Source::Env("PG_SSL"))?,
+        None => false,
+    };
+    let host = if host.contains(':') && !host.starts_with('[') { format!("[{host}]") } else { host };
+    let enc = |s: &str| utf8_percent_encode(s, URL_COMPONENT).to_string();
+    let mut url = format!("postgres://{}:{}@{host}:{port}/{}", enc(&user), enc(&password), enc(&database));
+    if ssl {
+        url.push_str("?sslmode=require");
+    }
+    Ok(url)
+}
+
+fn checked_url(url: &str, source: Source) -> Result<String, ConfigError> {
+    let url = url.trim();
+    let known = ["sqlite:", "postgres://", "postgresql://"];
+    if known.iter().any(|scheme| url.get(..scheme.len()).is_some_and(|p| p.eq_ignore_ascii_case(scheme))) {
+        Ok(url.to_owned())
+    } else {
+        Err(source.invalid(url, "expected a sqlite: or postgres:// URL"))
+    }
+}
+
+fn network(args: &ConfigArgs, env: &impl Fn(&str) -> Option<String>) -> Result<Network, ConfigError> {
+    if let Some(network) = args.network {
+        return Ok(network);
+    }
+    let Some(value) = env("STACKS_CHAIN_ID") else {
+        // The incumbent's default too.
+        return Ok(Network::Testnet);
+    };
+    let source = Source::Env("STACKS_CHAIN_ID");
+    let v = value.trim();
+    let parsed = match v.get(..2) {
+        Some(p) if p.eq_ignore_ascii_case("0x") => u32::from_str_radix(&v[2..], 16),
+        _ => v.parse::<u32>(),
+    };
+    let chain_id =
+        parsed.map_err(|_| source.invalid(v, "not a chain id (expected hex such as 0x00000001)"))?;
+    Network::from_chain_id(chain_id).ok_or_else(|| {
+        source.invalid(
+            v,
+            "neither mainnet (0x00000001) nor testnet (0x80000000); custom chain ids are not supported",
+        )
+    })
+}
+
+fn bind_addr(
+    flag: Option<(&str, Source)>,
+    (host_var, default_host): (&'static str, &str),
+    (port_var, default_port): (&'static str, u16),
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<BindAddr, ConfigError> {
+    if let Some((value, source)) = flag {
+        return parse_host_port(value, source);
+    }
+    let host = match env(host_var) {
+        Some(h) => {
+            let host = strip_http(&h);
+            if host.is_empty() {
+                return Err(Source::Env(host_var).invalid(&h, "no host name"));
+            }
+            host
+        }
+        None => default_host.to_owned(),
+    };
+    let port = match env(port_var) {
+        Some(p) => parse_number(&p, Source::Env(port_var))?,
+        None => default_port,
+    };
+    Ok(BindAddr { host, port })
+}
+
+/// `host:port` or `[v6]:port`, with an optional `http://` in front.
+fn parse_host_port(value: &str, source: Source) -> Result<BindAddr, ConfigError> {
+    let text = strip_http(value);
+    let (host, port) = text.rsplit_once(':').ok_or_else(|| source.invalid(value, "expected HOST:PORT"))?;
+    let host = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')).unwrap_or(host);
+    if host.is_empty() {
+        return Err(source.invalid(value, "no host name"));
+    }
+    let port = port.parse().map_err(|_| source.invalid(value, "the port is not a number from 0 to 65535"))?;
+    Ok(BindAddr { host: host.to_owned(), port })
+}
+
+/// The incumbent accepts hosts written as URLs (`http://127.0.0.1`) and strips the scheme.
+fn strip_http(value: &str) -> String {
+    let v = value.trim();
+    let rest = match v.get(..5) {
+        Some(p) if p.eq_ignore_ascii_case("http:") => &v[5..],
+        _ => v,
+    };
+    rest.trim_start_matches('/').trim_end_matches('/').to_owned()
+}
+
+fn parse_number<T: std::str::FromStr>(value: &str, source: Source) -> Result<T, ConfigError> {
+    value.trim().parse().map_err(|_| source.invalid(value, "not a valid number"))
+}
+
+/// The incumbent's booleans, including the legacy `0`/`1`.
+fn parse_bool(value: &str, source: Source) -> Result<bool, ConfigError> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" => Ok(true),
+        "false" | "0" => Ok(false),
+        _ => Err(source.invalid(value, "expected true or false")),
+    }
+}
+
+#[cfg(test)]
+mod tests;

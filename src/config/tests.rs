@@ -1,0 +1,164 @@
+use std::collections::HashMap;
+
+use super::*;
+
+fn resolve(args: &ConfigArgs, vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+    let env: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    Config::resolve(args, |name| env.get(name).cloned())
+}
+
+fn env_only(vars: &[(&str, &str)]) -> Config {
+    resolve(&ConfigArgs::default(), vars).unwrap()
+}
+
+fn invalid_source(err: ConfigError) -> String {
+    match err {
+        ConfigError::Invalid { source_name, .. } => source_name,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn defaults() {
+    let c = env_only(&[]);
+    assert_eq!(c.database_url, "sqlite://./data/stacks-ledger.db");
+    assert_eq!(c.network, Network::Testnet);
+    assert_eq!(c.events_bind, BindAddr { host: "127.0.0.1".into(), port: 3700 });
+    assert_eq!(c.api_bind.to_string(), "127.0.0.1:3999");
+    assert_eq!(c.event_body_limit, 500_000_000);
+    assert_eq!(c.log_filter, "info");
+}
+
+#[test]
+fn flags_beat_environment_variables() {
+    let args = ConfigArgs {
+        db: Some("postgres://u@h/db".into()),
+        network: Some(Network::Mainnet),
+        events_bind: Some("0.0.0.0:4000".into()),
+        api_bind: Some("[::1]:8080".into()),
+        event_body_limit: Some(42),
+        log_level: Some("warn".into()),
+    };
+    let vars = [
+        ("DATABASE_URL", "sqlite://other.db"),
+        ("PG_HOST", "db.example"),
+        ("STACKS_CHAIN_ID", "0x80000000"),
+        ("STACKS_CORE_EVENT_HOST", "10.0.0.1"),
+        ("STACKS_CORE_EVENT_PORT", "1"),
+        ("STACKS_BLOCKCHAIN_API_PORT", "2"),
+        ("STACKS_CORE_EVENT_BODY_LIMIT", "7"),
+        ("STACKS_API_LOG_LEVEL", "debug"),
+    ];
+    let c = resolve(&args, &vars).unwrap();
+    assert_eq!(c.database_url, "postgres://u@h/db");
+    assert_eq!(c.network, Network::Mainnet);
+    assert_eq!(c.events_bind, BindAddr { host: "0.0.0.0".into(), port: 4000 });
+    assert_eq!(c.api_bind, BindAddr { host: "::1".into(), port: 8080 });
+    assert_eq!(c.api_bind.to_string(), "[::1]:8080");
+    assert_eq!(c.event_body_limit, 42);
+    assert_eq!(c.log_filter, "warn");
+}
+
+#[test]
+fn environment_variables_beat_defaults() {
+    let c = env_only(&[
+        ("DATABASE_URL", "sqlite:///var/lib/ledger.db"),
+        ("STACKS_CHAIN_ID", "0x00000001"),
+        ("STACKS_CORE_EVENT_HOST", "http://0.0.0.0"),
+        ("STACKS_CORE_EVENT_PORT", "3701"),
+        ("STACKS_BLOCKCHAIN_API_HOST", "0.0.0.0"),
+        ("STACKS_CORE_EVENT_BODY_LIMIT", "1000"),
+        ("STACKS_API_LOG_LEVEL", "verbose"),
+    ]);
+    assert_eq!(c.database_url, "sqlite:///var/lib/ledger.db");
+    assert_eq!(c.network, Network::Mainnet);
+    assert_eq!(c.events_bind, BindAddr { host: "0.0.0.0".into(), port: 3701 });
+    assert_eq!(c.api_bind, BindAddr { host: "0.0.0.0".into(), port: 3999 });
+    assert_eq!(c.event_body_limit, 1000);
+    assert_eq!(c.log_filter, "debug");
+}
+
+#[test]
+fn empty_variables_count_as_unset() {
+    let c = env_only(&[("DATABASE_URL", ""), ("STACKS_CHAIN_ID", " "), ("PG_HOST", "")]);
+    assert_eq!(c, env_only(&[]));
+}
+
+#[test]
+fn postgres_url_from_the_discrete_variables() {
+    let c = env_only(&[("PG_HOST", "db.internal"), ("PG_PASSWORD", "p@ss:w/rd %?#é")]);
+    assert_eq!(
+        c.database_url,
+        "postgres://postgres:p%40ss%3Aw%2Frd%20%25%3F%23%C3%A9@db.internal:5490/stacks_blockchain_api"
+    );
+    let c = env_only(&[
+        ("PG_HOST", "::1"),
+        ("PG_PORT", "5432"),
+        ("PG_USER", "ledger user"),
+        ("PG_DATABASE", "ledger"),
+        ("PG_SSL", "1"),
+    ]);
+    assert_eq!(c.database_url, "postgres://ledger%20user:postgres@[::1]:5432/ledger?sslmode=require");
+    // DATABASE_URL wins over the PG_* variables.
+    assert_eq!(
+        env_only(&[("DATABASE_URL", "postgres://x/y"), ("PG_HOST", "h")]).database_url,
+        "postgres://x/y"
+    );
+}
+
+#[test]
+fn pg_connection_uri_alone_or_refused_with_discrete_variables() {
+    assert_eq!(env_only(&[("PG_CONNECTION_URI", "postgresql://a@b/c")]).database_url, "postgresql://a@b/c");
+    let err = resolve(&ConfigArgs::default(), &[("PG_CONNECTION_URI", "postgres://a@b/c"), ("PG_PORT", "1")]);
+    assert_eq!(err.unwrap_err(), ConfigError::PgUriWithDiscreteVars("PG_PORT"));
+}
+
+#[test]
+fn bad_values_name_their_source() {
+    let cases: [(&[(&str, &str)], &str); 8] = [
+        (&[("STACKS_CHAIN_ID", "0x12345678")], "STACKS_CHAIN_ID"),
+        (&[("STACKS_CHAIN_ID", "mainnet")], "STACKS_CHAIN_ID"),
+        (&[("PG_PORT", "70000")], "PG_PORT"),
+        (&[("PG_SSL", "yes")], "PG_SSL"),
+        (&[("STACKS_CORE_EVENT_PORT", "http")], "STACKS_CORE_EVENT_PORT"),
+        (&[("STACKS_CORE_EVENT_BODY_LIMIT", "-1")], "STACKS_CORE_EVENT_BODY_LIMIT"),
+        (&[("DATABASE_URL", "mysql://x")], "DATABASE_URL"),
+        (&[("STACKS_API_LOG_LEVEL", "loud=[")], "STACKS_API_LOG_LEVEL"),
+    ];
+    for (vars, name) in cases {
+        assert_eq!(invalid_source(resolve(&ConfigArgs::default(), vars).unwrap_err()), name, "{vars:?}");
+    }
+    let err = resolve(&ConfigArgs::default(), &[("STACKS_CHAIN_ID", "0x12345678")]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "STACKS_CHAIN_ID `0x12345678`: neither mainnet (0x00000001) nor testnet (0x80000000); custom chain ids \
+         are not supported"
+    );
+    let flag =
+        |events_bind: &str| ConfigArgs { events_bind: Some(events_bind.into()), ..ConfigArgs::default() };
+    for bad in ["3700", ":3700", "host:port", "host:70000"] {
+        assert_eq!(invalid_source(resolve(&flag(bad), &[]).unwrap_err()), "--events-bind", "{bad}");
+    }
+    assert_eq!(resolve(&flag("http://localhost:1/"), &[]).unwrap().events_bind.to_string(), "localhost:1");
+}
+
+#[test]
+fn chain_ids_in_hex_or_decimal() {
+    assert_eq!(env_only(&[("STACKS_CHAIN_ID", "0X80000000")]).network, Network::Testnet);
+    assert_eq!(env_only(&[("STACKS_CHAIN_ID", "0x1")]).network, Network::Mainnet);
+    assert_eq!(env_only(&[("STACKS_CHAIN_ID", "2147483648")]).network, Network::Testnet);
+    assert_eq!(Network::Mainnet.chain_id(), 1);
+    assert_eq!(Network::from_chain_id(0x8000_0000), Some(Network::Testnet));
+}
+
+#[test]
+fn log_levels_map_to_tracing_filters() {
+    let level = |vars: &[(&str, &str)]| env_only(vars).log_filter;
+    assert_eq!(level(&[("STACKS_API_LOG_LEVEL", "silly")]), "trace");
+    assert_eq!(level(&[("STACKS_API_LOG_LEVEL", "HTTP")]), "debug");
+    assert_eq!(level(&[("STACKS_API_LOG_LEVEL", "fatal")]), "error");
+    assert_eq!(level(&[("STACKS_API_LOG_LEVEL", "silent")]), "off");
+    assert_eq!(level(&[("STACKS_API_LOG_LEVEL", "warn,stacks_ledger=debug")]), "warn,stacks_ledger=debug");
+    assert_eq!(level(&[("RUST_LOG", "stacks_ledger=trace")]), "stacks_ledger=trace");
+    assert_eq!(level(&[("RUST_LOG", "trace"), ("STACKS_API_LOG_LEVEL", "error")]), "error");
+}

@@ -1,0 +1,341 @@
+//! `import-events`: replays a TSV raw event log into a sink, line by line, in file order.
+//!
+//! Each line goes to [`EventSink::ingest`] with the file's id and timestamp, so the store keeps
+//! the ids and a replay is idempotent. The first bad line or failed ingest stops the import:
+//! everything before it stays applied, nothing after it is. A store that already holds events
+//! is refused unless it is wiped first or the file continues it (the store's last event is in
+//! the file, same id, path and payload): then the lines up to that id are skipped and the
+//! import resumes after it.
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use thiserror::Error;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+use super::progress::{per_second, Counts, Progress, ProgressMode};
+use super::{EventSink, IncomingEvent, IngestError, IngestOutcome, RawEventLog};
+use crate::events::{EventPath, RawEvent, TsvError, TsvReader};
+
+/// Read buffer: large lines (blocks) are common, small reads would only add syscalls.
+const READ_BUFFER: usize = 1 << 20;
+/// Lines parsed ahead of the sink. Parsing (unescaping, JSON check) runs on its own thread
+/// while the sink applies the previous line; a small queue bounds memory when lines are
+/// hundreds of MB.
+const READ_AHEAD: usize = 2;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// Empty a non-empty store before importing.
+    pub wipe: bool,
+    /// Import into a non-empty store even when its last event is not found in the file; lines
+    /// with an id up to the store's last id are still skipped.
+    pub force: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportSummary {
+    pub counts: Counts,
+    /// Lines read (including skipped ones).
+    pub lines: u64,
+    pub elapsed: Duration,
+    pub wiped: bool,
+    /// The store's last event id when the import resumed after it.
+    pub resumed_after: Option<i64>,
+}
+
+impl fmt::Display for ImportSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let Counts { applied, skipped, blocks } = self.counts;
+        write!(
+            f,
+            "{applied} events applied, {skipped} skipped, {blocks} blocks in {:.1} s ({:.1} blocks/s)",
+            self.elapsed.as_secs_f64(),
+            per_second(blocks, self.elapsed)
+        )
+    }
+}
+
+/// Why the store's last event does not continue in the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Discontinuity {
+    /// No line has the store's last id.
+    IdNotInFile,
+    /// A line has the id, but another path or payload (the first such line).
+    Differs { line: u64 },
+    /// The store holds ledger data but no raw event to resume after.
+    NoRawEvents,
+}
+
+impl fmt::Display for Discontinuity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Discontinuity::IdNotInFile => f.write_str("no line of the file has that id"),
+            Discontinuity::Differs { line } => {
+                write!(f, "line {line} has that id with another path or payload")
+            }
+            Discontinuity::NoRawEvents => f.write_str("the store has data but no raw events"),
+        }
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum ImportError {
+    #[error("cannot open {}", path.display())]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("cannot read the store's state")]
+    Store(#[source] IngestError),
+    #[error(
+        "the store is not empty{} and the file does not continue it ({reason}); add --wipe-db to \
+         replace its contents, or --force to import the lines after its last id anyway",
+        last_id.map(|id| format!(" (last event id {id})")).unwrap_or_default()
+    )]
+    NotContinued { last_id: Option<i64>, reason: Discontinuity },
+    /// The line is not a raw event; its display starts with `line N: `.
+    #[error(transparent)]
+    Line(TsvError),
+    #[error("line {line}: unknown event path `{path}`")]
+    UnknownPath { line: u64, path: String },
+    #[error("line {line}: event {id} ({path}) was not applied")]
+    Ingest {
+        line: u64,
+        id: i64,
+        path: EventPath,
+        #[source]
+        source: IngestError,
+    },
+    #[error("the file reader stopped unexpectedly: {0}")]
+    Reader(String),
+}
+
+impl ImportError {
+    /// The 1-based line the import stopped at, when a line is to blame.
+    pub fn line(&self) -> Option<u64> {
+        match self {
+            ImportError::Line(e) => Some(e.line()),
+            ImportError::UnknownPath { line, .. } | ImportError::Ingest { line, .. } => Some(*line),
+            _ => None,
+        }
+    }
+}
+
+/// Where a non-empty store's events end and the file's new ones start.
+struct Resume {
+    last_id: i64,
+    stored: Option<RawEvent>,
+    verified: bool,
+    first_mismatch: Option<u64>,
+}
+
+impl Resume {
+    /// Whether `event` (at `line`) is to be skipped; `Err` once the file has gone past the
+    /// store's last id without showing it.
+    fn skip(&mut self, event: &RawEvent, line: u64) -> Result<bool, Discontinuity> {
+        if event.id < self.last_id {
+            return Ok(true);
+        }
+        if event.id == self.last_id {
+            if !self.verified {
+                let same = self
+                    .stored
+                    .as_ref()
+                    .is_some_and(|s| s.path == canonical(&event.path) && s.payload == event.payload);
+                if same {
+                    self.verified = true;
+                } else {
+                    self.first_mismatch.get_or_insert(line);
+                }
+            }
+            return Ok(true);
+        }
+        if self.verified {
+            Ok(false)
+        } else {
+            Err(self.discontinuity())
+        }
+    }
+
+    fn discontinuity(&self) -> Discontinuity {
+        match self.first_mismatch {
+            Some(line) => Discontinuity::Differs { line },
+            None => Discontinuity::IdNotInFile,
+        }
+    }
+}
+
+/// The stored form of a path as the file spells it (a trailing slash is tolerated).
+fn canonical(path: &str) -> &str {
+    match EventPath::from_path(path) {
+        Some(p) => p.as_str(),
+        None => path,
+    }
+}
+
+/// Imports `file` into `sink`. See the module documentation for the rules.
+pub async fn import_events<S>(
+    sink: &S,
+    file: &Path,
+    options: ImportOptions,
+    progress: ProgressMode,
+) -> Result<ImportSummary, ImportError>
+where
+    S: EventSink + RawEventLog,
+{
+    let started = Instant::now();
+    let open_error = |source| ImportError::Open { path: file.to_owned(), source };
+    let handle = File::open(file).map_err(open_error)?;
+    let total_bytes = handle.metadata().map_err(open_error)?.len();
+
+    let mut wiped = false;
+    let mut resume = None;
+    if !sink.is_empty().await.map_err(ImportError::Store)? {
+        if options.wipe {
+            tracing::warn!("wiping the store before the import (--wipe-db)");
+            sink.wipe().await.map_err(ImportError::Store)?;
+            wiped = true;
+        } else {
+            resume = Some(resume_point(sink, options.force).await?);
+        }
+    }
+    let resumed_after = resume.as_ref().map(|r: &Resume| r.last_id);
+    match resumed_after {
+        Some(id) => tracing::info!("importing {}: skipping the lines up to event id {id}", file.display()),
+        None => tracing::info!("importing {} ({total_bytes} bytes)", file.display()),
+    }
+
+    let bytes_read = Arc::new(AtomicU64::new(0));
+    let (mut lines, reader) = spawn_reader(handle, bytes_read.clone());
+    let mut progress = Progress::start(progress, total_bytes);
+    let mut counts = Counts::default();
+    let mut line_count = 0;
+    while let Some((line, item)) = lines.recv().await {
+        line_count = line;
+        let event = item.map_err(ImportError::Line)?;
+        let skip = match &mut resume {
+            Some(r) => r
+                .skip(&event, line)
+                .map_err(|reason| ImportError::NotContinued { last_id: Some(r.last_id), reason })?,
+            None => false,
+        };
+        if skip {
+            counts.skipped += 1;
+        } else {
+            apply(sink, event, line, &mut counts).await?;
+        }
+        progress.update(bytes_read.load(Ordering::Relaxed), counts);
+    }
+    // The channel also closes when the reader panics: that must not pass for the file's end.
+    reader.await.map_err(|e| ImportError::Reader(e.to_string()))?;
+    if let Some(r) = &resume {
+        if !r.verified {
+            return Err(ImportError::NotContinued { last_id: Some(r.last_id), reason: r.discontinuity() });
+        }
+    }
+    drop(progress);
+    let summary =
+        ImportSummary { counts, lines: line_count, elapsed: started.elapsed(), wiped, resumed_after };
+    tracing::info!("import of {} done: {summary}", file.display());
+    Ok(summary)
+}
+
+/// Checks that a non-empty store can be continued from the file, and from where.
+async fn resume_point<S>(sink: &S, force: bool) -> Result<Resume, ImportError>
+where
+    S: EventSink + RawEventLog,
+{
+    let last_id = sink.last_event_id().await.map_err(ImportError::Store)?;
+    let Some(last_id) = last_id else {
+        if force {
+            tracing::warn!("the store has data but no raw events; importing the whole file (--force)");
+            return Ok(Resume { last_id: i64::MIN, stored: None, verified: true, first_mismatch: None });
+        }
+        return Err(ImportError::NotContinued { last_id: None, reason: Discontinuity::NoRawEvents });
+    };
+    let stored = sink
+        .raw_events_after(last_id.checked_sub(1), 1)
+        .await
+        .map_err(ImportError::Store)?
+        .into_iter()
+        .find(|e| e.id == last_id);
+    if force {
+        tracing::warn!(
+            "importing after event id {last_id} without checking that the file continues the store (--force)"
+        );
+    }
+    Ok(Resume { last_id, stored, verified: force, first_mismatch: None })
+}
+
+async fn apply<S: EventSink>(
+    sink: &S,
+    event: RawEvent,
+    line: u64,
+    counts: &mut Counts,
+) -> Result<(), ImportError> {
+    let Some(path) = EventPath::from_path(&event.path) else {
+        return Err(ImportError::UnknownPath { line, path: event.path });
+    };
+    let id = event.id;
+    let incoming = IncomingEvent {
+        id: Some(id),
+        receive_timestamp: Some(event.receive_timestamp),
+        path,
+        payload: event.payload,
+    };
+    match sink.ingest(incoming).await {
+        Ok(IngestOutcome::Applied { .. }) => {
+            counts.applied += 1;
+            if path == EventPath::NewBlock {
+                counts.blocks += 1;
+            }
+            Ok(())
+        }
+        Ok(IngestOutcome::AlreadyStored { .. }) => {
+            counts.skipped += 1;
+            Ok(())
+        }
+        Err(source) => Err(ImportError::Ingest { line, id, path, source }),
+    }
+}
+
+type Line = (u64, Result<RawEvent, TsvError>);
+
+/// Parses the file on a blocking thread, ahead of the sink. The thread ends after the first
+/// bad line, at the end of the file, or as soon as the receiver is dropped.
+fn spawn_reader(file: File, bytes_read: Arc<AtomicU64>) -> (mpsc::Receiver<Line>, JoinHandle<()>) {
+    let (tx, rx) = mpsc::channel(READ_AHEAD);
+    let task = tokio::task::spawn_blocking(move || {
+        let counted = CountingReader { inner: file, count: bytes_read };
+        let mut reader = TsvReader::new(BufReader::with_capacity(READ_BUFFER, counted));
+        while let Some(item) = reader.next() {
+            let failed = item.is_err();
+            if tx.blocking_send((reader.line_number(), item)).is_err() || failed {
+                break;
+            }
+        }
+    });
+    (rx, task)
+}
+
+/// Counts the bytes read from the file, for the progress bar.
+struct CountingReader<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for CountingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
