@@ -45,7 +45,8 @@ Store:
                             dropped afterwards (default: $STACKS_LEDGER_BENCH_PG_URL, then
                             $STACKS_LEDGER_TEST_PG_URL)
   --batch N                 Store::ingest_batch with N events per database transaction
-                            (default 1: EventSink::ingest, one transaction per event)
+                            (default 500, what import-events does; 1: EventSink::ingest,
+                            one transaction per event, what the event observer does)
 Run:
   --limit N                 stop after N events
   --repeat N                run N times, each on a fresh store (default 1)
@@ -84,7 +85,7 @@ fn default_opts() -> Opts {
             .or_else(|_| std::env::var("STACKS_LEDGER_TEST_PG_URL"))
             .ok()
             .filter(|u| !u.is_empty()),
-        batch: 1,
+        batch: stacks_ledger::ingest::import::BATCH_EVENTS,
         limit: None,
         repeat: 1,
         keep: false,

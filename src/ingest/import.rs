@@ -33,7 +33,7 @@ const READ_AHEAD: usize = 2;
 /// Events per [`EventSink::ingest_many`] call (one database transaction in the store): a
 /// commit per event (an fsync on PostgreSQL) was most of a replay's time. A crash loses at
 /// most the batch in flight, and the next run resumes after the last committed event.
-const BATCH_EVENTS: usize = 500;
+pub const BATCH_EVENTS: usize = 500;
 /// Payload bytes per batch, whatever the count: bounds the memory a batch of big blocks holds.
 const BATCH_BYTES: usize = 32 << 20;
 
