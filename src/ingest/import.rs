@@ -1,8 +1,9 @@
 //! `import-events`: replays a TSV raw event log into a sink, line by line, in file order.
 //!
-//! Each line goes to [`EventSink::ingest`] with the file's id and timestamp, so the store keeps
-//! the ids and a replay is idempotent. The first bad line or failed ingest stops the import:
-//! everything before it stays applied, nothing after it is. A store that already holds events
+//! Each line goes to the sink with the file's id and timestamp, so the store keeps the ids and
+//! a replay is idempotent. Lines are applied in batches ([`EventSink::ingest_many`]: one
+//! database transaction per batch in the store). The first bad line or failed ingest stops the
+//! import: everything before it stays applied, nothing after it is. A store that already holds events
 //! is refused unless it is wiped first or the file continues it (the store's last event is in
 //! the file, same id, path and payload): then the lines up to that id are skipped and the
 //! import resumes after it.
@@ -29,6 +30,12 @@ const READ_BUFFER: usize = 1 << 20;
 /// while the sink applies the previous line; a small queue bounds memory when lines are
 /// hundreds of MB.
 const READ_AHEAD: usize = 2;
+/// Events per [`EventSink::ingest_many`] call (one database transaction in the store): a
+/// commit per event (an fsync on PostgreSQL) was most of a replay's time. A crash loses at
+/// most the batch in flight, and the next run resumes after the last committed event.
+pub const BATCH_EVENTS: usize = 500;
+/// Payload bytes per batch, whatever the count: bounds the memory a batch of big blocks holds.
+const BATCH_BYTES: usize = 32 << 20;
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ImportOptions {
@@ -218,22 +225,43 @@ where
     let mut progress = Progress::start(progress, total_bytes);
     let mut counts = Counts::default();
     let mut line_count = 0;
+    let mut batch = Batch::default();
     while let Some((line, item)) = lines.recv().await {
         line_count = line;
-        let event = item.map_err(ImportError::Line)?;
+        // A bad line stops the import, after the lines before it are applied.
+        let event = match item {
+            Ok(event) => event,
+            Err(e) => {
+                batch.apply(sink, &mut counts).await?;
+                return Err(ImportError::Line(e));
+            }
+        };
         let skip = match &mut resume {
-            Some(r) => r
-                .skip(&event, line)
-                .map_err(|reason| ImportError::NotContinued { last_id: Some(r.last_id), reason })?,
+            Some(r) => match r.skip(&event, line) {
+                Ok(skip) => skip,
+                Err(reason) => {
+                    batch.apply(sink, &mut counts).await?;
+                    return Err(ImportError::NotContinued { last_id: Some(r.last_id), reason });
+                }
+            },
             None => false,
         };
         if skip {
             counts.skipped += 1;
         } else {
-            apply(sink, event, line, &mut counts).await?;
+            let Some(path) = EventPath::from_path(&event.path) else {
+                batch.apply(sink, &mut counts).await?;
+                return Err(ImportError::UnknownPath { line, path: event.path });
+            };
+            batch.push(line, path, event);
+            if batch.is_full() {
+                batch.apply(sink, &mut counts).await?;
+            }
         }
         progress.update(bytes_read.load(Ordering::Relaxed), counts);
     }
+    batch.apply(sink, &mut counts).await?;
+    progress.update(bytes_read.load(Ordering::Relaxed), counts);
     // The channel also closes when the reader panics: that must not pass for the file's end.
     reader.await.map_err(|e| ImportError::Reader(e.to_string()))?;
     if let Some(r) = &resume {
@@ -275,35 +303,59 @@ where
     Ok(Resume { last_id, stored, verified: force, first_mismatch: None })
 }
 
-async fn apply<S: EventSink>(
-    sink: &S,
-    event: RawEvent,
-    line: u64,
-    counts: &mut Counts,
-) -> Result<(), ImportError> {
-    let Some(path) = EventPath::from_path(&event.path) else {
-        return Err(ImportError::UnknownPath { line, path: event.path });
-    };
-    let id = event.id;
-    let incoming = IncomingEvent {
-        id: Some(id),
-        receive_timestamp: Some(event.receive_timestamp),
-        path,
-        payload: event.payload,
-    };
-    match sink.ingest(incoming).await {
-        Ok(IngestOutcome::Applied { .. }) => {
-            counts.applied += 1;
-            if path == EventPath::NewBlock {
-                counts.blocks += 1;
+/// Lines waiting to be applied together.
+#[derive(Default)]
+struct Batch {
+    /// Per event: its line, id and path, for the error that names it.
+    lines: Vec<(u64, i64, EventPath)>,
+    events: Vec<IncomingEvent>,
+    bytes: usize,
+}
+
+impl Batch {
+    fn push(&mut self, line: u64, path: EventPath, event: RawEvent) {
+        self.bytes += event.payload.len();
+        self.lines.push((line, event.id, path));
+        self.events.push(IncomingEvent {
+            id: Some(event.id),
+            receive_timestamp: Some(event.receive_timestamp),
+            path,
+            payload: event.payload,
+        });
+    }
+
+    fn is_full(&self) -> bool {
+        self.events.len() >= BATCH_EVENTS || self.bytes >= BATCH_BYTES
+    }
+
+    /// Applies the batch and empties it; the first event not applied stops the import.
+    async fn apply<S: EventSink>(&mut self, sink: &S, counts: &mut Counts) -> Result<(), ImportError> {
+        if self.events.is_empty() {
+            return Ok(());
+        }
+        self.bytes = 0;
+        let lines = std::mem::take(&mut self.lines);
+        let outcomes = match sink.ingest_many(std::mem::take(&mut self.events)).await {
+            Ok(outcomes) => outcomes,
+            // Nothing of the batch is stored: its first line is the first not applied.
+            Err(source) => {
+                let (line, id, path) = lines[0];
+                return Err(ImportError::Ingest { line, id, path, source });
             }
-            Ok(())
+        };
+        for ((line, id, path), outcome) in lines.into_iter().zip(outcomes) {
+            match outcome {
+                Ok(IngestOutcome::Applied { .. }) => {
+                    counts.applied += 1;
+                    if path == EventPath::NewBlock {
+                        counts.blocks += 1;
+                    }
+                }
+                Ok(IngestOutcome::AlreadyStored { .. }) => counts.skipped += 1,
+                Err(source) => return Err(ImportError::Ingest { line, id, path, source }),
+            }
         }
-        Ok(IngestOutcome::AlreadyStored { .. }) => {
-            counts.skipped += 1;
-            Ok(())
-        }
-        Err(source) => Err(ImportError::Ingest { line, id, path, source }),
+        Ok(())
     }
 }
 

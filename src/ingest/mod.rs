@@ -67,6 +67,30 @@ pub trait EventSink: Send + Sync + 'static {
 
     /// The highest raw-event id stored, if any (where a replay resumes).
     fn last_event_id(&self) -> impl Future<Output = Result<Option<i64>, IngestError>> + Send;
+
+    /// A replay's bulk path: applies `events` in order, each with the semantics of
+    /// [`ingest`](EventSink::ingest), and **stops at the first one not applied**. The result
+    /// has one outcome per event up to and including that one (then an `Err`); the events after
+    /// it were not applied. A sink may commit the events together: an `Err` of the call itself
+    /// means that none of them is stored. Never for live node POSTs, which are acknowledged
+    /// one by one. By default, one [`ingest`](EventSink::ingest) after the other.
+    fn ingest_many(
+        &self,
+        events: Vec<IncomingEvent>,
+    ) -> impl Future<Output = Result<Vec<Result<IngestOutcome, IngestError>>, IngestError>> + Send {
+        async move {
+            let mut out = Vec::with_capacity(events.len());
+            for event in events {
+                let outcome = self.ingest(event).await;
+                let failed = outcome.is_err();
+                out.push(outcome);
+                if failed {
+                    break;
+                }
+            }
+            Ok(out)
+        }
+    }
 }
 
 /// The stored raw event log, read back in id order (for `export-events`) and cleared (for

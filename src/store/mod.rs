@@ -275,6 +275,15 @@ impl Store {
         &self,
         events: Vec<IncomingEvent>,
     ) -> Result<Vec<Result<IngestOutcome, IngestError>>, IngestError> {
+        self.batch(events, false).await
+    }
+
+    /// [`Store::ingest_batch`], stopping at the first refused event when `stop_at_refusal`.
+    async fn batch(
+        &self,
+        events: Vec<IncomingEvent>,
+        stop_at_refusal: bool,
+    ) -> Result<Vec<Result<IngestOutcome, IngestError>>, IngestError> {
         let parsed: Vec<(IncomingEvent, Result<EventPayload, ApplyError>)> = events
             .into_iter()
             .map(|ev| {
@@ -283,7 +292,7 @@ impl Store {
             })
             .collect();
         let mut writer = self.writer.lock().await;
-        let result = self.apply_batch(&mut writer, parsed).await;
+        let result = self.apply_batch(&mut writer, parsed, stop_at_refusal).await;
         if result.is_err() {
             self.drop_writer(&mut writer).await;
         }
@@ -294,6 +303,7 @@ impl Store {
         &self,
         writer: &mut Option<AnyConnection>,
         parsed: Vec<(IncomingEvent, Result<EventPayload, ApplyError>)>,
+        stop_at_refusal: bool,
     ) -> Result<Vec<Result<IngestOutcome, IngestError>>, StoreError> {
         let mut tx = self.writer_conn(writer).await?.begin().await?;
         let mut out = Vec::with_capacity(parsed.len());
@@ -310,6 +320,9 @@ impl Store {
                 Err(e) => {
                     tracing::warn!(%path, error = %e, "event not applied");
                     out.push(Err(ingest_error(path, e)));
+                    if stop_at_refusal {
+                        break;
+                    }
                 }
             }
         }
@@ -414,6 +427,15 @@ impl EventSink for Store {
 
     async fn last_event_id(&self) -> Result<Option<i64>, IngestError> {
         Ok(read::last_event_id(&self.pool).await?)
+    }
+
+    /// One database transaction for the whole run (see [`Store::ingest_batch`]): the events
+    /// before a refused one are committed, the refused one and those after it are not applied.
+    async fn ingest_many(
+        &self,
+        events: Vec<IncomingEvent>,
+    ) -> Result<Vec<Result<IngestOutcome, IngestError>>, IngestError> {
+        self.batch(events, true).await
     }
 }
 

@@ -480,9 +480,16 @@ pub const MEMPOOL_COLS: &[&str] = &[
     "status",
     "replaced_by_tx_id",
     "pruned",
+    "receipt_block_height",
 ];
 
-pub fn mempool_vals(m: &MempoolTxRow, receipt_time: i64, pruned: bool) -> Vec<Val> {
+/// `receipt_block_height`: the canonical tip's height when the transaction entered the mempool.
+pub fn mempool_vals(
+    m: &MempoolTxRow,
+    receipt_time: i64,
+    receipt_block_height: i64,
+    pruned: bool,
+) -> Vec<Val> {
     vec![
         (&m.tx_id).into(),
         (&m.raw_tx).into(),
@@ -501,5 +508,6 @@ pub fn mempool_vals(m: &MempoolTxRow, receipt_time: i64, pruned: bool) -> Vec<Va
         "pending".into(),
         Val::OT(None),
         pruned.into(),
+        receipt_block_height.into(),
     ]
 }

@@ -20,6 +20,19 @@ pub struct Ctx {
     pub receipt_time: i64,
 }
 
+/// When transactions (re-)enter the mempool: the event's receipt time and the canonical tip's
+/// height then (the mempool garbage collection counts blocks from it).
+#[derive(Debug, Clone, Copy)]
+struct Receipt {
+    time: i64,
+    block_height: i64,
+}
+
+/// A pending mempool transaction received on a tip at height r is garbage-collected when a
+/// canonical block arrives on a tip at r + this or above (the incumbent's default
+/// `STACKS_MEMPOOL_TX_GARBAGE_COLLECTION_THRESHOLD`).
+pub const MEMPOOL_GC_BLOCKS: i64 = 256;
+
 /// Tables whose rows belong to one block and follow its `canonical` flag.
 const BLOCK_TABLES: &[&str] = &[
     "blocks",
@@ -137,6 +150,20 @@ async fn tip(conn: &mut AnyConnection) -> Result<Option<StoredBlock>, sqlx::Erro
     query(&sql, vec![]).fetch_optional(conn).await?.as_ref().map(stored_block_of).transpose()
 }
 
+/// The canonical tip's height (0 before any block).
+async fn tip_height(conn: &mut AnyConnection) -> Result<i64, sqlx::Error> {
+    let row = query(
+        "SELECT block_height FROM blocks WHERE canonical = true ORDER BY block_height DESC LIMIT 1",
+        vec![],
+    )
+    .fetch_optional(conn)
+    .await?;
+    Ok(match row {
+        Some(r) => r.try_get("block_height")?,
+        None => 0,
+    })
+}
+
 async fn load_new_block(conn: &mut AnyConnection, raw_event_id: i64) -> Result<NewBlock, ApplyError> {
     let row = query("SELECT payload FROM raw_events WHERE id = $1", vec![raw_event_id.into()])
         .fetch_one(conn)
@@ -205,12 +232,34 @@ async fn apply_block(conn: &mut AnyConnection, ctx: &Ctx, b: &NewBlock) -> Resul
     }
     let tip = tip(conn).await?;
     let canonical = tip.as_ref().map_or(true, |t| height > t.block_height);
+    // For a canonical block the tip is its parent's height (one canonical block per height).
+    let receipt = Receipt { time: ctx.receipt_time, block_height: height - 1 };
     if let Some(p) = parent.as_ref().filter(|p| canonical && !p.canonical && p.block_height >= 1) {
-        restore_chain(conn, ctx, p).await?;
+        restore_chain(conn, ctx, p, receipt).await?;
     }
     insert_static(conn, &derived, canonical, ctx.raw_event_id).await?;
     if canonical {
-        canonicalize(conn, &derived, false, true, ctx.receipt_time).await?;
+        canonicalize(conn, &derived, false, true, receipt).await?;
+        gc_mempool(conn, tip.map_or(0, |t| t.block_height)).await?;
+    }
+    Ok(())
+}
+
+/// The incumbent's mempool garbage collection, run for every canonical block before it becomes
+/// the tip: pending transactions received on a tip at `tip - 256` or below are pruned as
+/// `dropped_stale_garbage_collect` (its status −14, "API garbage collect", shown under that
+/// name). They stay pruned if a reorg later brings their block back; a node that still has
+/// them re-announces them.
+async fn gc_mempool(conn: &mut AnyConnection, tip: i64) -> Result<(), sqlx::Error> {
+    let n = exec(
+        conn,
+        "UPDATE mempool_txs SET pruned = true, status = 'dropped_stale_garbage_collect' \
+         WHERE pruned = false AND receipt_block_height <= $1",
+        vec![(tip - MEMPOOL_GC_BLOCKS).into()],
+    )
+    .await?;
+    if n > 0 {
+        tracing::debug!(count = n, tip, "garbage-collected stale mempool transactions");
     }
     Ok(())
 }
@@ -275,7 +324,7 @@ async fn canonicalize(
     d: &DerivedBlock,
     materialized: bool,
     nft_direct: bool,
-    now: i64,
+    receipt: Receipt,
 ) -> Result<(), ApplyError> {
     let b = &d.block;
     let at = at_of(b, true);
@@ -322,7 +371,7 @@ async fn canonicalize(
         &ids,
     )
     .await?;
-    settle_stream(conn, d, now).await?;
+    settle_stream(conn, d, receipt).await?;
     Ok(())
 }
 
@@ -572,7 +621,11 @@ fn nft_pairs(d: &DerivedBlock) -> impl Iterator<Item = (String, String)> + '_ {
 /// The anchor block decides the fate of the stream built on its parent: streamed microblocks
 /// it does not accept are orphaned, and their transactions that it does not include go back
 /// to the mempool.
-async fn settle_stream(conn: &mut AnyConnection, d: &DerivedBlock, now: i64) -> Result<(), sqlx::Error> {
+async fn settle_stream(
+    conn: &mut AnyConnection,
+    d: &DerivedBlock,
+    receipt: Receipt,
+) -> Result<(), sqlx::Error> {
     let rows = query(
         "SELECT microblock_hash FROM microblocks WHERE parent_index_block_hash = $1 AND index_block_hash = '' \
          AND microblock_canonical = true",
@@ -602,7 +655,7 @@ async fn settle_stream(conn: &mut AnyConnection, d: &DerivedBlock, now: i64) -> 
     let txs =
         mempool_rows_where(conn, "index_block_hash = '' AND microblock_hash IN ({in})", &orphaned).await?;
     let back: Vec<MempoolTxRow> = txs.into_iter().filter(|t| !included.contains(t.tx_id.as_str())).collect();
-    restore_mempool(conn, back, now).await
+    restore_mempool(conn, back, receipt).await
 }
 
 async fn mempool_rows_where(
@@ -637,17 +690,18 @@ async fn mempool_rows_where(
         .collect()
 }
 
-/// Puts transactions back into the mempool as pending.
+/// Puts transactions back into the mempool as pending. One already there keeps its receipt
+/// (time and tip height), as the incumbent's restore only flips it back to pending.
 async fn restore_mempool(
     conn: &mut AnyConnection,
     rows: Vec<MempoolTxRow>,
-    now: i64,
+    receipt: Receipt,
 ) -> Result<(), sqlx::Error> {
     let mut seen = BTreeSet::new();
     let vals = rows
         .iter()
         .filter(|r| r.raw_tx != "0x00" && seen.insert(r.tx_id.clone()))
-        .map(|r| mempool_vals(r, now, false))
+        .map(|r| mempool_vals(r, receipt.time, receipt.block_height, false))
         .collect();
     insert_rows(
         conn,
@@ -670,7 +724,12 @@ async fn flip(conn: &mut AnyConnection, blocks: &[String], canonical: bool) -> R
 /// A block arrived above the tip on a non-canonical parent: the fork ending at that parent
 /// becomes canonical and the blocks it replaces are orphaned (the incumbent's
 /// `restoreOrphanedChain`). Nothing is deleted; flags flip and the tip caches follow.
-async fn restore_chain(conn: &mut AnyConnection, ctx: &Ctx, parent: &StoredBlock) -> Result<(), ApplyError> {
+async fn restore_chain(
+    conn: &mut AnyConnection,
+    ctx: &Ctx,
+    parent: &StoredBlock,
+    receipt: Receipt,
+) -> Result<(), ApplyError> {
     let mut fork = vec![parent.clone()];
     while let Some(last) = fork.last().filter(|b| b.block_height > 1) {
         let p = stored_block(conn, &last.parent_index_block_hash).await?.ok_or_else(|| {
@@ -718,13 +777,13 @@ async fn restore_chain(conn: &mut AnyConnection, ctx: &Ctx, parent: &StoredBlock
     .collect::<Result<_, _>>()?;
     recompute_accounts(conn, &accounts).await?;
     let back = mempool_rows_where(conn, "index_block_hash IN ({in})", &ids).await?;
-    restore_mempool(conn, back, ctx.receipt_time).await?;
+    restore_mempool(conn, back, receipt).await?;
 
     // Restore the fork, lowest first, each on top of the canonical chain so far.
     for b in &fork {
         let d = derive_stored(conn, b, ctx.network).await?;
         flip(conn, std::slice::from_ref(&b.index_block_hash), true).await?;
-        canonicalize(conn, &d, b.materialized, false, ctx.receipt_time).await?;
+        canonicalize(conn, &d, b.materialized, false, receipt).await?;
         nft.extend(nft_pairs(&d));
     }
     nft_recompute(conn, &nft).await?;
@@ -822,7 +881,9 @@ async fn apply_mempool(conn: &mut AnyConnection, ctx: &Ctx, m: &NewMempoolTx) ->
             mined.insert(r.try_get::<String, _>("tx_id")?);
         }
     }
-    let vals = rows.iter().map(|r| mempool_vals(r, ctx.receipt_time, mined.contains(&r.tx_id))).collect();
+    let height = tip_height(conn).await?;
+    let vals =
+        rows.iter().map(|r| mempool_vals(r, ctx.receipt_time, height, mined.contains(&r.tx_id))).collect();
     insert_rows(conn, "mempool_txs", MEMPOOL_COLS, vals, "ON CONFLICT (tx_id) DO NOTHING").await?;
     Ok(())
 }
@@ -904,7 +965,7 @@ async fn apply_microblocks(
         restore_mempool(
             conn,
             back.into_iter().filter(|t| !in_batch.contains(t.tx_id.as_str())).collect(),
-            ctx.receipt_time,
+            Receipt { time: ctx.receipt_time, block_height: tip.block_height },
         )
         .await?;
     }
