@@ -23,9 +23,11 @@ async fn serve(store: Arc<Store>) -> String {
 }
 
 fn options(url: &str) -> Option<Options> {
-    let spec = test_support::load_json("rosetta-spec/api-v1.4.7.json")?;
     let mut o = Options::new(url);
-    o.spec = Some(spec);
+    o.specs = vec![
+        test_support::load_json("rosetta-spec/api.json")?,
+        test_support::load_json("rosetta-spec/api-v1.4.7.json")?,
+    ];
     o.coverage = Some(1.0);
     Some(o)
 }

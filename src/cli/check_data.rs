@@ -25,9 +25,10 @@ pub struct CheckDataArgs {
     /// Last block index (default: the tip).
     #[arg(long)]
     pub end: Option<i64>,
-    /// The Rosetta OpenAPI document every response is validated against (`api.json`).
+    /// The Rosetta OpenAPI document(s) every response is validated against: `api.json`
+    /// (1.4.6), then `api-v1.4.7.json` for the indexer endpoints (repeat the option).
     #[arg(long)]
-    pub spec: Option<PathBuf>,
+    pub spec: Vec<PathBuf>,
     /// Print the whole report as JSON.
     #[arg(long)]
     pub json: bool,
@@ -62,11 +63,13 @@ pub fn run(args: CheckDataArgs) -> anyhow::Result<()> {
     opts.network = args.network.or(opts.network);
     opts.start = args.start.or(opts.start);
     opts.end = args.end.or(opts.end);
-    if let Some(p) = &args.spec {
+    for p in &args.spec {
         let text = std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
-        opts.spec =
-            Some(serde_json::from_str(&text).with_context(|| format!("{} is not JSON", p.display()))?);
-    } else {
+        let doc: serde_json::Value =
+            serde_json::from_str(&text).with_context(|| format!("{} is not JSON", p.display()))?;
+        opts.specs.push(doc);
+    }
+    if args.spec.is_empty() {
         tracing::warn!("no --spec given: responses are not validated against the Rosetta OpenAPI document");
     }
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
