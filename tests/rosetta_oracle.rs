@@ -17,7 +17,10 @@ fn op_key(op: &Value) -> Value {
     // Deviation: a lock's amount is the change of the locked balance; the incumbent served the
     // lock event's total (a stack-extend re-sends it: its change is 0).
     let amount = if op["type"] == "stx_lock" { Value::Null } else { op["amount"]["value"].clone() };
-    json!([op["type"], op["status"], op["account"], amount])
+    // Deviation: a failed transaction's fee is charged, so its operation is `success`; the
+    // incumbent gave it the transaction's failure status (uncounted by rosetta-cli).
+    let status = if op["type"] == "fee" { Value::Null } else { op["status"].clone() };
+    json!([op["type"], status, op["account"], amount])
 }
 
 /// The incumbent's operations, less what it got wrong on purpose-listed points.
