@@ -134,6 +134,25 @@ async fn compare(db: Db, fixture: &str) {
                 balances += 1;
                 assert_eq!(got, want, "{label}");
             }
+            "/rosetta/v1/mempool/transaction" => {
+                // Deviation: pending operations are `pending` (the incumbent sent an empty,
+                // unlisted status) and carry no coin_change.
+                let strip = |ops: Vec<Value>| -> Vec<Value> {
+                    ops.into_iter()
+                        .map(|mut k| {
+                            k[1] = Value::Null;
+                            k
+                        })
+                        .collect()
+                };
+                let (g, w) = (&got["transaction"], &want["transaction"]);
+                assert_eq!(g["transaction_identifier"], w["transaction_identifier"], "{label}");
+                assert_eq!(strip(our_ops(g)), strip(their_ops(w)), "{label}");
+                assert!(
+                    g["operations"].as_array().unwrap().iter().all(|o| o["status"] == "pending"),
+                    "{label}"
+                );
+            }
             _ => assert_eq!(got, want, "{label}"),
         }
     }
