@@ -1,10 +1,12 @@
 //! stacks-ledger library: ingestion of Stacks node events and the ledger built from them.
 
 pub mod api;
+pub mod checkdata;
 pub mod config;
 pub mod devnet;
 pub mod events;
 pub mod ingest;
 pub mod ledger;
 pub mod observer;
+pub mod rosetta;
 pub mod store;
