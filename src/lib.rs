@@ -7,4 +7,5 @@ pub mod events;
 pub mod ingest;
 pub mod ledger;
 pub mod observer;
+pub mod rosetta;
 pub mod store;

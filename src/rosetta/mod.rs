@@ -1,0 +1,3 @@
+//! The Rosetta API.
+
+pub mod construction;
