@@ -1,6 +1,7 @@
 //! Command-line interface: argument parsing, logging set-up, the offline codec commands, and
 //! dispatch of the ledger commands (`serve`, `import-events`, `export-events`, in [`ledger`]).
 
+mod check_data;
 mod ledger;
 #[cfg(test)]
 mod tests;
@@ -50,6 +51,8 @@ pub enum Command {
     },
     /// Generate a deterministic devnet chain as node events (a TSV log, or POSTs to an observer).
     Devnet(stacks_ledger::devnet::DevnetArgs),
+    /// Check a Rosetta server as rosetta-cli `check:data` does (sync, validate, reconcile).
+    CheckData(check_data::CheckDataArgs),
 }
 
 /// The commands that work on the store.
@@ -77,6 +80,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::DecodeTx { hex, format } => decode_tx(&read_arg(hex)?, format)?,
         Command::DecodeClarity { hex, format } => decode_clarity(&read_arg(hex)?, format)?,
         Command::Devnet(args) => return Ok(stacks_ledger::devnet::run(args)?),
+        Command::CheckData(args) => return check_data::run(args),
         Command::Ledger(command) => {
             let config = Config::from_process_env(&cli.config)?;
             let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;

@@ -1,3 +1,121 @@
-//! The Rosetta API.
+//! The Rosetta Data API v1.4.6 (plus the 1.4.7 indexer endpoints) under `/rosetta/v1`.
+//!
+//! Every request goes through [`routes`]: one POST filter that reads the body, dispatches on the
+//! path and turns any [`RosettaError`] into HTTP 500 with the Rosetta `Error` body. Anything else
+//! under `/rosetta` (unknown endpoint, another method) is a Rosetta error too, so no Rosetta URL
+//! ever reaches the `/extended` 404 fallback. Handlers translate what the store returns into the
+//! `rosetta-spec` models and nothing else; SQL lives in `src/store/rosetta.rs`.
 
+pub mod account;
+pub mod block;
+pub mod call;
 pub mod construction;
+pub mod error;
+pub mod indexer;
+pub mod mempool;
+pub mod network;
+pub mod ops;
+pub mod request;
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde::Serialize;
+use warp::http::Method;
+use warp::reply::Response;
+use warp::{Filter, Rejection, Reply};
+
+pub use error::{ErrorKind, RosettaError};
+
+use crate::ledger::Network;
+use crate::store::Store;
+
+/// Largest request body accepted (a construction request carries at most one transaction).
+pub const BODY_LIMIT: u64 = 4 * 1024 * 1024;
+
+/// What every Rosetta handler needs.
+pub struct Rosetta {
+    pub store: Arc<Store>,
+    /// The only network served; requests naming another are refused with 610.
+    pub network: Network,
+    /// The node's RPC base URL, for `sync_status` (none: report what ingestion has seen).
+    pub node_rpc: Option<String>,
+}
+
+impl Rosetta {
+    pub fn new(store: Arc<Store>) -> Self {
+        let network = store.network();
+        Self { store, network, node_rpc: None }
+    }
+
+    pub fn with_node_rpc(mut self, url: impl Into<String>) -> Self {
+        self.node_rpc = Some(url.into());
+        self
+    }
+}
+
+/// What a handler returns.
+pub type RosettaResult<T> = Result<T, RosettaError>;
+
+/// Every `/rosetta` route. Requests outside `/rosetta` are rejected (not found) for the next API.
+pub fn routes(ctx: Arc<Rosetta>) -> impl Filter<Extract = (Response,), Error = Rejection> + Clone {
+    warp::path("rosetta")
+        .and(warp::path::tail())
+        .and(warp::method())
+        .and(
+            warp::body::content_length_limit(BODY_LIMIT)
+                .and(warp::body::bytes())
+                .or_else(|_| async { Ok::<_, Infallible>((Bytes::from_static(b"\x00too large"),)) }),
+        )
+        .and(warp::any().map(move || Arc::clone(&ctx)))
+        .then(|tail: warp::path::Tail, method: Method, body: Bytes, ctx: Arc<Rosetta>| async move {
+            let res = if method != Method::POST {
+                Err(RosettaError::with_message(ErrorKind::UnknownEndpoint, format!("{method} is not served")))
+            } else {
+                dispatch(&ctx, tail.as_str(), &body).await
+            };
+            stacks_extended::with_common_headers(match res {
+                Ok(res) => res,
+                Err(e) => e.into_response(),
+            })
+        })
+}
+
+/// Routes one POST by its path under `/rosetta`.
+async fn dispatch(ctx: &Rosetta, path: &str, body: &Bytes) -> RosettaResult<Response> {
+    if body.as_ref() == b"\x00too large" {
+        return Err(RosettaError::with_message(
+            ErrorKind::MalformedRequest,
+            format!("request body over {BODY_LIMIT} bytes"),
+        ));
+    }
+    let path = path.trim_end_matches('/');
+    let Some(endpoint) = path.strip_prefix("v1/") else {
+        return Err(unknown(path));
+    };
+    match endpoint {
+        "network/list" => json(network::list(ctx, body)),
+        "network/options" => json(network::options(ctx, body)),
+        "network/status" => json(network::status(ctx, body).await),
+        "block" => json(block::block(ctx, body).await),
+        "block/transaction" => json(block::transaction(ctx, body).await),
+        "account/balance" => json(account::balance(ctx, body).await),
+        "account/coins" => json(account::coins(ctx, body)),
+        "mempool" => json(mempool::list(ctx, body).await),
+        "mempool/transaction" => json(mempool::transaction(ctx, body).await),
+        "call" => json(call::call(ctx, body)),
+        "events/blocks" => json(indexer::events_blocks(ctx, body).await),
+        "search/transactions" => json(indexer::search_transactions(ctx, body).await),
+        _ => Err(unknown(path)),
+    }
+}
+
+fn unknown(path: &str) -> RosettaError {
+    RosettaError::with_message(ErrorKind::UnknownEndpoint, format!("POST /rosetta/{path}"))
+}
+
+/// A successful answer: HTTP 200 with the model as JSON.
+fn json<T: Serialize>(res: RosettaResult<T>) -> RosettaResult<Response> {
+    res.map(|body| warp::reply::json(&body).into_response())
+}

@@ -7,6 +7,7 @@
 mod digest;
 mod explorer;
 mod read;
+pub mod rosetta;
 mod rows;
 mod sql;
 mod write;

@@ -23,17 +23,17 @@ use super::error::ConstructionError as E;
 use super::node::NodeClient;
 use super::ops::{self, Completion};
 use super::parse;
-use super::wire::{ApiError, Code};
 use crate::events::EventPath;
 use crate::ingest::{EventSink, IncomingEvent};
 use crate::ledger::Network;
+use crate::rosetta::{ErrorKind, RosettaError};
 use crate::store::Store;
 
 /// µSTX per byte when no node is configured to ask (`/v2/fees/transfer`'s usual floor).
 pub const DEFAULT_FEE_RATE: u64 = 1;
 
 /// What the construction routes run with. `online: None` is offline mode: derive, preprocess,
-/// payloads, combine, parse and hash work; metadata and submit answer [`Code::OfflineMode`].
+/// payloads, combine, parse and hash work; metadata and submit answer [`ErrorKind::OfflineMode`].
 #[derive(Clone)]
 pub struct Context {
     pub network: Network,
@@ -61,8 +61,8 @@ impl Context {
         }
     }
 
-    fn online_or_err(&self) -> Result<&Online, ApiError> {
-        self.online.as_ref().ok_or_else(|| ApiError::new(Code::OfflineMode))
+    fn online_or_err(&self) -> Result<&Online, RosettaError> {
+        self.online.as_ref().ok_or_else(|| RosettaError::new(ErrorKind::OfflineMode))
     }
 }
 
@@ -95,7 +95,7 @@ where
     Req: DeserializeOwned + Send + 'static,
     Resp: Serialize,
     F: Fn(Ctx, Req) -> Fut + Clone + Send + Sync + 'static,
-    Fut: Future<Output = Result<Resp, ApiError>> + Send,
+    Fut: Future<Output = Result<Resp, RosettaError>> + Send,
 {
     let ctx = Arc::clone(ctx);
     warp::path("rosetta")
@@ -126,23 +126,33 @@ where
         .boxed()
 }
 
-fn request<Req: DeserializeOwned>(body: &[u8], network: Network) -> Result<Req, ApiError> {
-    let value: Json = serde_json::from_slice(body).map_err(|e| ApiError::with(Code::InvalidParams, e))?;
+fn request<Req: DeserializeOwned>(body: &[u8], network: Network) -> Result<Req, RosettaError> {
+    let value: Json = serde_json::from_slice(body)
+        .map_err(|e| RosettaError::with_message(ErrorKind::MalformedRequest, e.to_string()))?;
     let id: NetworkIdentifier = value
         .get("network_identifier")
         .cloned()
-        .ok_or_else(|| ApiError::with(Code::InvalidParams, "network_identifier is required"))
-        .and_then(|v| serde_json::from_value(v).map_err(|e| ApiError::with(Code::InvalidParams, e)))?;
+        .ok_or_else(|| {
+            RosettaError::with_message(ErrorKind::MalformedRequest, "network_identifier is required")
+        })
+        .and_then(|v| {
+            serde_json::from_value(v)
+                .map_err(|e| RosettaError::with_message(ErrorKind::MalformedRequest, e.to_string()))
+        })?;
     if id.blockchain != "stacks" {
-        return Err(ApiError::with(Code::InvalidBlockchain, format!("{} is not stacks", id.blockchain)));
+        return Err(RosettaError::with_message(
+            ErrorKind::InvalidBlockchain,
+            format!("{} is not stacks", id.blockchain),
+        ));
     }
     if id.network != network.as_str() {
-        return Err(ApiError::with(
-            Code::InvalidNetwork,
+        return Err(RosettaError::with_message(
+            ErrorKind::InvalidNetwork,
             format!("this server serves {network}, not {}", id.network),
         ));
     }
-    serde_json::from_value(value).map_err(|e| ApiError::with(Code::InvalidParams, e))
+    serde_json::from_value(value)
+        .map_err(|e| RosettaError::with_message(ErrorKind::MalformedRequest, e.to_string()))
 }
 
 fn public_key(key: &PublicKey) -> Result<PublicKeyBytes, E> {
@@ -153,7 +163,10 @@ fn public_key(key: &PublicKey) -> Result<PublicKeyBytes, E> {
     PublicKeyBytes::from_slice(&bytes).map_err(|e| E::InvalidPublicKey(e.to_string()))
 }
 
-async fn derive(ctx: Ctx, req: ConstructionDeriveRequest) -> Result<ConstructionDeriveResponse, ApiError> {
+async fn derive(
+    ctx: Ctx,
+    req: ConstructionDeriveRequest,
+) -> Result<ConstructionDeriveResponse, RosettaError> {
     let key = public_key(&req.public_key)?;
     let address = build::address_of(&key, ctx.network)?.to_c32();
     Ok(ConstructionDeriveResponse {
@@ -165,7 +178,7 @@ async fn derive(ctx: Ctx, req: ConstructionDeriveRequest) -> Result<Construction
 async fn preprocess(
     ctx: Ctx,
     req: ConstructionPreprocessRequest,
-) -> Result<ConstructionPreprocessResponse, ApiError> {
+) -> Result<ConstructionPreprocessResponse, RosettaError> {
     let meta = req.metadata.unwrap_or_default();
     let given = Completion::from_metadata(&meta)?;
     // Placeholders stand for what /construction/metadata fills in; only the shape is checked.
@@ -200,21 +213,21 @@ async fn preprocess(
 async fn metadata(
     ctx: Ctx,
     req: ConstructionMetadataRequest,
-) -> Result<ConstructionMetadataResponse, ApiError> {
+) -> Result<ConstructionMetadataResponse, RosettaError> {
     let online = ctx.online_or_err()?;
     let options = req.options.unwrap_or_default();
     let sender_text = options
         .get("sender_address")
         .and_then(Json::as_str)
-        .ok_or_else(|| ApiError::new(Code::MissingSender))?;
+        .ok_or_else(|| RosettaError::new(ErrorKind::MissingSenderAddress))?;
     let sender: StacksAddress =
         sender_text.parse().map_err(|e| E::InvalidSender(format!("{sender_text}: {e}")))?;
-    let size = options.get("size").and_then(Json::as_u64).ok_or_else(|| ApiError::new(Code::SizeRequired))?;
-    let ledger_nonce = online
-        .store
-        .next_nonce_with_mempool(&sender.to_c32())
-        .await
-        .map_err(|e| ApiError::with(Code::UnknownError, e))?;
+    let size = options
+        .get("size")
+        .and_then(Json::as_u64)
+        .ok_or_else(|| RosettaError::new(ErrorKind::MissingTransactionSize))?;
+    let ledger_nonce =
+        online.store.next_nonce_with_mempool(&sender.to_c32()).await.map_err(|e| RosettaError::from(e))?;
     let mut nonce = u64::try_from(ledger_nonce).unwrap_or(0);
     let mut rate = ctx.default_fee_rate;
     if let Some(node) = &online.node {
@@ -226,8 +239,8 @@ async fn metadata(
     let suggested = ((rate * size) as f64 * multiplier).ceil() as u64;
     if let Some(max) = options.get("max_fee").and_then(Json::as_str).and_then(|m| m.parse::<u64>().ok()) {
         if suggested > max {
-            return Err(ApiError::with(
-                Code::InvalidFee,
+            return Err(RosettaError::with_message(
+                ErrorKind::InvalidFee,
                 format!("the suggested fee {suggested} is above max_fee {max}"),
             ));
         }
@@ -245,8 +258,7 @@ async fn metadata(
                 (Some(pox.contract_id), pox.current_burnchain_block_height)
             }
             None => {
-                let tip =
-                    online.store.chain_tip().await.map_err(|e| ApiError::with(Code::UnknownError, e))?;
+                let tip = online.store.chain_tip().await.map_err(|e| RosettaError::from(e))?;
                 (None, tip.map_or(0, |t| u64::try_from(t.burn_block_height).unwrap_or(0)))
             }
         };
@@ -270,7 +282,7 @@ async fn metadata(
 async fn payloads(
     ctx: Ctx,
     req: ConstructionPayloadsRequest,
-) -> Result<ConstructionPayloadsResponse, ApiError> {
+) -> Result<ConstructionPayloadsResponse, RosettaError> {
     let keys = req.public_keys.unwrap_or_default();
     let [key] = keys.as_slice() else { return Err(E::PublicKeyCount(keys.len()).into()) };
     let key = public_key(key)?;
@@ -289,7 +301,10 @@ async fn payloads(
     })
 }
 
-async fn combine(ctx: Ctx, req: ConstructionCombineRequest) -> Result<ConstructionCombineResponse, ApiError> {
+async fn combine(
+    ctx: Ctx,
+    req: ConstructionCombineRequest,
+) -> Result<ConstructionCombineResponse, RosettaError> {
     let tx = parse::decode(&req.unsigned_transaction, ctx.network)?;
     let sig = match req.signatures.as_slice() {
         [] => return Err(E::NoSignature.into()),
@@ -316,7 +331,10 @@ async fn combine(ctx: Ctx, req: ConstructionCombineRequest) -> Result<Constructi
     Ok(ConstructionCombineResponse { signed_transaction: to_hex_prefixed(&signed.serialize()) })
 }
 
-async fn parse_route(ctx: Ctx, req: ConstructionParseRequest) -> Result<ConstructionParseResponse, ApiError> {
+async fn parse_route(
+    ctx: Ctx,
+    req: ConstructionParseRequest,
+) -> Result<ConstructionParseResponse, RosettaError> {
     let tx = parse::decode(&req.transaction, ctx.network)?;
     let (intent, signer) = parse::parse(&tx, req.signed, ctx.network)?;
     Ok(ConstructionParseResponse {
@@ -327,7 +345,7 @@ async fn parse_route(ctx: Ctx, req: ConstructionParseRequest) -> Result<Construc
     })
 }
 
-async fn hash(ctx: Ctx, req: ConstructionHashRequest) -> Result<TransactionIdentifierResponse, ApiError> {
+async fn hash(ctx: Ctx, req: ConstructionHashRequest) -> Result<TransactionIdentifierResponse, RosettaError> {
     let tx = parse::decode(&req.signed_transaction, ctx.network)?;
     if !build::is_signed(&tx) {
         return Err(E::NotSigned.into());
@@ -340,16 +358,18 @@ async fn hash(ctx: Ctx, req: ConstructionHashRequest) -> Result<TransactionIdent
 
 /// Broadcasts through the node, then records the transaction in our mempool the way a
 /// `/new_mempool_tx` event would, so `/mempool` shows it at once.
-async fn submit(ctx: Ctx, req: ConstructionSubmitRequest) -> Result<TransactionIdentifierResponse, ApiError> {
+async fn submit(
+    ctx: Ctx,
+    req: ConstructionSubmitRequest,
+) -> Result<TransactionIdentifierResponse, RosettaError> {
     let online = ctx.online_or_err()?;
     let tx = parse::decode(&req.signed_transaction, ctx.network)?;
     if !build::is_signed(&tx) {
         return Err(E::NotSigned.into());
     }
-    let node = online
-        .node
-        .as_ref()
-        .ok_or_else(|| ApiError::with(Code::NodeUnavailable, "no node is configured (--node-rpc)"))?;
+    let node = online.node.as_ref().ok_or_else(|| {
+        RosettaError::with_message(ErrorKind::NodeUnavailable, "no node is configured (--node-rpc)")
+    })?;
     let raw = tx.serialize();
     let txid = to_hex_prefixed(&tx.txid());
     let node_txid = node.broadcast(raw.clone()).await?;

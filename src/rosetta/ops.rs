@@ -1,0 +1,212 @@
+//! Stored ledger operations → Rosetta operations and transactions.
+//!
+//! Each `operations` row is one Rosetta operation, except locks and unlocks: a lock moves STX
+//! from the liquid balance to the locked one, so its row becomes two operations, one on the
+//! account and one on its `locked` sub-account, so that both balances are the sum of their
+//! operations (docs/rosetta-deviations.md).
+
+use rosetta_spec::{
+    AccountIdentifier, Amount, Currency, Metadata, Operation, OperationIdentifier, SubAccountIdentifier,
+    Transaction, TransactionIdentifier,
+};
+use serde_json::Value;
+
+use crate::store::rosetta::{BlockContents, RosettaTx, StoredOp};
+
+/// The sub-account holding locked (stacked) STX.
+pub const LOCKED_SUB_ACCOUNT: &str = "locked";
+
+/// STX, 6 decimals.
+pub fn stx() -> Currency {
+    Currency::new("STX", 6)
+}
+
+pub fn stx_amount(value: i64) -> Amount {
+    Amount::new(value.to_string(), stx())
+}
+
+fn account(address: &str, locked: bool) -> Option<AccountIdentifier> {
+    if address.is_empty() {
+        return None;
+    }
+    let mut a = AccountIdentifier::new(address);
+    if locked {
+        a.sub_account = Some(SubAccountIdentifier { address: LOCKED_SUB_ACCOUNT.to_owned(), metadata: None });
+    }
+    Some(a)
+}
+
+fn metadata(text: Option<&str>) -> Option<Metadata> {
+    match serde_json::from_str::<Value>(text?) {
+        Ok(Value::Object(m)) if !m.is_empty() => Some(m),
+        _ => None,
+    }
+}
+
+/// Whether `contract_id` is a boot PoX contract (`pox`, `pox-2`, `pox-3`, `pox-4`).
+fn is_pox_contract(contract_id: &str) -> bool {
+    let Some((addr, name)) = contract_id.split_once('.') else { return false };
+    let boot = addr == "SP000000000000000000002Q6VF78" || addr == "ST000000000000000000002AMW42H";
+    boot && (name == "pox" || name.strip_prefix("pox-").is_some_and(|v| v.parse::<u8>().is_ok()))
+}
+
+/// The Rosetta type of a stored operation: direct PoX stacking calls are retyped as the
+/// incumbent did (`stack_stx`, `delegate_stx`, `revoke_delegate_stx`).
+fn op_type(op: &StoredOp, tx: Option<&RosettaTx>) -> String {
+    if op.op_type == "contract_call" {
+        if let Some(tx) = tx {
+            if tx.contract_id.as_deref().is_some_and(is_pox_contract) {
+                match tx.function_name.as_deref() {
+                    Some("stack-stx") => return "stack_stx".into(),
+                    Some("delegate-stx") => return "delegate_stx".into(),
+                    Some("revoke-delegate-stx") => return "revoke_delegate_stx".into(),
+                    _ => {}
+                }
+            }
+        }
+    }
+    op.op_type.clone()
+}
+
+/// The Rosetta operations of one transaction's stored rows (or of the block-level rows),
+/// indexed from `first_index`.
+pub fn operations(rows: &[&StoredOp], tx: Option<&RosettaTx>, first_index: i64) -> Vec<Operation> {
+    let mut out: Vec<Operation> = Vec::with_capacity(rows.len());
+    // Stored op_index → Rosetta index, for related operations.
+    let mut index_of = std::collections::HashMap::with_capacity(rows.len());
+    let mut next = first_index;
+    for row in rows {
+        let ty = op_type(row, tx);
+        let mut meta = metadata(row.metadata.as_deref());
+        if ty == "contract_call" || ty == "stack_stx" || ty == "delegate_stx" || ty == "revoke_delegate_stx" {
+            if let Some(tx) = tx {
+                let m = meta.get_or_insert_with(Metadata::new);
+                if let Some(c) = &tx.contract_id {
+                    m.insert("contract_id".into(), Value::from(c.clone()));
+                }
+                if let Some(f) = &tx.function_name {
+                    m.insert("function_name".into(), Value::from(f.clone()));
+                }
+            }
+        }
+        let index = next;
+        next += 1;
+        index_of.insert(row.op_index, index);
+        let related = row
+            .related_op_index
+            .and_then(|r| index_of.get(&r).copied())
+            .map(|i| vec![OperationIdentifier::new(i)]);
+        out.push(Operation {
+            operation_identifier: OperationIdentifier::new(index),
+            related_operations: related,
+            r#type: ty.clone(),
+            status: row.status.clone(),
+            account: account(&row.account, false),
+            amount: row.amount.map(stx_amount),
+            coin_change: None,
+            metadata: meta.clone(),
+        });
+        if row.locked_delta != 0 || ty == "stx_lock" || ty == "stx_unlock" {
+            // The same change seen from the locked balance.
+            out.push(Operation {
+                operation_identifier: OperationIdentifier::new(next),
+                related_operations: Some(vec![OperationIdentifier::new(index)]),
+                r#type: ty,
+                status: row.status.clone(),
+                account: account(&row.account, true),
+                amount: Some(stx_amount(row.locked_delta)),
+                coin_change: None,
+                metadata: meta,
+            });
+            next += 1;
+        }
+    }
+    out
+}
+
+/// A block's Rosetta transactions: its transactions in order, the block-level operations
+/// (miner rewards, unlocks) appended to the coinbase transaction as the incumbent did, or, in a
+/// block without one, in a transaction named by the block's index block hash.
+pub fn transactions(contents: &BlockContents, index_block_hash: &str) -> Vec<Transaction> {
+    let mut by_tx: std::collections::HashMap<i64, Vec<&StoredOp>> = std::collections::HashMap::new();
+    for o in &contents.ops {
+        by_tx.entry(o.tx_index).or_default().push(o);
+    }
+    let block_level = by_tx.remove(&-1).unwrap_or_default();
+    let coinbase = contents.txs.iter().position(|t| t.tx_type == "coinbase");
+    let mut txs: Vec<Transaction> = contents
+        .txs
+        .iter()
+        .enumerate()
+        .map(|(i, tx)| {
+            let rows = by_tx.remove(&tx.tx_index).unwrap_or_default();
+            let mut ops = operations(&rows, Some(tx), 0);
+            if Some(i) == coinbase && !block_level.is_empty() {
+                ops.extend(operations(&block_level, None, ops.len() as i64));
+            }
+            Transaction {
+                transaction_identifier: TransactionIdentifier::new(&tx.tx_id),
+                operations: ops,
+                metadata: None,
+            }
+        })
+        .collect();
+    if coinbase.is_none() && !block_level.is_empty() {
+        txs.push(Transaction {
+            transaction_identifier: TransactionIdentifier::new(index_block_hash),
+            operations: operations(&block_level, None, 0),
+            metadata: None,
+        });
+    }
+    txs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(op_index: i64, ty: &str, amount: Option<i64>, locked: i64) -> StoredOp {
+        StoredOp {
+            tx_id: "0x01".into(),
+            tx_index: 0,
+            op_index,
+            op_type: ty.into(),
+            status: "success".into(),
+            account: "ST1".into(),
+            amount,
+            locked_delta: locked,
+            related_op_index: None,
+            metadata: None,
+        }
+    }
+
+    #[test]
+    fn locks_become_a_liquid_and_a_locked_operation() {
+        let rows = [row(0, "fee", Some(-10), 0), row(2, "stx_lock", Some(-500), 500)];
+        let refs: Vec<&StoredOp> = rows.iter().collect();
+        let ops = operations(&refs, None, 0);
+        assert_eq!(ops.len(), 3);
+        assert_eq!(ops[2].account.as_ref().unwrap().sub_account.as_ref().unwrap().address, "locked");
+        assert_eq!(ops[2].amount.as_ref().unwrap().value, "500");
+        assert_eq!(ops[1].amount.as_ref().unwrap().value, "-500");
+        assert_eq!(ops[2].related_operations, Some(vec![OperationIdentifier::new(1)]));
+        let idx: Vec<i64> = ops.iter().map(|o| o.operation_identifier.index).collect();
+        assert_eq!(idx, [0, 1, 2]);
+    }
+
+    #[test]
+    fn pox_calls_are_retyped() {
+        let tx = RosettaTx {
+            tx_id: "0x01".into(),
+            tx_index: 0,
+            tx_type: "contract_call".into(),
+            status: "success".into(),
+            contract_id: Some("ST000000000000000000002AMW42H.pox-4".into()),
+            function_name: Some("stack-stx".into()),
+        };
+        let r = row(1, "contract_call", None, 0);
+        assert_eq!(operations(&[&r], Some(&tx), 0)[0].r#type, "stack_stx");
+        let other = RosettaTx { contract_id: Some("ST1.pox-4".into()), ..tx };
+        assert_eq!(operations(&[&r], Some(&other), 0)[0].r#type, "contract_call");
+    }
+}

@@ -1,0 +1,270 @@
+//! The reads the Rosetta Data API needs, answered from the ledger. Every query is an index seek
+//! (blocks by height or hash, operations and txs by block, balance rows by account and height).
+
+use sqlx::Row;
+
+use super::sql::{get_bool, query};
+use super::{Store, StoreError};
+
+/// A block as Rosetta shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RosettaBlock {
+    pub index_block_hash: String,
+    pub block_hash: String,
+    pub block_height: i64,
+    pub parent_block_hash: String,
+    /// Milliseconds: the burn block time before Nakamoto, the block's own time after.
+    pub timestamp_ms: i64,
+    pub burn_block_height: i64,
+    pub canonical: bool,
+    /// Lock/unlock operations and balance rows exist (the block was canonical once).
+    pub materialized: bool,
+}
+
+/// A transaction of a block, with what its operations' types and metadata need.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RosettaTx {
+    pub tx_id: String,
+    pub tx_index: i64,
+    pub tx_type: String,
+    pub status: String,
+    pub contract_id: Option<String>,
+    pub function_name: Option<String>,
+}
+
+/// One row of the `operations` ledger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredOp {
+    pub tx_id: String,
+    /// `-1` for block-level operations (miner rewards, unlocks).
+    pub tx_index: i64,
+    pub op_index: i64,
+    pub op_type: String,
+    pub status: String,
+    pub account: String,
+    pub amount: Option<i64>,
+    pub locked_delta: i64,
+    pub related_op_index: Option<i64>,
+    pub metadata: Option<String>,
+}
+
+/// A block's transactions and operations, in ledger order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BlockContents {
+    pub txs: Vec<RosettaTx>,
+    pub ops: Vec<StoredOp>,
+}
+
+/// An account's state after a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AccountAt {
+    pub liquid: i64,
+    pub locked: i64,
+    pub next_nonce: i64,
+}
+
+const BLOCK_COLS: &str = "SELECT index_block_hash, block_hash, block_height, parent_block_hash, block_time, \
+     burn_block_time, burn_block_height, (CASE WHEN signer_bitvec IS NULL THEN 0 ELSE 1 END) AS nakamoto, \
+     (CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical, \
+     (CASE WHEN materialized THEN 1 ELSE 0 END) AS materialized FROM blocks";
+
+fn rosetta_block(r: &sqlx::any::AnyRow) -> Result<RosettaBlock, sqlx::Error> {
+    let nakamoto = get_bool(r, "nakamoto")?;
+    let seconds: i64 = if nakamoto { r.try_get("block_time")? } else { r.try_get("burn_block_time")? };
+    Ok(RosettaBlock {
+        index_block_hash: r.try_get("index_block_hash")?,
+        block_hash: r.try_get("block_hash")?,
+        block_height: r.try_get("block_height")?,
+        parent_block_hash: r.try_get("parent_block_hash")?,
+        timestamp_ms: seconds.saturating_mul(1000),
+        burn_block_height: r.try_get("burn_block_height")?,
+        canonical: get_bool(r, "canonical")?,
+        materialized: get_bool(r, "materialized")?,
+    })
+}
+
+impl Store {
+    /// The canonical block at `height`.
+    pub async fn rosetta_block_at(&self, height: i64) -> Result<Option<RosettaBlock>, StoreError> {
+        let sql = format!("{BLOCK_COLS} WHERE canonical = true AND block_height = $1");
+        let row = query(&sql, vec![height.into()]).fetch_optional(&self.pool).await?;
+        Ok(row.as_ref().map(rosetta_block).transpose()?)
+    }
+
+    /// The block with this block hash (0x hex), canonical first if forks share it.
+    pub async fn rosetta_block_by_hash(&self, block_hash: &str) -> Result<Option<RosettaBlock>, StoreError> {
+        let sql = format!(
+            "{BLOCK_COLS} WHERE block_hash = $1 ORDER BY canonical DESC, block_height DESC, index_block_hash LIMIT 1"
+        );
+        let row = query(&sql, vec![block_hash.into()]).fetch_optional(&self.pool).await?;
+        Ok(row.as_ref().map(rosetta_block).transpose()?)
+    }
+
+    /// The canonical tip.
+    pub async fn rosetta_tip(&self) -> Result<Option<RosettaBlock>, StoreError> {
+        let sql = format!("{BLOCK_COLS} WHERE canonical = true ORDER BY block_height DESC LIMIT 1");
+        let row = query(&sql, vec![]).fetch_optional(&self.pool).await?;
+        Ok(row.as_ref().map(rosetta_block).transpose()?)
+    }
+
+    /// The lowest canonical block (the genesis block Rosetta reports).
+    pub async fn rosetta_genesis(&self) -> Result<Option<RosettaBlock>, StoreError> {
+        let sql = format!("{BLOCK_COLS} WHERE canonical = true ORDER BY block_height ASC LIMIT 1");
+        let row = query(&sql, vec![]).fetch_optional(&self.pool).await?;
+        Ok(row.as_ref().map(rosetta_block).transpose()?)
+    }
+
+    /// The transactions and operations of the block `index_block_hash`, in ledger order.
+    pub async fn rosetta_block_contents(&self, index_block_hash: &str) -> Result<BlockContents, StoreError> {
+        let txs = query(
+            "SELECT tx_id, tx_index, tx_type, status, contract_id, function_name FROM txs \
+             WHERE index_block_hash = $1 ORDER BY tx_index",
+            vec![index_block_hash.into()],
+        )
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(|r| {
+            Ok(RosettaTx {
+                tx_id: r.try_get("tx_id")?,
+                tx_index: r.try_get("tx_index")?,
+                tx_type: r.try_get("tx_type")?,
+                status: r.try_get("status")?,
+                contract_id: r.try_get("contract_id")?,
+                function_name: r.try_get("function_name")?,
+            })
+        })
+        .collect::<Result<Vec<_>, sqlx::Error>>()?;
+        let ops = query(
+            "SELECT tx_id, tx_index, op_index, op_type, status, account, amount, locked_delta, related_op_index, \
+             metadata FROM operations WHERE index_block_hash = $1 ORDER BY tx_index, op_index",
+            vec![index_block_hash.into()],
+        )
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(|r| {
+            Ok(StoredOp {
+                tx_id: r.try_get("tx_id")?,
+                tx_index: r.try_get("tx_index")?,
+                op_index: r.try_get("op_index")?,
+                op_type: r.try_get("op_type")?,
+                status: r.try_get("status")?,
+                account: r.try_get("account")?,
+                amount: r.try_get("amount")?,
+                locked_delta: r.try_get("locked_delta")?,
+                related_op_index: r.try_get("related_op_index")?,
+                metadata: r.try_get("metadata")?,
+            })
+        })
+        .collect::<Result<Vec<_>, sqlx::Error>>()?;
+        Ok(BlockContents { txs, ops })
+    }
+
+    /// `account`'s liquid and locked balance and next nonce after the canonical block at `height`.
+    pub async fn rosetta_account_at(&self, account: &str, height: i64) -> Result<AccountAt, StoreError> {
+        let bal = query(
+            "SELECT liquid, locked FROM stx_balances WHERE account = $1 AND canonical = true AND block_height <= $2 \
+             ORDER BY block_height DESC LIMIT 1",
+            vec![account.into(), height.into()],
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        let (liquid, locked) = match bal {
+            Some(r) => (r.try_get("liquid")?, r.try_get("locked")?),
+            None => (0, 0),
+        };
+        let nonce = query(
+            "SELECT CAST(COALESCE(MAX(n), -1) AS BIGINT) AS n FROM ( \
+               SELECT MAX(nonce) AS n FROM txs WHERE sender_address = $1 AND canonical = true \
+                 AND is_burnchain_op = false AND block_height <= $2 \
+               UNION ALL \
+               SELECT MAX(sponsor_nonce) AS n FROM txs WHERE sponsor_address = $1 AND canonical = true \
+                 AND block_height <= $2) m",
+            vec![account.into(), height.into()],
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(AccountAt { liquid, locked, next_nonce: nonce.try_get::<i64, _>("n")? + 1 })
+    }
+
+    /// Where the transaction `tx_id` is mined on the canonical chain: its block's index hash.
+    pub async fn rosetta_tx_block(&self, tx_id: &str) -> Result<Option<String>, StoreError> {
+        let row = query(
+            "SELECT index_block_hash FROM txs WHERE tx_id = $1 AND canonical = true AND index_block_hash <> '' LIMIT 1",
+            vec![tx_id.into()],
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.map(|r| r.try_get("index_block_hash")).transpose()?)
+    }
+
+    /// Pending mempool transaction ids, oldest first.
+    pub async fn rosetta_mempool_ids(&self) -> Result<Vec<String>, StoreError> {
+        let rows =
+            query("SELECT tx_id FROM mempool_txs WHERE pruned = false ORDER BY receipt_time, tx_id", vec![])
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(rows.iter().map(|r| r.try_get("tx_id")).collect::<Result<_, _>>()?)
+    }
+
+    /// A pending mempool transaction's raw bytes (0x hex).
+    pub async fn rosetta_mempool_raw(&self, tx_id: &str) -> Result<Option<String>, StoreError> {
+        let row =
+            query("SELECT raw_tx FROM mempool_txs WHERE tx_id = $1 AND pruned = false", vec![tx_id.into()])
+                .fetch_optional(&self.pool)
+                .await?;
+        Ok(row.map(|r| r.try_get("raw_tx")).transpose()?)
+    }
+}
+
+impl Store {
+    /// Canonical blocks from `from_height` up, `(height, block_hash)`, at most `limit`.
+    pub async fn rosetta_canonical_blocks(
+        &self,
+        from_height: i64,
+        limit: i64,
+    ) -> Result<Vec<(i64, String)>, StoreError> {
+        let rows = query(
+            "SELECT block_height, block_hash FROM blocks WHERE canonical = true AND block_height >= $1 \
+             ORDER BY block_height LIMIT $2",
+            vec![from_height.into(), limit.into()],
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|r| Ok((r.try_get("block_height")?, r.try_get("block_hash")?)))
+            .collect::<Result<_, sqlx::Error>>()?)
+    }
+
+    /// The canonical transactions involving `principal` at or below `max_height`, newest first:
+    /// `(index_block_hash, tx_id)`.
+    pub async fn rosetta_account_txs(
+        &self,
+        principal: &str,
+        max_height: i64,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let rows = query(
+            "SELECT index_block_hash, tx_id FROM account_txs WHERE principal = $1 AND canonical = true \
+             AND block_height <= $2 ORDER BY block_height DESC, tx_index DESC",
+            vec![principal.into(), max_height.into()],
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|r| Ok((r.try_get("index_block_hash")?, r.try_get("tx_id")?)))
+            .collect::<Result<_, sqlx::Error>>()?)
+    }
+
+    /// The canonical block holding `index_block_hash` as Rosetta shows it.
+    pub async fn rosetta_block_by_index_hash(
+        &self,
+        index_block_hash: &str,
+    ) -> Result<Option<RosettaBlock>, StoreError> {
+        let sql = format!("{BLOCK_COLS} WHERE index_block_hash = $1");
+        let row = query(&sql, vec![index_block_hash.into()]).fetch_optional(&self.pool).await?;
+        Ok(row.as_ref().map(rosetta_block).transpose()?)
+    }
+}
