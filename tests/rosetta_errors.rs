@@ -51,7 +51,7 @@ async fn post(
     path: &str,
     body: &str,
 ) -> (u16, Value) {
-    let res = warp::test::request().method("POST").path(path).body(body.to_owned()).reply(api).await;
+    let res = warp::test::request().method("POST").path(path).body(body).reply(api).await;
     (res.status().as_u16(), serde_json::from_slice(res.body()).unwrap_or(Value::Null))
 }
 
@@ -86,7 +86,7 @@ async fn errors_are_listed_and_500(db: Db) {
         ("/rosetta/v1/block", r#"{"network_identifier":{"blockchain":"stacks","network":"testnet"},"block_identifier":{"index":5}}"#.into(), ErrorKind::BlockNotFound),
         ("/rosetta/v1/account/balance", net.into(), ErrorKind::AccountIdentifierNull),
         ("/rosetta/v1/account/balance", acct("INVALID"), ErrorKind::InvalidAccount),
-        ("/rosetta/v1/account/coins", format!(r#"{{"network_identifier":{{"blockchain":"stacks","network":"testnet"}},"account_identifier":{{"address":"ST16G69GQBDPMRY6308JN0GDTYF265JX3KQ6C0VEH"}},"include_mempool":false}}"#), ErrorKind::CoinsUnsupported),
+        ("/rosetta/v1/account/coins", r#"{"network_identifier":{"blockchain":"stacks","network":"testnet"},"account_identifier":{"address":"ST16G69GQBDPMRY6308JN0GDTYF265JX3KQ6C0VEH"},"include_mempool":false}"#.to_string(), ErrorKind::CoinsUnsupported),
         ("/rosetta/v1/mempool/transaction", format!(r#"{{"network_identifier":{{"blockchain":"stacks","network":"testnet"}},"transaction_identifier":{{"hash":"0x{}"}}}}"#, "ab".repeat(32)), ErrorKind::TransactionNotFound),
         ("/rosetta/v1/call", r#"{"network_identifier":{"blockchain":"stacks","network":"testnet"},"method":"x","parameters":{}}"#.into(), ErrorKind::UnknownCallMethod),
         ("/rosetta/v1/no-such-endpoint", net.into(), ErrorKind::UnknownEndpoint),

@@ -176,7 +176,7 @@ fn token_transfer(main: &[&Operation], completion: &Completion, network: Network
         if let Some(m) = op.metadata.as_ref().and_then(|m| m.get("memo")) {
             match m {
                 Json::Null => {}
-                Json::String(s) if memo.as_ref().is_none_or_eq(s) => memo = Some(s.clone()),
+                Json::String(s) if memo.as_ref().none_or_eq(s) => memo = Some(s.clone()),
                 Json::String(_) => return Err(E::InvalidOperation("two different memos".into())),
                 _ => return Err(E::InvalidOperation("memo is not a string".into())),
             }
@@ -187,11 +187,11 @@ fn token_transfer(main: &[&Operation], completion: &Completion, network: Network
 }
 
 trait OptEq {
-    fn is_none_or_eq(self, s: &str) -> bool;
+    fn none_or_eq(self, s: &str) -> bool;
 }
 
 impl OptEq for Option<&String> {
-    fn is_none_or_eq(self, s: &str) -> bool {
+    fn none_or_eq(self, s: &str) -> bool {
         self.map_or(true, |m| m == s)
     }
 }

@@ -227,7 +227,7 @@ async fn metadata(
         .and_then(Json::as_u64)
         .ok_or_else(|| RosettaError::new(ErrorKind::MissingTransactionSize))?;
     let ledger_nonce =
-        online.store.next_nonce_with_mempool(&sender.to_c32()).await.map_err(|e| RosettaError::from(e))?;
+        online.store.next_nonce_with_mempool(&sender.to_c32()).await.map_err(RosettaError::from)?;
     let mut nonce = u64::try_from(ledger_nonce).unwrap_or(0);
     let mut rate = ctx.default_fee_rate;
     if let Some(node) = &online.node {
@@ -258,7 +258,7 @@ async fn metadata(
                 (Some(pox.contract_id), pox.current_burnchain_block_height)
             }
             None => {
-                let tip = online.store.chain_tip().await.map_err(|e| RosettaError::from(e))?;
+                let tip = online.store.chain_tip().await.map_err(RosettaError::from)?;
                 (None, tip.map_or(0, |t| u64::try_from(t.burn_block_height).unwrap_or(0)))
             }
         };
