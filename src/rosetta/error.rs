@@ -107,6 +107,14 @@ error_table! {
     MalformedRequest = 652, "Malformed request body.", false;
     /// A valid currency this server does not track (only STX is).
     UnsupportedCurrency = 653, "Currency not supported.", false;
+    /// Construction (660 up): the node refused the nonce (used, or not the next one).
+    BadNonce = 660, "Transaction rejected: bad nonce.", false;
+    /// The node refused the fee as too low.
+    FeeTooLow = 661, "Transaction rejected: fee too low.", false;
+    /// The node refused the transaction for another reason (named in `details`).
+    TransactionRejected = 662, "Transaction rejected by the node.", false;
+    /// A transaction the Construction API does not build (multisig, sponsored, other payloads).
+    UnsupportedTransaction = 663, "Transaction not supported by the Construction API.", false;
 }
 
 /// A Rosetta error: its kind plus optional per-request context.

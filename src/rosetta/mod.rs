@@ -9,6 +9,7 @@
 pub mod account;
 pub mod block;
 pub mod call;
+pub mod construction;
 pub mod error;
 pub mod indexer;
 pub mod mempool;

@@ -267,6 +267,23 @@ impl Store {
         Ok(r.try_get::<i64, _>("n")? + 1)
     }
 
+    /// The next nonce `account` can use counting its pending mempool transactions too: one
+    /// past the highest of its canonical nonces and its unpruned mempool nonces (as origin or
+    /// sponsor). What `/construction/metadata` hands out.
+    pub async fn next_nonce_with_mempool(&self, account: &str) -> Result<i64, StoreError> {
+        let chain = self.next_nonce(account).await?;
+        let r = query(
+            "SELECT CAST(COALESCE(MAX(n), -1) AS BIGINT) AS n FROM ( \
+               SELECT MAX(nonce) AS n FROM mempool_txs WHERE sender_address = $1 AND pruned = false \
+               UNION ALL \
+               SELECT MAX(sponsor_nonce) AS n FROM mempool_txs WHERE sponsor_address = $1 AND pruned = false) m",
+            vec![account.into()],
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        Ok(chain.max(r.try_get::<i64, _>("n")? + 1))
+    }
+
     /// Nonce usage of every account with canonical transactions (for consistency checks).
     pub async fn nonce_usage(&self) -> Result<Vec<NonceUsage>, StoreError> {
         let rows = query(

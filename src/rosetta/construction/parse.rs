@@ -1,0 +1,152 @@
+//! Stacks transaction → [`Intent`] (and its signer): `/construction/parse`. Only the shapes
+//! `build` makes are read back; anything else is refused rather than half-described.
+
+use stacks_codec::address::{Principal, StacksAddress};
+use stacks_codec::clarity::Value;
+use stacks_codec::sign::verify_origin;
+use stacks_codec::tx::{
+    Authorization, HashMode, Payload, SpendingCondition, Transaction, TransactionVersion,
+};
+
+use super::build::is_signed;
+use super::error::{ConstructionError as E, Result};
+use super::intent::*;
+use crate::ledger::Network;
+
+/// A decoded transaction of `network`.
+pub fn decode(hex_text: &str, network: Network) -> Result<Transaction> {
+    let bytes =
+        stacks_codec::decode_hex(hex_text.trim()).map_err(|e| E::InvalidTransaction(e.to_string()))?;
+    let tx = Transaction::deserialize(&bytes).map_err(|e| E::InvalidTransaction(e.to_string()))?;
+    let version_ok = (tx.version == TransactionVersion::Mainnet) == network.is_mainnet();
+    if !version_ok || tx.chain_id != network.chain_id() {
+        return Err(E::InvalidTransaction(format!("the transaction is not for {network}")));
+    }
+    Ok(tx)
+}
+
+/// The intent of a transaction `build` could have made, plus the signer when it is signed.
+/// `signed` is what the caller claims; it must match the transaction.
+pub fn parse(tx: &Transaction, signed: bool, network: Network) -> Result<(Intent, Option<StacksAddress>)> {
+    let actual = is_signed(tx);
+    if actual != signed {
+        let word = |s: bool| if s { "signed" } else { "unsigned" };
+        return Err(E::SignedMismatch { claimed: word(signed), actual: word(actual) });
+    }
+    let condition = match &tx.auth {
+        Authorization::Standard(SpendingCondition::SingleSig(c)) if c.hash_mode == HashMode::P2PKH => c,
+        Authorization::Standard(_) => {
+            return Err(E::UnsupportedTransaction("the origin is not a single-sig P2PKH condition".into()))
+        }
+        Authorization::Sponsored(..) => return Err(E::UnsupportedTransaction("sponsored".into())),
+    };
+    if !tx.post_conditions.is_empty() {
+        return Err(E::UnsupportedTransaction("post-conditions have no operation form".into()));
+    }
+    let sender = tx.origin_address();
+    let origin = Origin { sender, fee: condition.tx_fee, nonce: condition.nonce };
+    let intent = intent_of(&tx.payload, origin, network)?;
+    let signer = if signed {
+        let verified = verify_origin(tx).map_err(|e| E::SignatureNotVerified(e.to_string()))?;
+        if verified.signers.len() != 1 {
+            return Err(E::SignatureNotVerified("not exactly one signer".into()));
+        }
+        Some(sender)
+    } else {
+        None
+    };
+    Ok((intent, signer))
+}
+
+fn intent_of(payload: &Payload, origin: Origin, network: Network) -> Result<Intent> {
+    let unsupported = |what: String| E::UnsupportedTransaction(what);
+    match payload {
+        Payload::TokenTransfer { recipient, amount, memo } => {
+            let end = memo.iter().rposition(|&b| b != 0).map_or(0, |p| p + 1);
+            let memo = match &memo[..end] {
+                [] => None,
+                bytes => Some(
+                    String::from_utf8(bytes.to_vec())
+                        .map_err(|_| unsupported("a memo that is not UTF-8 text".into()))?,
+                ),
+            };
+            let _ = network;
+            Ok(Intent::TokenTransfer { origin, recipient: recipient.clone(), amount: *amount, memo })
+        }
+        Payload::ContractCall { contract, function_name, function_args } if is_boot_pox(contract) => {
+            let contract = contract.clone();
+            match (function_name.as_str(), function_args.as_slice()) {
+                (
+                    "stack-stx",
+                    [Value::UInt(amount_ustx), pox, Value::UInt(start), Value::UInt(period), sig, Value::Buffer(key), Value::UInt(max), Value::UInt(auth)],
+                ) => Ok(Intent::StackStx {
+                    origin,
+                    args: StackStx {
+                        contract,
+                        amount_ustx: *amount_ustx,
+                        pox_addr: pox_addr(pox)?,
+                        start_burn_height: *start,
+                        lock_period: *period,
+                        signer_sig: match sig {
+                            Value::OptionalNone => None,
+                            Value::OptionalSome(b) => match b.as_ref() {
+                                Value::Buffer(b) => Some(b.clone()),
+                                _ => return Err(unsupported("signer-sig is not a buffer".into())),
+                            },
+                            _ => return Err(unsupported("signer-sig is not optional".into())),
+                        },
+                        signer_key: key.clone(),
+                        max_amount: *max,
+                        auth_id: *auth,
+                    },
+                }),
+                ("delegate-stx", [Value::UInt(amount_ustx), Value::Principal(delegate_to), until, pox]) => {
+                    Ok(Intent::DelegateStx {
+                        origin,
+                        args: DelegateStx {
+                            contract,
+                            amount_ustx: *amount_ustx,
+                            delegate_to: delegate_to.clone(),
+                            until_burn_height: match until {
+                                Value::OptionalNone => None,
+                                Value::OptionalSome(v) => match v.as_ref() {
+                                    Value::UInt(h) => Some(*h),
+                                    _ => return Err(unsupported("until-burn-ht is not a uint".into())),
+                                },
+                                _ => return Err(unsupported("until-burn-ht is not optional".into())),
+                            },
+                            pox_addr: match pox {
+                                Value::OptionalNone => None,
+                                Value::OptionalSome(v) => Some(pox_addr(v)?),
+                                _ => return Err(unsupported("pox-addr is not optional".into())),
+                            },
+                        },
+                    })
+                }
+                ("revoke-delegate-stx", []) => Ok(Intent::RevokeDelegateStx { origin, contract }),
+                (name, args) => Err(unsupported(format!("{contract}::{name} with {} arguments", args.len()))),
+            }
+        }
+        Payload::ContractCall { contract, function_name, .. } => {
+            Err(unsupported(format!("a call to {contract}::{function_name}")))
+        }
+        _ => Err(unsupported("only token transfers and PoX calls are constructed".into())),
+    }
+}
+
+fn pox_addr(v: &Value) -> Result<PoxAddr> {
+    let bad = || E::UnsupportedTransaction("pox-addr is not {version, hashbytes}".into());
+    let Value::Tuple(entries) = v else { return Err(bad()) };
+    let get = |k: &str| entries.iter().find(|(n, _)| n == k).map(|(_, v)| v);
+    match (entries.len(), get("version"), get("hashbytes")) {
+        (2, Some(Value::Buffer(version)), Some(Value::Buffer(hashbytes))) if version.len() == 1 => {
+            Ok(PoxAddr { version: version[0], hashbytes: hashbytes.clone() })
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// The signer as a Rosetta account: the P2PKH address.
+pub fn signer_principal(address: &StacksAddress) -> Principal {
+    Principal::Standard(*address)
+}

@@ -1,0 +1,394 @@
+//! `/rosetta/v1/construction/*`: thin handlers. Each reads its request, calls the pure modules
+//! (or the store and node when online), and answers 200 with the response model or 500 with a
+//! listed Rosetta error.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use rosetta_spec::models::*;
+use rosetta_spec::ErrorCatalog;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{json, Value as Json};
+use stacks_codec::address::{PublicKeyBytes, StacksAddress};
+use stacks_codec::to_hex_prefixed;
+use warp::filters::BoxedFilter;
+use warp::http::StatusCode;
+use warp::reply::Response;
+use warp::{Filter, Reply};
+
+use super::build::{self, GivenSignature};
+use super::error::ConstructionError as E;
+use super::node::NodeClient;
+use super::ops::{self, Completion};
+use super::parse;
+use crate::events::EventPath;
+use crate::ingest::{EventSink, IncomingEvent};
+use crate::ledger::Network;
+use crate::rosetta::{ErrorKind, RosettaError};
+use crate::store::Store;
+
+/// µSTX per byte when no node is configured to ask (`/v2/fees/transfer`'s usual floor).
+pub const DEFAULT_FEE_RATE: u64 = 1;
+
+/// What the construction routes run with. `online: None` is offline mode: derive, preprocess,
+/// payloads, combine, parse and hash work; metadata and submit answer [`ErrorKind::OfflineMode`].
+#[derive(Clone)]
+pub struct Context {
+    pub network: Network,
+    pub online: Option<Online>,
+    pub default_fee_rate: u64,
+}
+
+#[derive(Clone)]
+pub struct Online {
+    pub store: Arc<Store>,
+    /// The node to broadcast through and to ask for nonces, fees and PoX info.
+    pub node: Option<NodeClient>,
+}
+
+impl Context {
+    pub fn offline(network: Network) -> Context {
+        Context { network, online: None, default_fee_rate: DEFAULT_FEE_RATE }
+    }
+
+    pub fn online(store: Arc<Store>, node: Option<NodeClient>) -> Context {
+        Context {
+            network: store.network(),
+            online: Some(Online { store, node }),
+            default_fee_rate: DEFAULT_FEE_RATE,
+        }
+    }
+
+    fn online_or_err(&self) -> Result<&Online, RosettaError> {
+        self.online.as_ref().ok_or_else(|| RosettaError::new(ErrorKind::OfflineMode))
+    }
+}
+
+type Ctx = Arc<Context>;
+
+pub fn routes(ctx: Context) -> BoxedFilter<(Response,)> {
+    let ctx = Arc::new(ctx);
+    endpoint("derive", &ctx, derive)
+        .or(endpoint("preprocess", &ctx, preprocess))
+        .unify()
+        .or(endpoint("metadata", &ctx, metadata))
+        .unify()
+        .or(endpoint("payloads", &ctx, payloads))
+        .unify()
+        .or(endpoint("combine", &ctx, combine))
+        .unify()
+        .or(endpoint("parse", &ctx, parse_route))
+        .unify()
+        .or(endpoint("hash", &ctx, hash))
+        .unify()
+        .or(endpoint("submit", &ctx, submit))
+        .unify()
+        .boxed()
+}
+
+/// `POST /rosetta/v1/construction/{name}`: the body is checked (JSON, network identifier)
+/// before the handler sees it; every failure is a listed error with HTTP 500.
+fn endpoint<Req, Resp, F, Fut>(name: &'static str, ctx: &Ctx, handler: F) -> BoxedFilter<(Response,)>
+where
+    Req: DeserializeOwned + Send + 'static,
+    Resp: Serialize,
+    F: Fn(Ctx, Req) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<Resp, RosettaError>> + Send,
+{
+    let ctx = Arc::clone(ctx);
+    warp::path("rosetta")
+        .and(warp::path("v1"))
+        .and(warp::path("construction"))
+        .and(warp::path(name))
+        .and(warp::path::end())
+        .and(warp::post())
+        .and(warp::body::content_length_limit(4 * 1024 * 1024))
+        .and(warp::body::bytes())
+        .then(move |body: Bytes| {
+            let (ctx, handler) = (Arc::clone(&ctx), handler.clone());
+            async move {
+                let result = match request::<Req>(&body, ctx.network) {
+                    Ok(req) => handler(ctx, req).await,
+                    Err(e) => Err(e),
+                };
+                match result {
+                    Ok(resp) => warp::reply::json(&resp).into_response(),
+                    Err(e) => {
+                        tracing::debug!(route = name, code = e.code(), details = ?e.details, "construction error");
+                        warp::reply::with_status(warp::reply::json(&e.to_wire()), StatusCode::INTERNAL_SERVER_ERROR)
+                            .into_response()
+                    }
+                }
+            }
+        })
+        .boxed()
+}
+
+fn request<Req: DeserializeOwned>(body: &[u8], network: Network) -> Result<Req, RosettaError> {
+    let value: Json = serde_json::from_slice(body)
+        .map_err(|e| RosettaError::with_message(ErrorKind::MalformedRequest, e.to_string()))?;
+    let id: NetworkIdentifier = value
+        .get("network_identifier")
+        .cloned()
+        .ok_or_else(|| {
+            RosettaError::with_message(ErrorKind::MalformedRequest, "network_identifier is required")
+        })
+        .and_then(|v| {
+            serde_json::from_value(v)
+                .map_err(|e| RosettaError::with_message(ErrorKind::MalformedRequest, e.to_string()))
+        })?;
+    if id.blockchain != "stacks" {
+        return Err(RosettaError::with_message(
+            ErrorKind::InvalidBlockchain,
+            format!("{} is not stacks", id.blockchain),
+        ));
+    }
+    if id.network != network.as_str() {
+        return Err(RosettaError::with_message(
+            ErrorKind::InvalidNetwork,
+            format!("this server serves {network}, not {}", id.network),
+        ));
+    }
+    serde_json::from_value(value)
+        .map_err(|e| RosettaError::with_message(ErrorKind::MalformedRequest, e.to_string()))
+}
+
+fn public_key(key: &PublicKey) -> Result<PublicKeyBytes, E> {
+    if key.curve_type != CurveType::Secp256k1 {
+        return Err(E::InvalidCurve(key.curve_type.as_str().to_owned()));
+    }
+    let bytes = stacks_codec::decode_hex(&key.hex_bytes).map_err(|e| E::InvalidPublicKey(e.to_string()))?;
+    PublicKeyBytes::from_slice(&bytes).map_err(|e| E::InvalidPublicKey(e.to_string()))
+}
+
+async fn derive(
+    ctx: Ctx,
+    req: ConstructionDeriveRequest,
+) -> Result<ConstructionDeriveResponse, RosettaError> {
+    let key = public_key(&req.public_key)?;
+    let address = build::address_of(&key, ctx.network)?.to_c32();
+    Ok(ConstructionDeriveResponse {
+        account_identifier: Some(AccountIdentifier::new(address)),
+        ..Default::default()
+    })
+}
+
+async fn preprocess(
+    ctx: Ctx,
+    req: ConstructionPreprocessRequest,
+) -> Result<ConstructionPreprocessResponse, RosettaError> {
+    let meta = req.metadata.unwrap_or_default();
+    let given = Completion::from_metadata(&meta)?;
+    // Placeholders stand for what /construction/metadata fills in; only the shape is checked.
+    let completion = Completion {
+        nonce: Some(given.nonce.unwrap_or(0)),
+        fee: Some(given.fee.unwrap_or(0)),
+        start_burn_height: Some(given.start_burn_height.unwrap_or(0)),
+        ..given.clone()
+    };
+    let intent = ops::to_intent(&req.operations, &completion, ctx.network)?;
+    let size = build::estimated_size(&intent, ctx.network)?;
+    let sender = intent.origin().sender.to_c32();
+    let mut options = json!({ "sender_address": sender, "type": intent.op_type(), "size": size });
+    if req.operations.iter().any(|o| o.r#type == super::intent::FEE) {
+        options["fee"] = intent.origin().fee.to_string().into();
+    }
+    if let Some(memo) = given.memo {
+        options["memo"] = memo.into();
+    }
+    if let Some(m) = req.suggested_fee_multiplier {
+        options["suggested_fee_multiplier"] = m.into();
+    }
+    if let Some(max) = req.max_fee.as_ref().and_then(|f| f.first()) {
+        options["max_fee"] = max.value.trim_start_matches('-').into();
+    }
+    Ok(ConstructionPreprocessResponse {
+        options: options.as_object().cloned(),
+        required_public_keys: Some(vec![AccountIdentifier::new(sender)]),
+    })
+}
+
+async fn metadata(
+    ctx: Ctx,
+    req: ConstructionMetadataRequest,
+) -> Result<ConstructionMetadataResponse, RosettaError> {
+    let online = ctx.online_or_err()?;
+    let options = req.options.unwrap_or_default();
+    let sender_text = options
+        .get("sender_address")
+        .and_then(Json::as_str)
+        .ok_or_else(|| RosettaError::new(ErrorKind::MissingSenderAddress))?;
+    let sender: StacksAddress =
+        sender_text.parse().map_err(|e| E::InvalidSender(format!("{sender_text}: {e}")))?;
+    let size = options
+        .get("size")
+        .and_then(Json::as_u64)
+        .ok_or_else(|| RosettaError::new(ErrorKind::MissingTransactionSize))?;
+    let ledger_nonce =
+        online.store.next_nonce_with_mempool(&sender.to_c32()).await.map_err(RosettaError::from)?;
+    let mut nonce = u64::try_from(ledger_nonce).unwrap_or(0);
+    let mut rate = ctx.default_fee_rate;
+    if let Some(node) = &online.node {
+        // The node may know of transactions our mempool has not seen yet.
+        nonce = nonce.max(node.account_nonce(&sender.to_c32()).await?);
+        rate = node.fee_rate().await?;
+    }
+    let multiplier = options.get("suggested_fee_multiplier").and_then(Json::as_f64).unwrap_or(1.0);
+    let suggested = ((rate * size) as f64 * multiplier).ceil() as u64;
+    if let Some(max) = options.get("max_fee").and_then(Json::as_str).and_then(|m| m.parse::<u64>().ok()) {
+        if suggested > max {
+            return Err(RosettaError::with_message(
+                ErrorKind::InvalidFee,
+                format!("the suggested fee {suggested} is above max_fee {max}"),
+            ));
+        }
+    }
+    let mut out = json!({ "account_sequence": nonce, "fee": suggested.to_string() });
+    let kind = options.get("type").and_then(Json::as_str).unwrap_or_default();
+    if [super::intent::STACK_STX, super::intent::DELEGATE_STX, super::intent::REVOKE_DELEGATE_STX]
+        .contains(&kind)
+    {
+        // The node's PoX contract and burn height (what stacks.js uses for start-burn-ht),
+        // else the boot pox-4 and the burn height of the ledger's tip.
+        let (contract, burn_height) = match &online.node {
+            Some(node) => {
+                let pox = node.pox().await?;
+                (Some(pox.contract_id), pox.current_burnchain_block_height)
+            }
+            None => {
+                let tip = online.store.chain_tip().await.map_err(RosettaError::from)?;
+                (None, tip.map_or(0, |t| u64::try_from(t.burn_block_height).unwrap_or(0)))
+            }
+        };
+        if let Some((address, name)) = contract.as_deref().and_then(|c| c.split_once('.')) {
+            out["contract_address"] = address.into();
+            out["contract_name"] = name.into();
+        }
+        if kind == super::intent::STACK_STX {
+            out["start_burn_height"] = burn_height.into();
+        }
+    }
+    if let Some(memo) = options.get("memo") {
+        out["memo"] = memo.clone();
+    }
+    Ok(ConstructionMetadataResponse {
+        metadata: out.as_object().cloned().unwrap_or_default(),
+        suggested_fee: Some(vec![Amount::new(suggested.to_string(), ops::stx())]),
+    })
+}
+
+async fn payloads(
+    ctx: Ctx,
+    req: ConstructionPayloadsRequest,
+) -> Result<ConstructionPayloadsResponse, RosettaError> {
+    let keys = req.public_keys.unwrap_or_default();
+    let [key] = keys.as_slice() else { return Err(E::PublicKeyCount(keys.len()).into()) };
+    let key = public_key(key)?;
+    let completion = Completion::from_metadata(&req.metadata.unwrap_or_default())?;
+    let intent = ops::to_intent(&req.operations, &completion, ctx.network)?;
+    let unsigned = build::unsigned(&intent, &key, ctx.network)?;
+    let sender = intent.origin().sender.to_c32();
+    Ok(ConstructionPayloadsResponse {
+        unsigned_transaction: to_hex_prefixed(&unsigned.tx.serialize()),
+        payloads: vec![SigningPayload {
+            address: Some(sender.clone()),
+            account_identifier: Some(AccountIdentifier::new(sender)),
+            hex_bytes: hex::encode(unsigned.signing_payload),
+            signature_type: Some(SignatureType::EcdsaRecovery),
+        }],
+    })
+}
+
+async fn combine(
+    ctx: Ctx,
+    req: ConstructionCombineRequest,
+) -> Result<ConstructionCombineResponse, RosettaError> {
+    let tx = parse::decode(&req.unsigned_transaction, ctx.network)?;
+    let sig = match req.signatures.as_slice() {
+        [] => return Err(E::NoSignature.into()),
+        [one] => one,
+        many => return Err(E::SignatureCount(many.len()).into()),
+    };
+    for t in std::iter::once(&sig.signature_type).chain(sig.signing_payload.signature_type.as_ref()) {
+        if *t != SignatureType::EcdsaRecovery {
+            return Err(E::SignatureType(t.as_str().to_owned()).into());
+        }
+    }
+    let key = public_key(&sig.public_key)?;
+    let bytes = stacks_codec::decode_hex(&sig.hex_bytes).map_err(|e| E::InvalidSignature(e.to_string()))?;
+    let rsv: [u8; 65] = bytes
+        .as_slice()
+        .try_into()
+        .map_err(|_| E::InvalidSignature(format!("{} bytes; ecdsa_recovery is 65 (r‖s‖v)", bytes.len())))?;
+    let payload = stacks_codec::decode_hex(&sig.signing_payload.hex_bytes)
+        .map_err(|e| E::InvalidSignature(e.to_string()))?;
+    let signed = build::combine(
+        tx,
+        &GivenSignature { signing_payload: &payload, public_key: key, signature_rsv: rsv },
+    )?;
+    Ok(ConstructionCombineResponse { signed_transaction: to_hex_prefixed(&signed.serialize()) })
+}
+
+async fn parse_route(
+    ctx: Ctx,
+    req: ConstructionParseRequest,
+) -> Result<ConstructionParseResponse, RosettaError> {
+    let tx = parse::decode(&req.transaction, ctx.network)?;
+    let (intent, signer) = parse::parse(&tx, req.signed, ctx.network)?;
+    Ok(ConstructionParseResponse {
+        operations: ops::from_intent(&intent, ctx.network),
+        signers: None,
+        account_identifier_signers: signer.map(|s| vec![AccountIdentifier::new(s.to_c32())]),
+        metadata: intent.memo().map(|m| Metadata::from_iter([("memo".to_owned(), Json::from(m))])),
+    })
+}
+
+async fn hash(ctx: Ctx, req: ConstructionHashRequest) -> Result<TransactionIdentifierResponse, RosettaError> {
+    let tx = parse::decode(&req.signed_transaction, ctx.network)?;
+    if !build::is_signed(&tx) {
+        return Err(E::NotSigned.into());
+    }
+    Ok(TransactionIdentifierResponse {
+        transaction_identifier: TransactionIdentifier::new(to_hex_prefixed(&tx.txid())),
+        metadata: None,
+    })
+}
+
+/// Broadcasts through the node, then records the transaction in our mempool the way a
+/// `/new_mempool_tx` event would, so `/mempool` shows it at once.
+async fn submit(
+    ctx: Ctx,
+    req: ConstructionSubmitRequest,
+) -> Result<TransactionIdentifierResponse, RosettaError> {
+    let online = ctx.online_or_err()?;
+    let tx = parse::decode(&req.signed_transaction, ctx.network)?;
+    if !build::is_signed(&tx) {
+        return Err(E::NotSigned.into());
+    }
+    let node = online.node.as_ref().ok_or_else(|| {
+        RosettaError::with_message(ErrorKind::NodeUnavailable, "no node is configured (--node-rpc)")
+    })?;
+    let raw = tx.serialize();
+    let txid = to_hex_prefixed(&tx.txid());
+    let node_txid = node.broadcast(raw.clone()).await?;
+    if crate::ledger::normalize_hex(&node_txid) != crate::ledger::normalize_hex(&txid) {
+        tracing::warn!(%txid, %node_txid, "the node names the submitted transaction differently");
+    }
+    let event = IncomingEvent {
+        id: None,
+        receive_timestamp: None,
+        path: EventPath::NewMempoolTx,
+        payload: json!([to_hex_prefixed(&raw)]).to_string(),
+    };
+    // The node has the transaction now: a failure to record it here is logged, not returned,
+    // because a retry would only broadcast it again (the node's own event records it later).
+    if let Err(e) = online.store.ingest(event).await {
+        tracing::warn!(%txid, error = %e, "submitted transaction not recorded in the mempool");
+    }
+    Ok(TransactionIdentifierResponse {
+        transaction_identifier: TransactionIdentifier::new(txid),
+        metadata: None,
+    })
+}

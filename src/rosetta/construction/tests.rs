@@ -1,0 +1,275 @@
+//! The pure construction path against the reference vectors, and the intent round trips.
+
+use rosetta_spec::models::Operation;
+use serde_json::{json, Value as Json};
+use stacks_codec::address::{Principal, PublicKeyBytes, StacksAddress};
+use stacks_codec::sign::{sign_presign, vrs_to_rsv, PrivateKey};
+use stacks_codec::{decode_hex, to_hex_prefixed};
+
+use super::build::{self, GivenSignature};
+use super::error::ConstructionError as E;
+use super::intent::*;
+use super::ops::{self, Completion};
+use super::parse;
+use crate::ledger::Network;
+
+fn network_of(v: &Json) -> Network {
+    if v["network"] == "mainnet" {
+        Network::Mainnet
+    } else {
+        Network::Testnet
+    }
+}
+
+fn ops_json(v: Json) -> Vec<Operation> {
+    serde_json::from_value(v).unwrap()
+}
+
+fn transfer_ops(
+    sender: &str,
+    recipient: &str,
+    amount: &str,
+    fee: &str,
+    memo: Option<&str>,
+) -> Vec<Operation> {
+    let cur = json!({"symbol": "STX", "decimals": 6});
+    let meta = memo.map_or(json!(null), |m| json!({ "memo": m }));
+    let mut v = json!([
+        {"operation_identifier": {"index": 0}, "type": "fee", "account": {"address": sender}, "amount": {"value": format!("-{fee}"), "currency": cur}},
+        {"operation_identifier": {"index": 1}, "type": "token_transfer", "account": {"address": sender}, "amount": {"value": format!("-{amount}"), "currency": cur}},
+        {"operation_identifier": {"index": 2}, "type": "token_transfer", "account": {"address": recipient}, "amount": {"value": amount, "currency": cur}},
+    ]);
+    if !meta.is_null() {
+        v[1]["metadata"] = meta.clone();
+        v[2]["metadata"] = meta;
+    }
+    ops_json(v)
+}
+
+fn vectors() -> Option<Vec<Json>> {
+    let all = test_support::load_json("vectors/signing.json")?;
+    Some(all["vectors"].as_array().unwrap().clone())
+}
+
+/// Every single-sig vector: the intent (from operations for transfers, from the reference
+/// unsigned tx for the PoX calls) builds the reference's unsigned bytes and signing payload;
+/// combining the reference's r‖s‖v signature gives its signed bytes and txid.
+#[test]
+fn single_sig_vectors_byte_for_byte() {
+    let Some(vectors) = vectors() else { return };
+    let mut checked = 0;
+    for v in vectors.iter().filter(|v| v["kind"] == "transfer" || v["kind"] == "call") {
+        let name = v["name"].as_str().unwrap();
+        let network = network_of(v);
+        let s = |k: &str| v[k].as_str().unwrap().to_owned();
+        let intent = if v["kind"] == "transfer" {
+            let memo = s("memo");
+            let ops =
+                transfer_ops(&s("sender_address"), &s("recipient"), &s("amount"), &s("fee"), Some(&memo));
+            let completion = Completion { nonce: Some(s("nonce").parse().unwrap()), ..Completion::default() };
+            ops::to_intent(&ops, &completion, network).unwrap_or_else(|e| panic!("{name}: {e}"))
+        } else {
+            let tx = parse::decode(&s("unsigned_tx_hex"), network).unwrap();
+            let (intent, signer) =
+                parse::parse(&tx, false, network).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(signer, None);
+            // and through operations: what parse shows, read back, is the same intent
+            let ops = ops::from_intent(&intent, network);
+            let completion = Completion { nonce: Some(intent.origin().nonce), ..Completion::default() };
+            assert_eq!(ops::to_intent(&ops, &completion, network).unwrap(), intent, "{name}");
+            intent
+        };
+        let key = PublicKeyBytes::from_slice(&decode_hex(&s("public_key")).unwrap()).unwrap();
+        let unsigned = build::unsigned(&intent, &key, network).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(to_hex_prefixed(&unsigned.tx.serialize()), s("unsigned_tx_hex"), "{name}: unsigned tx");
+        assert_eq!(
+            hex::encode(unsigned.signing_payload),
+            s("signing_payload_hex"),
+            "{name}: signing payload"
+        );
+        let rsv: [u8; 65] = decode_hex(&s("signature_rsv")).unwrap().try_into().unwrap();
+        let given = GivenSignature {
+            signing_payload: &unsigned.signing_payload,
+            public_key: key,
+            signature_rsv: rsv,
+        };
+        let signed = build::combine(unsigned.tx.clone(), &given).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(to_hex_prefixed(&signed.serialize()), s("signed_tx_hex"), "{name}: signed tx");
+        assert_eq!(to_hex_prefixed(&signed.txid()), s("txid"), "{name}: txid");
+        let (back, signer) = parse::parse(&signed, true, network).unwrap();
+        assert_eq!(back, intent, "{name}: parse(signed) = intent");
+        assert_eq!(signer.map(|a| a.to_c32()), Some(s("sender_address")));
+        checked += 1;
+    }
+    assert_eq!(checked, 14, "12 transfers and 2 PoX calls");
+}
+
+fn key(seed: u8) -> PrivateKey {
+    let mut bytes = [seed; 33];
+    bytes[32] = 1;
+    PrivateKey::from_slice(&bytes).unwrap()
+}
+
+fn origin(k: &PrivateKey, network: Network, nonce: u64) -> Origin {
+    Origin { sender: build::address_of(&k.public_key(), network).unwrap(), fee: 180 + nonce, nonce }
+}
+
+/// One intent of every kind and every PoX address version, on both networks.
+pub fn sample_intents(k: &PrivateKey, network: Network) -> Vec<Intent> {
+    let contract = default_pox_contract(network);
+    let other: StacksAddress = build::address_of(&key(9).public_key(), network).unwrap();
+    let mut out = vec![
+        Intent::TokenTransfer {
+            origin: origin(k, network, 0),
+            recipient: Principal::Standard(other),
+            amount: 1,
+            memo: None,
+        },
+        Intent::TokenTransfer {
+            origin: origin(k, network, 7),
+            recipient: format!("{other}.some-contract").parse().unwrap(),
+            amount: u64::MAX,
+            memo: Some("exactly thirty-four bytes of memo!".into()),
+        },
+        Intent::RevokeDelegateStx { origin: origin(k, network, 3), contract: contract.clone() },
+    ];
+    for version in 0u8..=6 {
+        let hashbytes = vec![version + 1; if version >= 5 { 32 } else { 20 }];
+        let pox_addr = PoxAddr { version, hashbytes };
+        out.push(Intent::StackStx {
+            origin: origin(k, network, u64::from(version)),
+            args: StackStx {
+                contract: contract.clone(),
+                amount_ustx: 125_000_000_000 + u128::from(version),
+                pox_addr: pox_addr.clone(),
+                start_burn_height: 812,
+                lock_period: 1 + u128::from(version),
+                signer_sig: (version % 2 == 0).then(|| vec![version; 65]),
+                signer_key: k.public_key().to_compressed().to_vec(),
+                max_amount: u128::MAX,
+                auth_id: 77,
+            },
+        });
+        out.push(Intent::DelegateStx {
+            origin: origin(k, network, 10 + u64::from(version)),
+            args: DelegateStx {
+                contract: contract.clone(),
+                amount_ustx: 5,
+                delegate_to: Principal::Standard(other),
+                until_burn_height: (version % 2 == 1).then_some(900_000),
+                pox_addr: (version % 3 != 0).then_some(pox_addr),
+            },
+        });
+    }
+    out
+}
+
+/// operations → intent → operations, and intent → unsigned tx → intent, for every kind; a
+/// local signature then combines into a transaction that parses to the intent with its signer.
+#[test]
+fn every_intent_round_trips_through_operations_and_transactions() {
+    for network in [Network::Mainnet, Network::Testnet] {
+        let k = key(3);
+        for intent in sample_intents(&k, network) {
+            let ops = ops::from_intent(&intent, network);
+            assert!(ops.iter().all(|o| o.status.is_empty()));
+            let completion = Completion { nonce: Some(intent.origin().nonce), ..Completion::default() };
+            assert_eq!(ops::to_intent(&ops, &completion, network).unwrap(), intent, "ops round trip");
+            let unsigned = build::unsigned(&intent, &k.public_key(), network).unwrap();
+            let bytes = unsigned.tx.serialize();
+            let decoded = parse::decode(&to_hex_prefixed(&bytes), network).unwrap();
+            assert_eq!(parse::parse(&decoded, false, network).unwrap(), (intent.clone(), None));
+            assert_eq!(
+                build::unsigned(&intent, &k.public_key(), network).unwrap(),
+                unsigned,
+                "deterministic"
+            );
+            let (vrs, _) = sign_presign(unsigned.signing_payload, &k);
+            let given = GivenSignature {
+                signing_payload: &unsigned.signing_payload,
+                public_key: k.public_key(),
+                signature_rsv: vrs_to_rsv(&vrs),
+            };
+            let signed = build::combine(decoded, &given).unwrap();
+            let (back, signer) = parse::parse(&signed, true, network).unwrap();
+            assert_eq!(back, intent);
+            assert_eq!(signer, Some(intent.origin().sender));
+            assert_eq!(
+                parse::parse(&signed, false, network).unwrap_err(),
+                E::SignedMismatch { claimed: "unsigned", actual: "signed" }
+            );
+        }
+    }
+}
+
+#[test]
+fn combine_refuses_what_does_not_verify() {
+    let network = Network::Testnet;
+    let k = key(4);
+    let intent = sample_intents(&k, network).remove(0);
+    let unsigned = build::unsigned(&intent, &k.public_key(), network).unwrap();
+    let (vrs, _) = sign_presign(unsigned.signing_payload, &k);
+    let rsv = vrs_to_rsv(&vrs);
+    let combine = |payload: &[u8], key: PublicKeyBytes, rsv: [u8; 65]| {
+        build::combine(
+            unsigned.tx.clone(),
+            &GivenSignature { signing_payload: payload, public_key: key, signature_rsv: rsv },
+        )
+    };
+    let mut flipped = rsv;
+    flipped[10] ^= 1;
+    assert!(matches!(
+        combine(&unsigned.signing_payload, k.public_key(), flipped),
+        Err(E::SignatureNotVerified(_))
+    ));
+    let other = key(5).public_key();
+    assert!(matches!(combine(&unsigned.signing_payload, other, rsv), Err(E::SignatureNotVerified(_))));
+    assert!(matches!(combine(&[0; 32], k.public_key(), rsv), Err(E::SignatureNotVerified(_))));
+    let mut bad_v = rsv;
+    bad_v[64] = 9;
+    assert!(matches!(combine(&unsigned.signing_payload, k.public_key(), bad_v), Err(E::InvalidSignature(_))));
+    // the key must be the sender's
+    assert!(matches!(build::unsigned(&intent, &other, network), Err(E::PublicKeyNotSender { .. })));
+}
+
+#[test]
+fn operations_that_are_not_an_intent_are_refused() {
+    let network = Network::Testnet;
+    let a = build::address_of(&key(1).public_key(), network).unwrap().to_c32();
+    let b = build::address_of(&key(2).public_key(), network).unwrap().to_c32();
+    let c = Completion { nonce: Some(0), ..Completion::default() };
+    let mut ops = transfer_ops(&a, &b, "10", "180", None);
+    assert!(ops::to_intent(&ops, &c, network).is_ok());
+    assert_eq!(ops::to_intent(&ops, &Completion::default(), network).unwrap_err(), E::MissingNonce);
+    ops[2].amount.as_mut().unwrap().value = "11".into();
+    assert!(matches!(ops::to_intent(&ops, &c, network), Err(E::InvalidAmount(_))));
+    let mut ops = transfer_ops(&a, &b, "10", "180", None);
+    ops[1].amount.as_mut().unwrap().currency.symbol = "BTC".into();
+    assert_eq!(ops::to_intent(&ops, &c, network).unwrap_err(), E::InvalidSymbol("BTC".into()));
+    let mut ops = transfer_ops(&a, &b, "10", "180", None);
+    ops[0].status = "success".into();
+    assert!(matches!(ops::to_intent(&ops, &c, network), Err(E::InvalidOperation(_))));
+    let mainnet_b = build::address_of(&key(2).public_key(), Network::Mainnet).unwrap().to_c32();
+    let ops = transfer_ops(&a, &mainnet_b, "10", "180", None);
+    assert!(matches!(ops::to_intent(&ops, &c, network), Err(E::InvalidRecipient(_))));
+    let ops = transfer_ops(&a, &b, "10", "180", Some("a memo that is longer than thirty-four bytes"));
+    let intent = ops::to_intent(&ops, &c, network).unwrap();
+    assert!(matches!(build::unsigned(&intent, &key(1).public_key(), network), Err(E::InvalidOperation(_))));
+    let mut ops = transfer_ops(&a, &b, "10", "180", None);
+    ops[1].r#type = "coinbase".into();
+    assert!(matches!(ops::to_intent(&ops, &c, network), Err(E::InvalidOperation(_))));
+}
+
+#[test]
+fn pox_addresses_of_every_version_read_back() {
+    for (version, len) in [(0u8, 20usize), (1, 20), (2, 20), (3, 20), (4, 20), (5, 32), (6, 32)] {
+        let addr = PoxAddr { version, hashbytes: vec![0xab; len] };
+        for network in [Network::Mainnet, Network::Testnet] {
+            let shown = ops::pox_addr_json(&addr, network);
+            assert_eq!(ops::pox_addr_of(&shown).unwrap(), addr, "{shown}");
+        }
+    }
+    assert!(ops::pox_addr_of(&json!({"version": 7, "hashbytes": "0x00"})).is_err());
+    assert!(ops::pox_addr_of(&json!({"version": 5, "hashbytes": format!("0x{}", "00".repeat(20))})).is_err());
+    assert!(ops::pox_addr_of(&json!("not an address")).is_err());
+}
