@@ -8,3 +8,4 @@ pub mod ingest;
 pub mod ledger;
 pub mod observer;
 pub mod store;
+pub mod v2;
