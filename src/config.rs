@@ -4,10 +4,13 @@
 //! The environment is passed in as a lookup function, so tests never touch the process
 //! environment. An empty variable counts as unset, as with the incumbent's dotenv files.
 
+use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use stacks_node_proxy::ProxyConfig;
 use thiserror::Error;
 use tracing_subscriber::EnvFilter;
 
@@ -62,9 +65,39 @@ pub struct ConfigArgs {
     /// STACKS_API_LOG_LEVEL, else RUST_LOG] [default: info]
     #[arg(long, global = true, value_name = "LEVEL")]
     pub log_level: Option<String>,
+    /// The Stacks node /v2 requests go to, as a URL (`http://127.0.0.1:20443`) [env:
+    /// STACKS_CORE_PROXY_HOST/PORT, else STACKS_CORE_RPC_HOST/PORT] [default: none: the ledger
+    /// answers /v2]
+    #[arg(long, global = true, value_name = "URL")]
+    pub node_rpc: Option<String>,
+    /// Who answers the /v2 routes the ledger can answer: proxy, ledger or auto [env:
+    /// STACKS_LEDGER_V2_POLICY] [default: proxy with a node, ledger without]
+    #[arg(long, global = true, value_name = "POLICY")]
+    pub v2_policy: Option<V2Policy>,
+    /// Bound on connecting to the node, in ms [env: STACKS_CORE_PROXY_CONNECT_TIMEOUT_MS]
+    /// [default: 5000]
+    #[arg(long, global = true, value_name = "MS")]
+    pub node_connect_timeout_ms: Option<u64>,
+    /// Bound on waiting for the node (response head; pause within a streamed body), in ms [env:
+    /// STACKS_CORE_PROXY_TIMEOUT_MS] [default: 30000]
+    #[arg(long, global = true, value_name = "MS")]
+    pub node_timeout_ms: Option<u64>,
+    /// File of extra endpoints every accepted POST /v2/transactions is also sent to [env:
+    /// STACKS_API_EXTRA_TX_ENDPOINTS_FILE]
+    #[arg(long, global = true, value_name = "FILE")]
+    pub extra_tx_endpoints_file: Option<String>,
+    /// The incumbent's minimum-fee rewrite of POST /v2/fees/transaction (true/false) [env:
+    /// STACKS_CORE_FEE_ESTIMATOR_ENABLED] [default: false]
+    #[arg(long, global = true, value_name = "BOOL")]
+    pub fee_rewrite: Option<bool>,
+    /// The bare integer GET /v2/fees/transfer answers from the ledger [env:
+    /// STACKS_LEDGER_V2_TRANSFER_FEE] [default: 1]
+    #[arg(long, global = true, value_name = "USTX")]
+    pub transfer_fee: Option<u64>,
 }
 
 pub use crate::ledger::Network;
+pub use crate::v2::{V2Policy, V2Settings};
 
 /// A listen address. The host may be a name; it is resolved when bound.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,7 +116,7 @@ impl fmt::Display for BindAddr {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub database_url: String,
     pub network: Network,
@@ -92,6 +125,8 @@ pub struct Config {
     pub event_body_limit: u64,
     /// A `tracing_subscriber::EnvFilter` directive, already checked.
     pub log_filter: String,
+    /// The `/v2` node RPC: node, policy, ledger answers.
+    pub v2: V2Settings,
 }
 
 /// A setting that cannot be used, named as the user gave it.
@@ -101,6 +136,10 @@ pub enum ConfigError {
     Invalid { source_name: String, value: String, reason: String },
     #[error("PG_CONNECTION_URI cannot be combined with {0} (the incumbent refuses this too)")]
     PgUriWithDiscreteVars(&'static str),
+    #[error("Stacks node settings: {0}")]
+    Node(String),
+    #[error("the /v2 policy `{0}` needs a Stacks node (--node-rpc, or STACKS_CORE_RPC_HOST)")]
+    PolicyNeedsNode(&'static str),
 }
 
 /// Where a setting came from, for error messages.
@@ -150,6 +189,7 @@ impl Config {
                 (None, None) => DEFAULT_EVENT_BODY_LIMIT,
             },
             log_filter: log_filter(args, env)?,
+            v2: v2_settings(args, &env)?,
         })
     }
 }
@@ -217,6 +257,82 @@ fn database_url(args: &ConfigArgs, env: &impl Fn(&str) -> Option<String>) -> Res
         url.push_str("?sslmode=require");
     }
     Ok(url)
+}
+
+/// The variables the node proxy reads (`ProxyConfig::from_env`).
+const PROXY_VARS: [&str; 14] = [
+    "STACKS_CORE_PROXY_HOST",
+    "STACKS_CORE_PROXY_PORT",
+    "STACKS_CORE_RPC_HOST",
+    "STACKS_CORE_RPC_PORT",
+    "STACKS_API_EXTRA_TX_ENDPOINTS_FILE",
+    "STACKS_CORE_PROXY_BODY_LIMIT",
+    "STACKS_CORE_PROXY_CONNECT_TIMEOUT_MS",
+    "STACKS_CORE_PROXY_TIMEOUT_MS",
+    "STACKS_CORE_FEE_ESTIMATOR_ENABLED",
+    "STACKS_CORE_FEE_ESTIMATION_MODIFIER",
+    "STACKS_CORE_FEE_PAST_TENURE_FULLNESS_WINDOW",
+    "STACKS_CORE_FEE_PAST_DIMENSION_FULLNESS_THRESHOLD",
+    "STACKS_CORE_FEE_CURRENT_DIMENSION_FULLNESS_THRESHOLD",
+    "STACKS_CORE_FEE_CURRENT_BLOCK_COUNT_MINIMUM",
+];
+const NODE_VARS: [&str; 4] =
+    ["STACKS_CORE_PROXY_HOST", "STACKS_CORE_PROXY_PORT", "STACKS_CORE_RPC_HOST", "STACKS_CORE_RPC_PORT"];
+
+/// The `/v2` settings. A node is configured only when named (flag or one of the incumbent's node
+/// variables): the incumbent always proxies, to 127.0.0.1:20443 by default, but without a node
+/// named here the ledger answers instead.
+fn v2_settings(args: &ConfigArgs, env: &impl Fn(&str) -> Option<String>) -> Result<V2Settings, ConfigError> {
+    let has_node = args.node_rpc.is_some() || NODE_VARS.iter().any(|v| env(v).is_some());
+    let node = if has_node {
+        let mut vars: HashMap<String, String> =
+            PROXY_VARS.iter().filter_map(|v| env(v).map(|value| (v.to_string(), value))).collect();
+        if let Some(url) = &args.node_rpc {
+            let url = url.trim();
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(Source::Flag("node-rpc").invalid(url, "expected an http:// or https:// URL"));
+            }
+            // The flag names the whole node: the variables' ports do not apply to it.
+            vars.insert("STACKS_CORE_PROXY_HOST".into(), url.to_owned());
+            vars.remove("STACKS_CORE_PROXY_PORT");
+            vars.remove("STACKS_CORE_RPC_PORT");
+        }
+        let flags = [
+            ("STACKS_CORE_PROXY_CONNECT_TIMEOUT_MS", args.node_connect_timeout_ms.map(|v| v.to_string())),
+            ("STACKS_CORE_PROXY_TIMEOUT_MS", args.node_timeout_ms.map(|v| v.to_string())),
+            ("STACKS_API_EXTRA_TX_ENDPOINTS_FILE", args.extra_tx_endpoints_file.clone()),
+            ("STACKS_CORE_FEE_ESTIMATOR_ENABLED", args.fee_rewrite.map(|v| v.to_string())),
+        ];
+        for (var, value) in flags {
+            if let Some(value) = value {
+                vars.insert(var.to_owned(), value);
+            }
+        }
+        Some(Arc::new(ProxyConfig::from_env(&vars).map_err(|e| ConfigError::Node(e.to_string()))?))
+    } else {
+        None
+    };
+    let policy = match (args.v2_policy, env("STACKS_LEDGER_V2_POLICY")) {
+        (Some(p), _) => Some(p),
+        (None, Some(v)) => Some(V2Policy::from_str(v.trim(), true).map_err(|_| {
+            Source::Env("STACKS_LEDGER_V2_POLICY").invalid(&v, "expected proxy, ledger or auto")
+        })?),
+        (None, None) => None,
+    };
+    let policy = match (policy, &node) {
+        (Some(p @ (V2Policy::Proxy | V2Policy::Auto)), None) => {
+            return Err(ConfigError::PolicyNeedsNode(if p == V2Policy::Proxy { "proxy" } else { "auto" }))
+        }
+        (Some(p), _) => p,
+        (None, Some(_)) => V2Policy::Proxy,
+        (None, None) => V2Policy::Ledger,
+    };
+    let transfer_fee = match (args.transfer_fee, env("STACKS_LEDGER_V2_TRANSFER_FEE")) {
+        (Some(fee), _) => fee,
+        (None, Some(v)) => parse_number(&v, Source::Env("STACKS_LEDGER_V2_TRANSFER_FEE"))?,
+        (None, None) => crate::v2::DEFAULT_TRANSFER_FEE,
+    };
+    Ok(V2Settings { node, policy, transfer_fee })
 }
 
 fn checked_url(url: &str, source: Source) -> Result<String, ConfigError> {

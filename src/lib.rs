@@ -10,3 +10,4 @@ pub mod ledger;
 pub mod observer;
 pub mod rosetta;
 pub mod store;
+pub mod v2;

@@ -9,23 +9,28 @@ use warp::{Filter, Reply};
 use crate::rosetta::construction;
 use crate::rosetta::{self, Rosetta};
 use crate::store::Store;
+use crate::v2::V2Settings;
 
-/// Every route of the public API (port 3999); construction without a node to submit through.
+/// Every route of the public API (port 3999) with no node: `/v2` answered by the ledger alone,
+/// construction `/submit` without a node to broadcast through.
 pub fn routes(store: Arc<Store>) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
-    let construction = construction::Context::online(Arc::clone(&store), None);
-    routes_with(store, construction)
+    routes_with(store, V2Settings::ledger_only())
 }
 
-/// Every route, with the construction routes' context (node client, fee rate) given.
+/// Every route of the public API, with the given `/v2` settings (node, policy). The construction
+/// routes broadcast through, and ask nonces and fees of, the same node.
 pub fn routes_with(
     store: Arc<Store>,
-    construction: construction::Context,
+    v2: V2Settings,
 ) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
+    let node = v2.node.as_ref().map(|c| construction::node::NodeClient::new(c.node.as_str()));
+    let construction = construction::Context::online(Arc::clone(&store), node);
     // Rosetta first: it answers everything under `/rosetta` itself (its errors are Rosetta's);
     // the construction endpoints ahead of the rest of it.
     let rosetta = rosetta::routes(Arc::new(Rosetta::new(Arc::clone(&store))));
     construction::routes(construction)
         .or(rosetta)
-        .or(stacks_extended::routes(store).recover(stacks_extended::recover))
+        .or(stacks_extended::routes(Arc::clone(&store)).recover(stacks_extended::recover))
+        .or(crate::v2::routes(store, v2))
         .or(stacks_extended::not_found_fallback())
 }

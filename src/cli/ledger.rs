@@ -95,6 +95,10 @@ pub async fn serve(
         config.event_body_limit
     );
     tracing::info!("API listening on http://{api_addr}/extended");
+    match &config.v2.node {
+        Some(node) => tracing::info!("/v2: policy {:?}, Stacks node {}", config.v2.policy, node.node),
+        None => tracing::info!("/v2: no Stacks node configured; the ledger answers what it can"),
+    }
 
     let (stop, stopped) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
@@ -106,8 +110,10 @@ pub async fn serve(
     };
     let observer =
         observer::run(events, Arc::clone(&store), config.event_body_limit, until_stopped(stopped.clone()));
-    let api =
-        warp::serve(stacks_ledger::api::routes(store)).incoming(api).graceful(until_stopped(stopped)).run();
+    let api = warp::serve(stacks_ledger::api::routes_with(store, config.v2.clone()))
+        .incoming(api)
+        .graceful(until_stopped(stopped))
+        .run();
     tokio::join!(observer, api);
     tracing::info!("event observer and API stopped");
     Ok(())

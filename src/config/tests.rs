@@ -38,6 +38,7 @@ fn flags_beat_environment_variables() {
         api_bind: Some("[::1]:8080".into()),
         event_body_limit: Some(42),
         log_level: Some("warn".into()),
+        ..ConfigArgs::default()
     };
     let vars = [
         ("DATABASE_URL", "sqlite://other.db"),
@@ -161,4 +162,66 @@ fn log_levels_map_to_tracing_filters() {
     assert_eq!(level(&[("STACKS_API_LOG_LEVEL", "warn,stacks_ledger=debug")]), "warn,stacks_ledger=debug");
     assert_eq!(level(&[("RUST_LOG", "stacks_ledger=trace")]), "stacks_ledger=trace");
     assert_eq!(level(&[("RUST_LOG", "trace"), ("STACKS_API_LOG_LEVEL", "error")]), "error");
+}
+
+#[test]
+fn v2_without_a_node_is_the_ledger() {
+    let config = env_only(&[]);
+    assert_eq!(config.v2.node, None);
+    assert_eq!(config.v2.policy, V2Policy::Ledger);
+    assert_eq!(config.v2.transfer_fee, 1);
+    let err =
+        Config::resolve(&ConfigArgs { v2_policy: Some(V2Policy::Auto), ..ConfigArgs::default() }, |_| None);
+    assert_eq!(err.unwrap_err(), ConfigError::PolicyNeedsNode("auto"));
+    let env = |name: &str| (name == "STACKS_LEDGER_V2_POLICY").then(|| "proxy".to_string());
+    assert_eq!(
+        Config::resolve(&ConfigArgs::default(), env).unwrap_err(),
+        ConfigError::PolicyNeedsNode("proxy")
+    );
+}
+
+#[test]
+fn v2_node_from_the_incumbents_variables_and_flags() {
+    let config = env_only(&[
+        ("STACKS_CORE_RPC_HOST", "10.0.0.1"),
+        ("STACKS_CORE_RPC_PORT", "20444"),
+        ("STACKS_CORE_PROXY_TIMEOUT_MS", "1500"),
+        ("STACKS_LEDGER_V2_POLICY", "AUTO"),
+        ("STACKS_LEDGER_V2_TRANSFER_FEE", "3"),
+    ]);
+    let node = config.v2.node.as_ref().unwrap();
+    assert_eq!(node.node.as_str(), "http://10.0.0.1:20444/");
+    assert_eq!(node.request_timeout, std::time::Duration::from_millis(1500));
+    assert_eq!(config.v2.policy, V2Policy::Auto);
+    assert_eq!(config.v2.transfer_fee, 3);
+
+    // A node alone means the incumbent's behaviour: proxy.
+    assert_eq!(env_only(&[("STACKS_CORE_PROXY_PORT", "1")]).v2.policy, V2Policy::Proxy);
+
+    // Flags win; the variables' ports do not apply to --node-rpc.
+    let args = ConfigArgs {
+        node_rpc: Some("https://node.example:443/rpc".into()),
+        node_timeout_ms: Some(700),
+        fee_rewrite: Some(true),
+        v2_policy: Some(V2Policy::Ledger),
+        ..ConfigArgs::default()
+    };
+    let env = |name: &str| match name {
+        "STACKS_CORE_RPC_PORT" => Some("20444".to_string()),
+        "STACKS_CORE_PROXY_TIMEOUT_MS" => Some("9000".to_string()),
+        _ => None,
+    };
+    let config = Config::resolve(&args, env).unwrap();
+    let node = config.v2.node.as_ref().unwrap();
+    assert_eq!(node.node.host_str(), Some("node.example"));
+    assert_eq!(node.node.path(), "/rpc");
+    assert_eq!(node.request_timeout, std::time::Duration::from_millis(700));
+    assert!(node.min_fee_rewrite.is_some());
+    assert_eq!(config.v2.policy, V2Policy::Ledger);
+
+    let bad = ConfigArgs { node_rpc: Some("node.example:20443".into()), ..ConfigArgs::default() };
+    assert!(matches!(Config::resolve(&bad, |_| None), Err(ConfigError::Invalid { .. })));
+    let bad_timeout = [("STACKS_CORE_RPC_HOST", "h"), ("STACKS_CORE_PROXY_TIMEOUT_MS", "0")];
+    let lookup = |name: &str| bad_timeout.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string());
+    assert!(matches!(Config::resolve(&ConfigArgs::default(), lookup), Err(ConfigError::Node(_))));
 }

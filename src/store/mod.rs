@@ -10,6 +10,7 @@ mod read;
 pub mod rosetta;
 mod rows;
 mod sql;
+mod v2;
 mod write;
 
 use std::path::Path;
@@ -26,6 +27,7 @@ use crate::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome, RawEve
 use crate::ledger::{LedgerError, Network};
 
 pub use read::{BlockInfo, NonceUsage, Supply, TxInfo};
+pub use v2::{V2Account, V2BurnBlock, V2Contract, V2InfoState, V2Microblock, V2Tip, STABLE_CONFIRMATIONS};
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("src/store/migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("src/store/migrations/postgres");

@@ -1,0 +1,60 @@
+//! The `auto` policy's question: is the ledger caught up with the node? The node's tip height
+//! (from its `/v2/info`) is cached briefly so that a burst of requests asks the node once.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use stacks_node_proxy::ProxyConfig;
+use tokio::sync::Mutex;
+
+/// How long a node tip height is reused.
+const FRESH_FOR: Duration = Duration::from_secs(1);
+
+pub struct NodeTipCache {
+    config: Arc<ProxyConfig>,
+    client: reqwest::Client,
+    last: Mutex<Option<(Instant, Option<u64>)>>,
+}
+
+impl NodeTipCache {
+    pub fn new(config: Arc<ProxyConfig>) -> Self {
+        let client = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .timeout(config.request_timeout)
+            .build()
+            .unwrap_or_default();
+        NodeTipCache { config, client, last: Mutex::new(None) }
+    }
+
+    /// The node's `stacks_tip_height`, or `None` when the node cannot tell (down, slow, or an
+    /// answer without it).
+    pub async fn node_tip_height(&self) -> Option<u64> {
+        let mut last = self.last.lock().await;
+        if let Some((at, height)) = *last {
+            if at.elapsed() < FRESH_FOR {
+                return height;
+            }
+        }
+        let height = self.fetch().await;
+        *last = Some((Instant::now(), height));
+        height
+    }
+
+    async fn fetch(&self) -> Option<u64> {
+        let base = self.config.node.as_str().trim_end_matches('/');
+        let url = format!("{base}/v2/info");
+        let answer = match self.client.get(&url).send().await {
+            Ok(a) if a.status().is_success() => a,
+            Ok(a) => {
+                tracing::debug!(status = a.status().as_u16(), "node /v2/info answered an error");
+                return None;
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "node /v2/info unreachable");
+                return None;
+            }
+        };
+        let info: serde_json::Value = answer.json().await.ok()?;
+        info.get("stacks_tip_height")?.as_u64()
+    }
+}

@@ -1,0 +1,36 @@
+//! The proxy's broadcast hook over the store: a transaction the node accepted is in our mempool
+//! before the client has its answer.
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use stacks_node_proxy::{BroadcastHook, BroadcastedTx};
+
+use crate::store::Store;
+
+pub struct LedgerHook {
+    store: Arc<Store>,
+}
+
+impl LedgerHook {
+    pub fn new(store: Arc<Store>) -> Self {
+        LedgerHook { store }
+    }
+}
+
+impl BroadcastHook for LedgerHook {
+    fn on_broadcast(&self, tx: BroadcastedTx) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            // The node has accepted the transaction: a failure here is only ours to log, and
+            // the node's own `/new_mempool_tx` event will bring the transaction anyway.
+            match self.store.record_broadcast(&tx.raw_tx).await {
+                Ok(outcome) => {
+                    tracing::debug!(txid = ?tx.txid, ?outcome, "broadcast recorded in the mempool")
+                }
+                Err(e) => {
+                    tracing::warn!(txid = ?tx.txid, error = %e, "broadcast not recorded in the mempool")
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,301 @@
+//! End to end with an in-test fake Stacks node on loopback: the public API mounts the proxy;
+//! a broadcast the node accepts is in our mempool when the client gets its answer; the policy
+//! picks ledger or node (and says which); a node that is down or slow gives 502/504, never a
+//! hang; a multi-megabyte body passes through intact.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{read_tsv, replay, shared_file, Db, TestStore};
+use serde_json::{json, Value};
+use stacks_ledger::events::EventPath;
+use stacks_ledger::ledger::Network;
+use stacks_ledger::store::Store;
+use stacks_ledger::v2::{V2Policy, V2Settings, SOURCE_HEADER};
+use stacks_node_proxy::{ProxyConfig, Url};
+use tokio::net::TcpListener;
+use warp::http::StatusCode;
+use warp::Filter;
+
+/// The fake node's state: its tip height, whether it accepts broadcasts, and what it was asked.
+#[derive(Default)]
+struct Node {
+    tip_height: AtomicU64,
+    rejects: std::sync::atomic::AtomicBool,
+    requests: AtomicUsize,
+    broadcasts: AtomicUsize,
+}
+
+const BIG: usize = 8 * 1024 * 1024;
+
+async fn fake_node(node: Arc<Node>) -> SocketAddr {
+    let count = {
+        let node = Arc::clone(&node);
+        warp::any().map(move || {
+            node.requests.fetch_add(1, Ordering::SeqCst);
+        })
+    };
+    let n = Arc::clone(&node);
+    let info = warp::path!("v2" / "info").map(move || {
+        warp::reply::json(
+            &json!({ "stacks_tip_height": n.tip_height.load(Ordering::SeqCst), "server_version": "fake" }),
+        )
+    });
+    let accounts = warp::path!("v2" / "accounts" / String).map(|_principal: String| {
+        warp::reply::with_header(
+            warp::reply::json(&json!({
+                "balance": "0x000000000000000000000000000004d2", "locked": "0x00000000000000000000000000000000",
+                "unlock_height": 0, "nonce": 99, "balance_proof": "", "nonce_proof": ""
+            })),
+            "x-node-header",
+            "kept",
+        )
+    });
+    let n = Arc::clone(&node);
+    let transactions = warp::post().and(warp::path!("v2" / "transactions")).and(warp::body::bytes()).map(
+        move |body: bytes::Bytes| {
+            n.broadcasts.fetch_add(1, Ordering::SeqCst);
+            if n.rejects.load(Ordering::SeqCst) {
+                let reply =
+                    warp::reply::json(&json!({ "error": "transaction rejected", "reason": "BadNonce" }));
+                return warp::reply::with_status(reply, StatusCode::BAD_REQUEST);
+            }
+            let txid = hex::encode(stacks_codec::hash::sha512_256(&body));
+            warp::reply::with_status(warp::reply::json(&txid), StatusCode::OK)
+        },
+    );
+    let big = warp::path!("v2" / "big").map(|| {
+        let chunks = (0..BIG / 65536)
+            .map(|i| Ok::<_, std::io::Error>(bytes::Bytes::from(vec![(i % 251) as u8; 65536])));
+        warp::reply::stream(futures_util::stream::iter(chunks))
+    });
+    let slow = warp::path!("v2" / "slow").then(|| async {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        "late"
+    });
+    let routes = count.untuple_one().and(
+        info.map(warp::Reply::into_response)
+            .or(accounts.map(warp::Reply::into_response))
+            .unify()
+            .or(transactions.map(warp::Reply::into_response))
+            .unify()
+            .or(big.map(warp::Reply::into_response))
+            .unify()
+            .or(slow.map(warp::Reply::into_response))
+            .unify(),
+    );
+    serve(routes).await
+}
+
+async fn serve<F>(filter: F) -> SocketAddr
+where
+    F: Filter + Clone + Send + Sync + 'static,
+    F::Extract: warp::Reply,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(warp::serve(filter).incoming(listener).run());
+    addr
+}
+
+fn settings(node: SocketAddr, policy: V2Policy, timeout: Duration) -> V2Settings {
+    let mut config = ProxyConfig::new(Url::parse(&format!("http://{node}")).unwrap());
+    config.request_timeout = timeout;
+    config.connect_timeout = timeout;
+    V2Settings { node: Some(Arc::new(config)), policy, transfer_fee: 1 }
+}
+
+async fn api(store: &Arc<Store>, settings: V2Settings) -> String {
+    let addr = serve(stacks_ledger::api::routes_with(Arc::clone(store), settings)).await;
+    format!("http://{addr}")
+}
+
+/// A testnet transaction the node once had in its mempool.
+fn mempool_tx() -> Option<Vec<u8>> {
+    let tsv = shared_file("fixtures/epoch-3-transition.tsv")?;
+    let ev = read_tsv(&tsv).into_iter().find(|e| e.path == EventPath::NewMempoolTx.as_str())?;
+    let txs: Vec<String> = serde_json::from_str(&ev.payload).unwrap();
+    Some(stacks_codec::decode_hex(&txs[0]).unwrap())
+}
+
+/// The node accepts a broadcast: the client gets the node's answer and the transaction is in
+/// our mempool already (recorded as a `/new_mempool_tx` raw event). A rejected one is not.
+async fn broadcast_enters_the_mempool(db: Db) {
+    let Some(raw) = mempool_tx() else { return };
+    let Some(ts) = TestStore::new(db, "v2_broadcast", Network::Testnet).await else { return };
+    let node = Arc::new(Node::default());
+    let base =
+        api(&ts.store, settings(fake_node(Arc::clone(&node)).await, V2Policy::Proxy, Duration::from_secs(5)))
+            .await;
+    let client = reqwest::Client::new();
+    let txid = format!("0x{}", hex::encode(stacks_codec::hash::sha512_256(&raw)));
+
+    node.rejects.store(true, Ordering::SeqCst);
+    let res = client
+        .post(format!("{base}/v2/transactions"))
+        .header("content-type", "application/octet-stream")
+        .body(raw.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 400);
+    assert_eq!(res.headers()[SOURCE_HEADER], "node");
+    assert!(ts.store.mempool_tx_ids().await.unwrap().is_empty(), "a rejected tx stays out");
+
+    node.rejects.store(false, Ordering::SeqCst);
+    let res = client
+        .post(format!("{base}/v2/transactions"))
+        .header("content-type", "application/octet-stream")
+        .body(raw.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let answered: String = res.json().await.unwrap();
+    assert_eq!(format!("0x{answered}"), txid);
+    // In the mempool the moment the client has its answer.
+    assert_eq!(ts.store.mempool_tx_ids().await.unwrap(), vec![txid.clone()]);
+    let (status, replaced, pruned) = ts.store.mempool_status(&txid).await.unwrap().unwrap();
+    assert_eq!((status.as_str(), replaced, pruned), ("pending", None, false));
+    assert_eq!(node.broadcasts.load(Ordering::SeqCst), 2);
+
+    // The JSON form too; the same tx again changes nothing.
+    let res = client
+        .post(format!("{base}/v2/transactions"))
+        .json(&json!({ "tx": hex::encode(&raw) }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(ts.store.mempool_tx_ids().await.unwrap(), vec![txid.clone()]);
+    ts.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_broadcast_enters_the_mempool() {
+    broadcast_enters_the_mempool(Db::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_broadcast_enters_the_mempool() {
+    broadcast_enters_the_mempool(Db::Postgres).await;
+}
+
+async fn get_json(client: &reqwest::Client, url: &str) -> (u16, Option<String>, Value) {
+    let res = client.get(url).send().await.unwrap();
+    let status = res.status().as_u16();
+    let source = res.headers().get(SOURCE_HEADER).map(|v| v.to_str().unwrap().to_owned());
+    (status, source, res.json().await.unwrap_or(Value::Null))
+}
+
+/// The policies: `proxy` always asks the node, `ledger` never does, `auto` answers from the
+/// ledger when it is caught up with the node (or the node cannot tell) and asks the node when
+/// the node is ahead or a proof is wanted.
+async fn policies(db: Db) {
+    let Some(tsv) = shared_file("fixtures/mocknet.tsv") else { return };
+    let Some(ts) = TestStore::new(db, "v2_policy", Network::Testnet).await else { return };
+    replay(&ts.store, &tsv, &[]).await;
+    let ours = ts.store.chain_tip().await.unwrap().unwrap().block_height as u64;
+    let node = Arc::new(Node::default());
+    let node_addr = fake_node(Arc::clone(&node)).await;
+    let client = reqwest::Client::new();
+    let address = "ST000000000000000000002AMW42H";
+    let ledger_nonce = ts.store.next_nonce(address).await.unwrap();
+
+    let proxy = api(&ts.store, settings(node_addr, V2Policy::Proxy, Duration::from_secs(5))).await;
+    let (status, source, body) = get_json(&client, &format!("{proxy}/v2/accounts/{address}?proof=0")).await;
+    assert_eq!((status, source.as_deref(), body["nonce"].as_i64()), (200, Some("node"), Some(99)));
+
+    let ledger = api(&ts.store, settings(node_addr, V2Policy::Ledger, Duration::from_secs(5))).await;
+    let before = node.requests.load(Ordering::SeqCst);
+    let (status, source, body) = get_json(&client, &format!("{ledger}/v2/accounts/{address}?proof=0")).await;
+    assert_eq!(
+        (status, source.as_deref(), body["nonce"].as_i64()),
+        (200, Some("ledger"), Some(ledger_nonce))
+    );
+    let (status, _, _) = get_json(&client, &format!("{ledger}/v2/accounts/{address}?proof=1")).await;
+    assert_eq!(status, 503);
+    let (status, _, _) = get_json(&client, &format!("{ledger}/v2/pox")).await;
+    assert_eq!(status, 503);
+    assert_eq!(node.requests.load(Ordering::SeqCst), before, "the ledger policy never asks the node");
+
+    let auto = api(&ts.store, settings(node_addr, V2Policy::Auto, Duration::from_secs(5))).await;
+    node.tip_height.store(ours, Ordering::SeqCst);
+    let (status, source, info) = get_json(&client, &format!("{auto}/v2/info")).await;
+    assert_eq!((status, source.as_deref()), (200, Some("ledger")), "{info}");
+    assert_eq!(info["stacks_tip_height"].as_u64(), Some(ours));
+    let (_, source, _) = get_json(&client, &format!("{auto}/v2/accounts/{address}?proof=0")).await;
+    assert_eq!(source.as_deref(), Some("ledger"));
+    // Proofs wanted (the default): only the node has them.
+    let (_, source, body) = get_json(&client, &format!("{auto}/v2/accounts/{address}")).await;
+    assert_eq!(source.as_deref(), Some("node"));
+    assert!(body.get("balance_proof").is_some());
+    // The node pulls ahead: it answers (after the cached tip height expires).
+    node.tip_height.store(ours + 5, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let (_, source, info) = get_json(&client, &format!("{auto}/v2/info")).await;
+    assert_eq!(source.as_deref(), Some("node"));
+    assert_eq!(info["stacks_tip_height"].as_u64(), Some(ours + 5));
+    // The fee is the node's when there is one.
+    let res = client.get(format!("{auto}/v2/fees/transfer")).send().await.unwrap();
+    assert_eq!(res.headers()[SOURCE_HEADER], "node");
+
+    // A node that is down: auto answers from the ledger; what needs the node is a 502.
+    let down = TcpListener::bind("127.0.0.1:0").await.unwrap().local_addr().unwrap();
+    let auto_down = api(&ts.store, settings(down, V2Policy::Auto, Duration::from_secs(2))).await;
+    let (status, source, _) = get_json(&client, &format!("{auto_down}/v2/info")).await;
+    assert_eq!((status, source.as_deref()), (200, Some("ledger")));
+    let (status, source, body) = get_json(&client, &format!("{auto_down}/v2/map_entry/a/b/c")).await;
+    assert_eq!((status, source), (502, None), "{body}");
+    assert!(body["message"].as_str().unwrap().contains("unreachable"), "{body}");
+    ts.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_policies() {
+    policies(Db::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_policies() {
+    policies(Db::Postgres).await;
+}
+
+/// Through the public route table: status, headers and a multi-megabyte body pass through
+/// intact; a slow node is a 504 after the timeout; a node that is down is a 502 at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pass_through_timeouts_and_node_down() {
+    let Some(ts) = TestStore::new(Db::Sqlite, "v2_proxy", Network::Testnet).await else { return };
+    let node = Arc::new(Node::default());
+    let node_addr = fake_node(Arc::clone(&node)).await;
+    let base = api(&ts.store, settings(node_addr, V2Policy::Proxy, Duration::from_millis(500))).await;
+    let client = reqwest::Client::new();
+
+    let res = client.get(format!("{base}/v2/accounts/ST000000000000000000002AMW42H")).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["x-node-header"], "kept");
+    assert_eq!(res.headers()[SOURCE_HEADER], "node");
+
+    let res = client.get(format!("{base}/v2/big")).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    let body = res.bytes().await.unwrap();
+    assert_eq!(body.len(), BIG);
+    assert!(body.chunks(65536).enumerate().all(|(i, c)| c.iter().all(|b| *b == (i % 251) as u8)));
+
+    let started = Instant::now();
+    let res = client.get(format!("{base}/v2/slow")).send().await.unwrap();
+    assert_eq!(res.status(), 504);
+    assert!(started.elapsed() < Duration::from_secs(4), "answered after {:?}", started.elapsed());
+
+    let down = TcpListener::bind("127.0.0.1:0").await.unwrap().local_addr().unwrap();
+    let base = api(&ts.store, settings(down, V2Policy::Proxy, Duration::from_millis(500))).await;
+    let res = client.get(format!("{base}/v2/info")).send().await.unwrap();
+    assert_eq!(res.status(), 502);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["error"], "Bad Gateway");
+    ts.finish().await;
+}
