@@ -238,7 +238,7 @@ impl ChainReader for Store {
         let own = i(block.tx_count);
         let tx_ids = self
             .strings(
-                "SELECT tx_id FROM txs WHERE index_block_hash = $1 ORDER BY COALESCE(microblock_sequence, 2147483647) DESC, \
+                "SELECT tx_id FROM txs WHERE index_block_hash = $1 AND canonical = true ORDER BY COALESCE(microblock_sequence, 2147483647) DESC, \
                  (CASE WHEN tx_index >= $2 THEN tx_index - $2 ELSE tx_index END) DESC, tx_index DESC",
                 vec![ibh.into(), own.into()],
                 "tx_id",
