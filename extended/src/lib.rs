@@ -1,12 +1,17 @@
 //! The `/extended` API: warp routes that translate what an [`ExplorerReader`] returns into the
 //! incumbent's JSON. No SQL lives here; the store implements the reader.
 
+mod chain;
 mod error;
 mod headers;
 mod params;
 mod reader;
 mod status;
 
+pub use chain::{
+    BlockContents, BlockRecord, BlockRef, BurnBlockRecord, BurnRef, BurnchainReward, ChainReader,
+    RewardSlotHolder, SupplyRecord,
+};
 pub use error::{not_found_fallback, recover, ApiError, ErrorBody};
 pub use headers::{with_common_headers, API_VERSION, SERVER_VERSION};
 pub use params::{query, LimitRule, Page, Paging, Query};
@@ -18,8 +23,8 @@ use warp::{Filter, Rejection, Reply};
 
 /// Every `/extended` route (and the root redirects), with the incumbent's common headers.
 /// Unmatched requests are left for the caller's fallback, so other APIs can be mounted beside.
-pub fn routes<R: ExplorerReader>(
+pub fn routes<R: ExplorerReader + ChainReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
-    status::routes(reader)
+    status::routes(reader.clone()).or(chain::routes(reader))
 }

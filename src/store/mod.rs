@@ -6,6 +6,7 @@
 
 mod digest;
 mod explorer;
+mod explorer_chain;
 mod read;
 pub mod rosetta;
 mod rows;

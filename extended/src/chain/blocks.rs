@@ -1,0 +1,245 @@
+//! v1 `/block/*`, v2 `/blocks/*` and `/block-tenures/{h}/blocks`.
+
+use serde_json::{json, Value};
+use warp::reply::Response;
+
+use super::reader::{BlockRecord, BlockRef, ChainReader};
+use super::render::{block_v1, block_v2};
+use super::{block_cached, cursor_offset, hash_param, int_param, json, redirect, tip_cached, Req};
+use crate::error::ApiError;
+use crate::params::{LimitRule, Page};
+use crate::reader::ExplorerReader;
+
+const BLOCK_LIMIT: LimitRule = LimitRule::new(20, 30);
+const SIGNATURE_LIMIT: LimitRule = LimitRule::new(500, 1000);
+/// v2 cursor offsets go ±(max limit × 10).
+const CURSOR_OFFSET_BOUND: i64 = 300;
+
+type Answer = Result<Response, ApiError>;
+
+async fn v1_block<R: ChainReader>(r: &R, by: BlockRef, missing: &str) -> Answer {
+    let block = r.block(by).await?.ok_or_else(|| ApiError::NotFound(missing.into()))?;
+    let contents = r.block_contents(&block).await?;
+    Ok(json(&block_v1(&block, &contents)))
+}
+
+/// `/extended/v1/block/...`; `None` for a path this family does not serve.
+pub(crate) async fn v1<R: ExplorerReader + ChainReader>(r: &R, req: &Req, rest: &[&str]) -> Option<Answer> {
+    Some(match rest {
+        [] => {
+            tip_cached(r, req, async {
+                let paging = super::paging(&req.query, BLOCK_LIMIT)?;
+                let (total, blocks) = r.blocks(paging.limit, paging.offset).await?;
+                let mut results = Vec::with_capacity(blocks.len());
+                for b in &blocks {
+                    results.push(block_v1(b, &r.block_contents(b).await?));
+                }
+                Ok(json(&json!(Page::new(paging, total, results))))
+            })
+            .await
+        }
+        ["by_height", h] => match int_param("height", h) {
+            Ok(h) => {
+                tip_cached(r, req, v1_block(r, BlockRef::Height(h), "cannot find block by height")).await
+            }
+            Err(e) => Err(e),
+        },
+        ["by_burn_block_height", h] => match int_param("burn_block_height", h) {
+            Ok(h) => {
+                tip_cached(
+                    r,
+                    req,
+                    v1_block(r, BlockRef::BurnHeight(h), "cannot find block by burn block height"),
+                )
+                .await
+            }
+            Err(e) => Err(e),
+        },
+        ["by_burn_block_hash", hash] if !hash.starts_with("0x") => {
+            Ok(redirect(req, format!("/extended/v1/block/by_burn_block_hash/0x{hash}")))
+        }
+        ["by_burn_block_hash", hash] => {
+            let by = BlockRef::BurnHash(hash.to_lowercase());
+            tip_cached(r, req, v1_block(r, by, "cannot find block by burn block hash")).await
+        }
+        [hash] if !hash.starts_with("0x") => Ok(redirect(req, format!("/extended/v1/block/0x{hash}"))),
+        [hash] => {
+            tip_cached(r, req, v1_block(r, BlockRef::Hash(hash.to_lowercase()), "cannot find block by hash"))
+                .await
+        }
+        _ => return None,
+    })
+}
+
+/// `latest`, a (`0x`-optional) 64-hex hash, or a height.
+fn height_or_hash(v: &str) -> Result<BlockRef, ApiError> {
+    if v == "latest" {
+        return Ok(BlockRef::Latest);
+    }
+    if let Some(hash) = hash_param(v) {
+        return Ok(BlockRef::AnyHash(hash));
+    }
+    v.parse::<u64>().map(BlockRef::Height).map_err(|_| ApiError::InvalidParam {
+        param: "height_or_hash",
+        reason: format!("`{v}` is not `latest`, a 64-hex-digit hash or a block height"),
+    })
+}
+
+async fn v2_block<R: ChainReader>(r: &R, by: BlockRef) -> Result<BlockRecord, ApiError> {
+    r.block(by).await?.ok_or_else(|| ApiError::NotFound("Block not found".into()))
+}
+
+/// `/extended/v2/blocks/...`.
+pub(crate) async fn v2<R: ExplorerReader + ChainReader>(r: &R, req: &Req, rest: &[&str]) -> Option<Answer> {
+    Some(match rest {
+        [] => tip_cached(r, req, list(r, req)).await,
+        ["average-times"] => tip_cached(r, req, average_times(r)).await,
+        ["by-block-time", ts] => by_block_time(r, req, ts).await,
+        [id] => match height_or_hash(id) {
+            Ok(by) => v2_block(r, by).await.map(|b| block_cached(req, &b, || json(&block_v2(&b)))),
+            Err(e) => Err(e),
+        },
+        [id, "signer-signatures"] => signer_signatures(r, req, id).await,
+        _ => return None,
+    })
+}
+
+async fn by_block_time<R: ChainReader>(r: &R, req: &Req, ts: &str) -> Answer {
+    let ts = int_param("timestamp", ts)?;
+    let time = i64::try_from(ts).unwrap_or(i64::MAX);
+    let block = r
+        .block_by_time(time)
+        .await?
+        .ok_or_else(|| ApiError::NotFound("No block found at or before the given timestamp".into()))?;
+    Ok(block_cached(req, &block, || json(&block_v2(&block))))
+}
+
+async fn signer_signatures<R: ChainReader>(r: &R, req: &Req, id: &str) -> Answer {
+    let by = height_or_hash(id)?;
+    let paging = super::paging(&req.query, SIGNATURE_LIMIT)?;
+    let block = v2_block(r, by).await?;
+    let all = r.block_signer_signatures(&block).await?;
+    let total = all.len() as u64;
+    let results: Vec<String> = all
+        .into_iter()
+        .skip(usize::try_from(paging.offset).unwrap_or(usize::MAX))
+        .take(paging.limit as usize)
+        .collect();
+    Ok(block_cached(req, &block, || json(&json!(Page::new(paging, total, results)))))
+}
+
+/// The v2 cursor envelope over contiguous heights: `cursor` is the first result, `next_cursor`
+/// the first block of the newer page, `prev_cursor` the first block of the older one.
+fn cursor_page(
+    limit: u32,
+    offset: i64,
+    total: u64,
+    results: &[BlockRecord],
+    next: Option<String>,
+    prev: Option<String>,
+) -> Value {
+    json!({
+        "limit": limit,
+        "offset": offset,
+        "total": total,
+        "next_cursor": next,
+        "prev_cursor": prev,
+        "cursor": results.first().map(|b| b.index_block_hash.clone()),
+        "results": results.iter().map(block_v2).collect::<Vec<_>>(),
+    })
+}
+
+fn cursor_param(req: &Req) -> Result<Option<String>, ApiError> {
+    req.query
+        .get("cursor")
+        .map(|c| {
+            hash_param(c).ok_or_else(|| ApiError::InvalidParam {
+                param: "cursor",
+                reason: format!("`{c}` is not an index block hash"),
+            })
+        })
+        .transpose()
+}
+
+async fn list<R: ChainReader>(r: &R, req: &Req) -> Answer {
+    let limit = super::paging(&req.query, BLOCK_LIMIT)?.limit;
+    let offset = cursor_offset(&req.query, CURSOR_OFFSET_BOUND)?;
+    let cursor = cursor_param(req)?;
+    let Some(tip) = r.block(BlockRef::Latest).await? else {
+        return Ok(json(&cursor_page(limit, offset, 0, &[], None, None)));
+    };
+    let from = match cursor {
+        Some(c) => match r.block(BlockRef::AnyHash(c)).await? {
+            Some(b) if b.canonical => b.block_height,
+            _ => return Err(ApiError::NotFound("Cursor not found".into())),
+        },
+        None => tip.block_height,
+    };
+    let start = from as i64 - offset;
+    if start < 0 {
+        return Ok(json(&cursor_page(limit, offset, 0, &[], None, None)));
+    }
+    let start = start as u64;
+    let results = r.blocks_below(start, limit).await?;
+    let at = |h: u64| async move {
+        Ok::<_, ApiError>(r.block(BlockRef::Height(h)).await?.map(|b| b.index_block_hash))
+    };
+    let next = at(start + u64::from(limit)).await?;
+    let prev = match start.checked_sub(u64::from(limit)) {
+        Some(h) => at(h).await?,
+        None => None,
+    };
+    // The incumbent's total comes with the rows: none, no total.
+    let total = if results.is_empty() { 0 } else { tip.block_height };
+    Ok(json(&cursor_page(limit, offset, total, &results, next, prev)))
+}
+
+async fn average_times<R: ChainReader>(r: &R) -> Answer {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or_default();
+    let [h1, h24, d7, d30] = r.average_block_times(now, [3600, 86_400, 7 * 86_400, 30 * 86_400]).await?;
+    // Two decimals, as the incumbent rounds them.
+    let round = |v: f64| super::js_number((v * 100.0).round() / 100.0);
+    Ok(json(&json!({
+        "last_1h": round(h1),
+        "last_24h": round(h24),
+        "last_7d": round(d7),
+        "last_30d": round(d30),
+    })))
+}
+
+/// `/extended/v2/block-tenures/{tenure_height}/blocks`.
+pub(crate) async fn tenure_blocks<R: ChainReader>(r: &R, req: &Req, tenure: &str) -> Answer {
+    let tenure = tenure.parse::<u64>().map_err(|_| ApiError::InvalidParam {
+        param: "tenure_height",
+        reason: format!("`{tenure}` is not an integer"),
+    })?;
+    let limit = super::paging(&req.query, BLOCK_LIMIT)?.limit;
+    let offset = cursor_offset(&req.query, CURSOR_OFFSET_BOUND)?;
+    let cursor = cursor_param(req)?;
+    let from = match cursor {
+        Some(c) => match r.block(BlockRef::AnyHash(c)).await? {
+            Some(b) if b.canonical && b.tenure_height == Some(tenure as i64) => Some(b.block_height),
+            _ => return Err(ApiError::NotFound("Cursor not found".into())),
+        },
+        None => None,
+    };
+    let (total, newest) = r.tenure_blocks(tenure, from, 1).await?;
+    let Some(from) = newest.first().map(|b| b.block_height) else {
+        return Ok(json(&cursor_page(limit, offset, total, &[], None, None)));
+    };
+    let start = (from as i64 - offset).max(0) as u64;
+    let (_, results) = r.tenure_blocks(tenure, Some(start), limit).await?;
+    let at = |h: u64| async move {
+        let (_, b) = r.tenure_blocks(tenure, Some(h), 1).await?;
+        Ok::<_, ApiError>(b.into_iter().find(|b| b.block_height == h).map(|b| b.index_block_hash))
+    };
+    let next = at(start + u64::from(limit)).await?;
+    let prev = match start.checked_sub(u64::from(limit)) {
+        Some(h) => at(h).await?,
+        None => None,
+    };
+    Ok(json(&cursor_page(limit, offset, total, &results, next, prev)))
+}

@@ -1,0 +1,183 @@
+//! What the chain routes (blocks, burn blocks, supply, burnchain rewards, PoX) need from storage.
+
+use std::future::Future;
+
+use crate::reader::ReadError;
+
+/// A Stacks block as stored (hashes `0x`-prefixed).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BlockRecord {
+    pub canonical: bool,
+    pub block_height: u64,
+    pub block_hash: String,
+    pub index_block_hash: String,
+    pub parent_block_hash: String,
+    pub parent_index_block_hash: String,
+    pub block_time: i64,
+    pub burn_block_time: i64,
+    pub burn_block_hash: String,
+    pub burn_block_height: u64,
+    pub miner_txid: String,
+    pub parent_microblock_hash: String,
+    pub parent_microblock_sequence: i64,
+    pub tenure_height: Option<i64>,
+    pub signer_bitvec: Option<String>,
+    /// read_count, read_length, runtime, write_count, write_length.
+    pub execution_cost: [i64; 5],
+    pub tx_count: u64,
+}
+
+/// What the v1 `Block` adds to a block: its transactions and microblocks.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BlockContents {
+    pub tx_ids: Vec<String>,
+    pub microblocks_accepted: Vec<String>,
+    pub microblocks_streamed: Vec<String>,
+    /// Per accepted microblock, its transaction count.
+    pub microblock_tx_count: Vec<(String, u64)>,
+}
+
+/// How a route names one block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlockRef {
+    /// The block hash (v1 `/block/{hash}`).
+    Hash(String),
+    /// A block hash or an index block hash (v2).
+    AnyHash(String),
+    /// The canonical block at a height.
+    Height(u64),
+    /// The canonical tip.
+    Latest,
+    /// The canonical block of a burn block, by its hash.
+    BurnHash(String),
+    /// The canonical block of a burn block, by its height.
+    BurnHeight(u64),
+}
+
+/// A burn block as the v2 routes show it: a canonical burn block that has Stacks blocks.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BurnBlockRecord {
+    pub burn_block_hash: String,
+    pub burn_block_height: u64,
+    pub burn_block_time: i64,
+    /// Newest first.
+    pub stacks_blocks: Vec<String>,
+    pub avg_block_time: f64,
+    pub total_tx_count: u64,
+}
+
+/// How a route names a burn block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BurnRef {
+    Hash(String),
+    Height(u64),
+    Latest,
+}
+
+/// The STX supply at a block (µSTX).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SupplyRecord {
+    pub total_ustx: i128,
+    pub locked_ustx: i128,
+    pub block_height: u64,
+}
+
+/// One burnchain reward payout.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BurnchainReward {
+    pub canonical: bool,
+    pub burn_block_hash: String,
+    pub burn_block_height: u64,
+    pub burn_amount: i64,
+    pub reward_recipient: String,
+    pub reward_amount: i64,
+    pub reward_index: u64,
+}
+
+/// One reward slot holder.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RewardSlotHolder {
+    pub canonical: bool,
+    pub burn_block_hash: String,
+    pub burn_block_height: u64,
+    pub address: String,
+    pub slot_index: u64,
+}
+
+pub trait ChainReader: Send + Sync + 'static {
+    fn block(&self, by: BlockRef) -> impl Future<Output = Result<Option<BlockRecord>, ReadError>> + Send;
+    fn block_contents(
+        &self,
+        block: &BlockRecord,
+    ) -> impl Future<Output = Result<BlockContents, ReadError>> + Send;
+    /// The block's signer signatures (hex), in signing order.
+    fn block_signer_signatures(
+        &self,
+        block: &BlockRecord,
+    ) -> impl Future<Output = Result<Vec<String>, ReadError>> + Send;
+    /// The canonical blocks, newest first, from `offset` (the total is the tip height).
+    fn blocks(
+        &self,
+        limit: u32,
+        offset: u64,
+    ) -> impl Future<Output = Result<(u64, Vec<BlockRecord>), ReadError>> + Send;
+    /// The canonical blocks at or below `height`, newest first.
+    fn blocks_below(
+        &self,
+        height: u64,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<BlockRecord>, ReadError>> + Send;
+    /// The newest canonical block whose block time is at or before `time`.
+    fn block_by_time(&self, time: i64)
+        -> impl Future<Output = Result<Option<BlockRecord>, ReadError>> + Send;
+    /// The canonical blocks of one burn block, newest first, and how many there are.
+    fn burn_block_blocks(
+        &self,
+        burn_block_hash: &str,
+        limit: u32,
+        offset: u64,
+    ) -> impl Future<Output = Result<(u64, Vec<BlockRecord>), ReadError>> + Send;
+    /// The canonical blocks of one tenure at or below `height`, newest first, and the count.
+    fn tenure_blocks(
+        &self,
+        tenure_height: u64,
+        below_height: Option<u64>,
+        limit: u32,
+    ) -> impl Future<Output = Result<(u64, Vec<BlockRecord>), ReadError>> + Send;
+    /// Average seconds between canonical blocks over the windows ending at `now`.
+    fn average_block_times(
+        &self,
+        now: i64,
+        windows: [i64; 4],
+    ) -> impl Future<Output = Result<[f64; 4], ReadError>> + Send;
+    fn burn_block(
+        &self,
+        by: BurnRef,
+    ) -> impl Future<Output = Result<Option<BurnBlockRecord>, ReadError>> + Send;
+    fn burn_blocks(
+        &self,
+        limit: u32,
+        offset: u64,
+    ) -> impl Future<Output = Result<(u64, Vec<BurnBlockRecord>), ReadError>> + Send;
+    /// The supply at a canonical height (the tip when `None`); `None` when there is no block.
+    fn supply(
+        &self,
+        height: Option<u64>,
+    ) -> impl Future<Output = Result<Option<SupplyRecord>, ReadError>> + Send;
+    /// Reward payouts, newest first, optionally to one BTC address.
+    fn burnchain_rewards(
+        &self,
+        recipient: Option<&str>,
+        limit: u32,
+        offset: u64,
+    ) -> impl Future<Output = Result<Vec<BurnchainReward>, ReadError>> + Send;
+    /// The total canonical reward paid to a BTC address.
+    fn burnchain_reward_total(&self, recipient: &str)
+        -> impl Future<Output = Result<i128, ReadError>> + Send;
+    fn reward_slot_holders(
+        &self,
+        address: Option<&str>,
+        limit: u32,
+        offset: u64,
+    ) -> impl Future<Output = Result<(u64, Vec<RewardSlotHolder>), ReadError>> + Send;
+}
