@@ -4,6 +4,7 @@ pub mod api;
 pub mod config;
 pub mod devnet;
 pub mod events;
+pub mod faucet;
 pub mod ingest;
 pub mod ledger;
 pub mod observer;

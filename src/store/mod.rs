@@ -6,6 +6,7 @@
 
 mod digest;
 mod explorer;
+mod faucet;
 mod read;
 mod rows;
 mod sql;
@@ -24,6 +25,7 @@ use crate::events::{EventPath, EventPayload, RawEvent};
 use crate::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome, RawEventLog};
 use crate::ledger::{LedgerError, Network};
 
+pub use faucet::{FaucetRequest, RateLimit, Reservation};
 pub use read::{BlockInfo, NonceUsage, Supply, TxInfo};
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("src/store/migrations/sqlite");
