@@ -67,7 +67,8 @@ impl BtcFaucet {
     pub fn new(http: reqwest::Client, rpc: BtcRpc, key: Option<[u8; 32]>) -> Result<BtcFaucet, FaucetError> {
         let key = key
             .map(|secret| {
-                let k = btc_private_key(&secret).map_err(|e| FaucetError::Failed(format!("BTC faucet key: {e}")))?;
+                let k = btc_private_key(&secret)
+                    .map_err(|e| FaucetError::Failed(format!("BTC faucet key: {e}")))?;
                 Ok::<_, FaucetError>((secret, p2pkh_address(&k)))
             })
             .transpose()?;
@@ -80,7 +81,9 @@ impl BtcFaucet {
     }
 
     fn configured(&self) -> Result<&([u8; 32], String), FaucetError> {
-        self.key.as_ref().ok_or_else(|| FaucetError::Failed("BTC faucet is not configured (BTC_FAUCET_PK)".into()))
+        self.key
+            .as_ref()
+            .ok_or_else(|| FaucetError::Failed("BTC faucet is not configured (BTC_FAUCET_PK)".into()))
     }
 
     /// Confirmed balance of `address`, in BTC (`scantxoutset` total).
@@ -98,13 +101,17 @@ impl BtcFaucet {
         let mut spendable: Vec<&Unspent> = set
             .unspents
             .iter()
-            .filter(|u| set.height - u.height > MIN_CONFIRMATIONS && !spent.contains(&(u.txid.clone(), u.vout)))
+            .filter(|u| {
+                set.height - u.height > MIN_CONFIRMATIONS && !spent.contains(&(u.txid.clone(), u.vout))
+            })
             .collect();
         // Largest first: the fewest inputs.
         spendable.sort_by(|a, b| b.amount.total_cmp(&a.amount));
         let total: u64 = spendable.iter().map(|u| sats(u.amount)).sum();
         if total < amount {
-            return Err(FaucetError::OutOfFunds(format!("not enough total amount in utxo set: {total} sats")));
+            return Err(FaucetError::OutOfFunds(format!(
+                "not enough total amount in utxo set: {total} sats"
+            )));
         }
         let (mut inputs, mut value) = (Vec::new(), 0u64);
         let fee = |n_inputs: usize| FEE_RATE * (10 + 148 * n_inputs as u64 + 34 * 2);
@@ -132,9 +139,12 @@ impl BtcFaucet {
             .iter()
             .map(|u| json!({"txid": u.txid, "vout": u.vout, "scriptPubKey": u.script_pub_key, "amount": u.amount}))
             .collect();
-        let signed = self.call("signrawtransactionwithkey", json!([unsigned, [wif(secret)], prevtxs])).await?;
+        let signed =
+            self.call("signrawtransactionwithkey", json!([unsigned, [wif(secret)], prevtxs])).await?;
         if signed.get("complete").and_then(Value::as_bool) != Some(true) {
-            return Err(FaucetError::Failed(format!("bitcoind could not sign the faucet transaction: {signed}")));
+            return Err(FaucetError::Failed(format!(
+                "bitcoind could not sign the faucet transaction: {signed}"
+            )));
         }
         let raw_tx = signed
             .get("hex")
@@ -177,7 +187,8 @@ impl BtcFaucet {
 
     /// One JSON-RPC call: its `result`, or the error bitcoind gave.
     async fn call(&self, method: &str, params: Value) -> Result<Value, FaucetError> {
-        let body = json!({"jsonrpc": "1.0", "id": "stacks-ledger-faucet", "method": method, "params": params});
+        let body =
+            json!({"jsonrpc": "1.0", "id": "stacks-ledger-faucet", "method": method, "params": params});
         let res = self
             .http
             .post(&self.rpc.url)

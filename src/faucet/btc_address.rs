@@ -119,9 +119,9 @@ mod tests {
 
     #[test]
     fn regtest_addresses_are_accepted() {
-        // The oracle's regtest P2PKH address, and BIP-173/350 style regtest addresses.
+        // Regtest P2PKH, P2SH, and BIP-173/350 style regtest addresses.
         for a in [
-            "mvtMXL9MYH8HYMY6xqgSbwk3cNYCsY6q7D",
+            "mrCDrCybB6J1vRfbwM5hemdJz73FwDBC8r",
             "2N3vVYSK5XRgVSGWy21PnsRmBUywSQNdCsf",
             "bcrt1pqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqqm3usuw",
             "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080",
@@ -139,7 +139,9 @@ mod tests {
             "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4",
             "tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx",
             // One character changed.
-            "mvtMXL9MYH8HYMY6xqgSbwk3cNYCsY6q7E",
+            "mrCDrCybB6J1vRfbwM5hemdJz73FwDBC8s",
+            // The address the oracle asked about: its checksum is wrong.
+            "mvtMXL9MYH8HYMY6xqgSbwk3cNYCsY6q7D",
             "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt081",
             "BCRT1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080",
             "",

@@ -87,10 +87,9 @@ impl FaucetConfig {
         };
         let btc_url = match (env("BTC_RPC_HOST"), env("BTC_RPC_PORT")) {
             (None, None) => DEFAULT_BTC_RPC_URL.to_owned(),
-            (host, p) => host_port_url(
-                host.as_deref().unwrap_or("127.0.0.1"),
-                port(p, "BTC_RPC_PORT", 18443)?,
-            ),
+            (host, p) => {
+                host_port_url(host.as_deref().unwrap_or("127.0.0.1"), port(p, "BTC_RPC_PORT", 18443)?)
+            }
         };
         let btc_key = env("BTC_FAUCET_PK")
             .map(|k| {
@@ -178,7 +177,10 @@ mod tests {
         assert!(c.stx_enabled && c.btc_enabled && c.rate_limit_enabled);
         assert!(c.stx_keys.is_empty() && c.btc_key.is_none());
         assert_eq!(c.node_url, "http://127.0.0.1:20443");
-        assert_eq!(c.btc_rpc, BtcRpc { url: "http://127.0.0.1:18443".into(), user: "btc".into(), password: "btc".into() });
+        assert_eq!(
+            c.btc_rpc,
+            BtcRpc { url: "http://127.0.0.1:18443".into(), user: "btc".into(), password: "btc".into() }
+        );
     }
 
     #[test]

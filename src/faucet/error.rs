@@ -6,7 +6,6 @@ use thiserror::Error;
 use warp::http::header::{HeaderValue, RETRY_AFTER};
 use warp::http::StatusCode;
 use warp::reply::Response;
-use warp::Reply;
 
 use crate::store::StoreError;
 
@@ -52,7 +51,10 @@ impl From<StoreError> for FaucetError {
         match &e {
             // The database cannot be reached: the incumbent's "PG connection error" case.
             StoreError::Sql(
-                sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Tls(_),
+                sqlx::Error::Io(_)
+                | sqlx::Error::PoolTimedOut
+                | sqlx::Error::PoolClosed
+                | sqlx::Error::Tls(_),
             ) => FaucetError::Unavailable(e.to_string()),
             _ => FaucetError::Failed(e.to_string()),
         }
@@ -93,7 +95,8 @@ impl FaucetError {
             s if s.is_server_error() => tracing::warn!(error = %self, "faucet request failed"),
             _ => tracing::debug!(error = %self, "faucet request refused"),
         }
-        let reply = warp::reply::with_status(warp::reply::json(&Body { error, success: false }), self.status());
+        let reply =
+            warp::reply::with_status(warp::reply::json(&Body { error, success: false }), self.status());
         let mut res = with_common_headers(reply);
         if let FaucetError::TooManyRequests { retry_after_secs } = self {
             res.headers_mut().insert(RETRY_AFTER, HeaderValue::from(retry_after_secs));

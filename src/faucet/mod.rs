@@ -132,7 +132,13 @@ impl Faucets {
         self.available(self.stx_enabled)
     }
 
-    fn request(&self, address: String, currency: &'static str, kind: &'static str, who: &Requester) -> FaucetRequest {
+    fn request(
+        &self,
+        address: String,
+        currency: &'static str,
+        kind: &'static str,
+        who: &Requester,
+    ) -> FaucetRequest {
         FaucetRequest { address, currency, kind, ip: who.ip.clone(), occurred_at: (self.clock)() }
     }
 
@@ -146,9 +152,9 @@ impl Faucets {
     ) -> Result<T, FaucetError> {
         let limit = self.rate_limit_enabled.then_some(limit);
         match self.store.reserve_faucet_request(&req, limit).await? {
-            Reservation::Limited { retry_after_ms } => {
-                Err(FaucetError::TooManyRequests { retry_after_secs: (retry_after_ms.max(1) as u64).div_ceil(1000) })
-            }
+            Reservation::Limited { retry_after_ms } => Err(FaucetError::TooManyRequests {
+                retry_after_secs: (retry_after_ms.max(1) as u64).div_ceil(1000),
+            }),
             Reservation::Granted(id) => match send.await {
                 Ok(sent) => Ok(sent),
                 Err(e) => {
@@ -188,7 +194,9 @@ mod tests {
     fn stx_addresses_must_be_testnet_and_well_formed() {
         assert!(parse_stx_address("ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM").is_ok());
         assert!(parse_stx_address("ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM.contract").is_ok());
-        for bad in ["SP000000000000000000002Q6VF78", "ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGN", "INVALID", ""] {
+        for bad in
+            ["SP000000000000000000002Q6VF78", "ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGN", "INVALID", ""]
+        {
             let e = parse_stx_address(bad).unwrap_err();
             assert!(matches!(e, FaucetError::InvalidParam { param: "address", .. }), "{bad}: {e}");
         }

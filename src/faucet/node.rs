@@ -75,8 +75,9 @@ impl NodeClient {
         let status = res.status();
         let body = res.text().await.map_err(unreachable)?;
         if status.is_success() {
-            let txid: String = serde_json::from_str(&body)
-                .map_err(|e| FaucetError::Failed(format!("node answered the broadcast with {body:?}: {e}")))?;
+            let txid: String = serde_json::from_str(&body).map_err(|e| {
+                FaucetError::Failed(format!("node answered the broadcast with {body:?}: {e}"))
+            })?;
             return Ok(Ok(txid));
         }
         if status.is_client_error() {

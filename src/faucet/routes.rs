@@ -9,14 +9,15 @@ use serde_json::json;
 use stacks_extended::with_common_headers;
 use warp::http::header::{HeaderValue, WARNING};
 use warp::reply::Response;
-use warp::{Filter, Rejection, Reply};
+use warp::{Filter, Rejection};
 
 use super::btc::{AMOUNT_SATS, LARGE_SATS, XLARGE_SATS};
 use super::error::STX_BODY_HELP;
 use super::{FaucetError, Faucets, Requester};
 
-/// Bodies are only looked at to refuse or read an address: small is plenty.
-const BODY_LIMIT: u64 = 64 * 1024;
+/// Bodies are only looked at to refuse or read an address: small is plenty. (Checked after
+/// reading rather than with `content_length_limit`, which refuses a POST without a length.)
+const BODY_LIMIT: usize = 64 * 1024;
 /// The incumbent marks the BTC balance route deprecated.
 const DEPRECATED: &str = "299 - \"Deprecated: See https://docs.hiro.so/stacks/api for more information\"";
 
@@ -30,29 +31,18 @@ pub fn routes(faucets: Arc<Faucets>) -> impl Filter<Extract = (Response,), Error
         warp::any().map(move || Arc::clone(&f))
     };
     let post_input = || {
-        warp::query::raw()
-            .or(warp::any().map(String::new))
-            .unify()
-            .and(warp::body::content_length_limit(BODY_LIMIT))
-            .and(warp::body::bytes())
-            .and(requester())
+        warp::query::raw().or(warp::any().map(String::new)).unify().and(warp::body::bytes()).and(requester())
     };
-    let stx = base
-        .and(warp::path!("stx"))
-        .and(warp::post())
-        .and(with())
-        .and(post_input())
-        .then(|f: Arc<Faucets>, query: String, body: Bytes, who: Requester| async move {
+    let stx = base.and(warp::path!("stx")).and(warp::post()).and(with()).and(post_input()).then(
+        |f: Arc<Faucets>, query: String, body: Bytes, who: Requester| async move {
             respond(stx(&f, &query, &body, &who).await)
-        });
-    let btc = base
-        .and(warp::path!("btc"))
-        .and(warp::post())
-        .and(with())
-        .and(post_input())
-        .then(|f: Arc<Faucets>, query: String, body: Bytes, who: Requester| async move {
+        },
+    );
+    let btc = base.and(warp::path!("btc")).and(warp::post()).and(with()).and(post_input()).then(
+        |f: Arc<Faucets>, query: String, body: Bytes, who: Requester| async move {
             respond(btc(&f, &query, &body, &who).await)
-        });
+        },
+    );
     let balance = base.and(warp::path!("btc" / String)).and(warp::get()).and(with()).then(
         |address: String, f: Arc<Faucets>| async move {
             let address = percent_encoding::percent_decode_str(&address).decode_utf8_lossy().into_owned();
@@ -71,7 +61,12 @@ fn respond(result: Result<serde_json::Value, FaucetError>) -> Response {
     }
 }
 
-async fn stx(f: &Faucets, query: &str, body: &[u8], who: &Requester) -> Result<serde_json::Value, FaucetError> {
+async fn stx(
+    f: &Faucets,
+    query: &str,
+    body: &[u8],
+    who: &Requester,
+) -> Result<serde_json::Value, FaucetError> {
     f.check_stx_available()?;
     let query = parse_query(query);
     let body = parse_body(body);
@@ -85,7 +80,13 @@ async fn stx(f: &Faucets, query: &str, body: &[u8], who: &Requester) -> Result<s
     Ok(json!({ "success": true, "txId": sent.tx_id, "txRaw": sent.raw_hex }))
 }
 
-async fn btc(f: &Faucets, query: &str, body: &[u8], who: &Requester) -> Result<serde_json::Value, FaucetError> {
+async fn btc(
+    f: &Faucets,
+    query: &str,
+    body: &[u8],
+    who: &Requester,
+) -> Result<serde_json::Value, FaucetError> {
+    body_size(body)?;
     // The BTC faucet takes the query, else the body.
     let mut params = parse_body(body);
     params.extend(parse_query(query));
@@ -100,6 +101,13 @@ async fn btc(f: &Faucets, query: &str, body: &[u8], who: &Requester) -> Result<s
     };
     let sent = f.send_btc(who, address, sats).await?;
     Ok(json!({ "success": true, "txid": sent.txid, "raw_tx": sent.raw_tx }))
+}
+
+fn body_size(body: &[u8]) -> Result<(), FaucetError> {
+    if body.len() > BODY_LIMIT {
+        return Err(FaucetError::BadRequest(format!("request body over {BODY_LIMIT} bytes")));
+    }
+    Ok(())
 }
 
 fn required<'a>(params: &'a Params, name: &'static str) -> Result<&'a str, FaucetError> {
@@ -140,7 +148,8 @@ fn parse_body(body: &[u8]) -> Params {
             })
             .collect();
     }
-    let form: Params = serde_urlencoded::from_str::<Vec<(String, String)>>(text).unwrap_or_default().into_iter().collect();
+    let form: Params =
+        serde_urlencoded::from_str::<Vec<(String, String)>>(text).unwrap_or_default().into_iter().collect();
     if form.is_empty() {
         // Some body that is neither: still a body.
         return Params::from([(String::new(), text.to_owned())]);
@@ -152,7 +161,11 @@ fn parse_body(body: &[u8]) -> Params {
 fn requester() -> impl Filter<Extract = (Requester,), Error = Rejection> + Clone {
     warp::header::optional::<String>("x-forwarded-for").and(warp::addr::remote()).map(
         |forwarded: Option<String>, remote: Option<SocketAddr>| {
-            let first = forwarded.as_deref().and_then(|f| f.split(',').next()).map(str::trim).filter(|s| !s.is_empty());
+            let first = forwarded
+                .as_deref()
+                .and_then(|f| f.split(',').next())
+                .map(str::trim)
+                .filter(|s| !s.is_empty());
             let ip = match (first, remote) {
                 (Some(ip), _) => ip.to_owned(),
                 (None, Some(addr)) => addr.ip().to_string(),
@@ -169,10 +182,16 @@ mod tests {
 
     #[test]
     fn bodies_and_queries() {
-        assert_eq!(parse_query("address=ST1&stacking=true").get("stacking").map(String::as_str), Some("true"));
+        assert_eq!(
+            parse_query("address=ST1&stacking=true").get("stacking").map(String::as_str),
+            Some("true")
+        );
         assert!(parse_body(b"").is_empty());
         assert!(parse_body(b"{}").is_empty());
-        assert_eq!(parse_body(br#"{"address":"ST1","stacking":true}"#).get("stacking").map(String::as_str), Some("true"));
+        assert_eq!(
+            parse_body(br#"{"address":"ST1","stacking":true}"#).get("stacking").map(String::as_str),
+            Some("true")
+        );
         assert_eq!(parse_body(b"address=ST1").get("address").map(String::as_str), Some("ST1"));
         assert!(!parse_body(b"[1]").is_empty());
     }

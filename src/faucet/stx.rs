@@ -73,7 +73,8 @@ impl StxFaucet {
         if self.keys.is_empty() {
             return Err(FaucetError::Unavailable("no faucet key (FAUCET_PRIVATE_KEY) is configured".into()));
         }
-        let amount = if stacking { stacking_amount(node.pox_min_amount().await?)? } else { DEFAULT_AMOUNT_USTX };
+        let amount =
+            if stacking { stacking_amount(node.pox_min_amount().await?)? } else { DEFAULT_AMOUNT_USTX };
         let chain_id = node.chain_id().await?;
         let mut next_key = self.next_key.lock().await;
         let mut last_refusal = None;
@@ -162,7 +163,10 @@ fn transfer(
 }
 
 fn now_unix() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
 }
 
 #[cfg(test)]

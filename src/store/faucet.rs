@@ -101,7 +101,9 @@ impl Store {
                 query("DELETE FROM faucet_requests WHERE id = $1", vec![id.into()]).execute(conn).await?;
             }
             Engine::Postgres => {
-                query("DELETE FROM faucet_requests WHERE id = $1", vec![id.into()]).execute(&self.pool).await?;
+                query("DELETE FROM faucet_requests WHERE id = $1", vec![id.into()])
+                    .execute(&self.pool)
+                    .await?;
             }
         }
         Ok(())
@@ -246,8 +248,14 @@ mod tests {
         let store = Store::open(&url, crate::ledger::Network::Testnet).await.unwrap();
         let limit = Some(RateLimit { max: 2, window_ms: 1000 });
         let at = |t: i64| FaucetRequest { occurred_at: t, ..req("ST1") };
-        assert!(matches!(store.reserve_faucet_request(&at(0), limit).await.unwrap(), Reservation::Granted(_)));
-        assert!(matches!(store.reserve_faucet_request(&at(100), limit).await.unwrap(), Reservation::Granted(_)));
+        assert!(matches!(
+            store.reserve_faucet_request(&at(0), limit).await.unwrap(),
+            Reservation::Granted(_)
+        ));
+        assert!(matches!(
+            store.reserve_faucet_request(&at(100), limit).await.unwrap(),
+            Reservation::Granted(_)
+        ));
         // The 2nd most recent (t=0) leaves the window at 1000.
         assert_eq!(
             store.reserve_faucet_request(&at(400), limit).await.unwrap(),
@@ -255,9 +263,15 @@ mod tests {
         );
         // Another kind and another address have their own budgets.
         let stacking = FaucetRequest { kind: "stacking", ..at(400) };
-        assert!(matches!(store.reserve_faucet_request(&stacking, limit).await.unwrap(), Reservation::Granted(_)));
+        assert!(matches!(
+            store.reserve_faucet_request(&stacking, limit).await.unwrap(),
+            Reservation::Granted(_)
+        ));
         let other = FaucetRequest { occurred_at: 400, ..req("ST2") };
-        assert!(matches!(store.reserve_faucet_request(&other, limit).await.unwrap(), Reservation::Granted(_)));
+        assert!(matches!(
+            store.reserve_faucet_request(&other, limit).await.unwrap(),
+            Reservation::Granted(_)
+        ));
         // At 1000 the first is out of the window (> since, strictly).
         let Reservation::Granted(id) = store.reserve_faucet_request(&at(1000), limit).await.unwrap() else {
             panic!("a slot should be free at t=1000");
