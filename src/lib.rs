@@ -5,6 +5,7 @@ pub mod checkdata;
 pub mod config;
 pub mod devnet;
 pub mod events;
+pub mod faucet;
 pub mod ingest;
 pub mod ledger;
 pub mod observer;

@@ -6,22 +6,40 @@ use std::sync::Arc;
 
 use warp::{Filter, Reply};
 
+use crate::faucet::{FaucetConfig, Faucets};
 use crate::rosetta::construction;
 use crate::rosetta::{self, Rosetta};
 use crate::store::Store;
 use crate::v2::V2Settings;
 
 /// Every route of the public API (port 3999) with no node: `/v2` answered by the ledger alone,
-/// construction `/submit` without a node to broadcast through.
+/// construction `/submit` without a node to broadcast through, faucets from the environment.
 pub fn routes(store: Arc<Store>) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
-    routes_with(store, V2Settings::ledger_only())
+    let faucets = faucets_from_env(&store);
+    routes_with(store, V2Settings::ledger_only(), faucets)
 }
 
-/// Every route of the public API, with the given `/v2` settings (node, policy). The construction
-/// routes broadcast through, and ask nonces and fees of, the same node.
+/// The faucets configured from the process environment. An unusable setting leaves them on
+/// their defaults, logged (`serve` refuses to start on one instead).
+pub fn faucets_from_env(store: &Arc<Store>) -> Arc<Faucets> {
+    let defaults = || FaucetConfig::resolve(|_| None).expect("the default faucet configuration is valid");
+    let config = FaucetConfig::from_process_env().unwrap_or_else(|e| {
+        tracing::error!("faucet configuration: {e}; faucets use their defaults");
+        defaults()
+    });
+    let faucets = Faucets::new(Arc::clone(store), config).unwrap_or_else(|e| {
+        tracing::error!("faucets: {e}; faucets use their defaults");
+        Faucets::new(Arc::clone(store), defaults()).expect("the default faucets start")
+    });
+    Arc::new(faucets)
+}
+
+/// Every route of the public API, with the given `/v2` settings (node, policy) and faucets. The
+/// construction routes broadcast through, and ask nonces and fees of, the same node.
 pub fn routes_with(
     store: Arc<Store>,
     v2: V2Settings,
+    faucets: Arc<Faucets>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
     let node = v2.node.as_ref().map(|c| construction::node::NodeClient::new(c.node.as_str()));
     let construction = construction::Context::online(Arc::clone(&store), node);
@@ -30,7 +48,9 @@ pub fn routes_with(
     let rosetta = rosetta::routes(Arc::new(Rosetta::new(Arc::clone(&store))));
     construction::routes(construction)
         .or(rosetta)
-        .or(stacks_extended::routes(Arc::clone(&store)).recover(stacks_extended::recover))
+        .or(stacks_extended::routes(Arc::clone(&store))
+            .or(crate::faucet::routes(faucets))
+            .recover(stacks_extended::recover))
         .or(crate::v2::routes(store, v2))
         .or(stacks_extended::not_found_fallback())
 }

@@ -110,10 +110,10 @@ pub async fn serve(
     };
     let observer =
         observer::run(events, Arc::clone(&store), config.event_body_limit, until_stopped(stopped.clone()));
-    let api = warp::serve(stacks_ledger::api::routes_with(store, config.v2.clone()))
-        .incoming(api)
-        .graceful(until_stopped(stopped))
-        .run();
+    let faucets = stacks_ledger::faucet::FaucetConfig::from_process_env().context("faucet configuration")?;
+    let faucets = stacks_ledger::faucet::Faucets::new(Arc::clone(&store), faucets).context("faucets")?;
+    let routes = stacks_ledger::api::routes_with(store, config.v2.clone(), Arc::new(faucets));
+    let api = warp::serve(routes).incoming(api).graceful(until_stopped(stopped)).run();
     tokio::join!(observer, api);
     tracing::info!("event observer and API stopped");
     Ok(())

@@ -7,6 +7,7 @@
 mod digest;
 mod explorer;
 mod explorer_chain;
+mod faucet;
 mod read;
 pub mod rosetta;
 mod rows;
@@ -27,6 +28,7 @@ use crate::events::{EventPath, EventPayload, RawEvent};
 use crate::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome, RawEventLog};
 use crate::ledger::{LedgerError, Network};
 
+pub use faucet::{FaucetRequest, RateLimit, Reservation};
 pub use read::{BlockInfo, NonceUsage, Supply, TxInfo};
 pub use v2::{V2Account, V2BurnBlock, V2Contract, V2InfoState, V2Microblock, V2Tip, STABLE_CONFIRMATIONS};
 
