@@ -1,16 +1,24 @@
 //! The `/extended` API: warp routes that translate what an [`ExplorerReader`] returns into the
 //! incumbent's JSON. No SQL lives here; the store implements the reader.
 
+mod address;
+mod contract;
 mod error;
 mod headers;
 mod params;
 mod reader;
+mod search;
 mod status;
+mod tokens;
 
+pub use address::{AddressReader, AssetTotals, BlockRef, FtHolder, MempoolDelta, NonceState, StxTotals};
+pub use contract::{ContractLog, ContractReader, DeployStatus, LogKey, SmartContract};
 pub use error::{not_found_fallback, recover, ApiError, ErrorBody};
 pub use headers::{with_common_headers, API_VERSION, SERVER_VERSION};
 pub use params::{query, LimitRule, Page, Paging, Query};
 pub use reader::{ChainTip, ExplorerReader, ReadError};
+pub use search::{ContractHit, HashHit, MinedAt, SearchReader};
+pub use tokens::{NftEvent, NftHolding, TokenReader};
 
 use std::sync::Arc;
 
@@ -18,8 +26,12 @@ use warp::{Filter, Rejection, Reply};
 
 /// Every `/extended` route (and the root redirects), with the incumbent's common headers.
 /// Unmatched requests are left for the caller's fallback, so other APIs can be mounted beside.
-pub fn routes<R: ExplorerReader>(
+pub fn routes<R: ExplorerReader + AddressReader + ContractReader + TokenReader + SearchReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
-    status::routes(reader)
+    status::routes(reader.clone())
+        .or(address::routes(reader.clone()))
+        .or(contract::routes(reader.clone()))
+        .or(tokens::routes(reader.clone()))
+        .or(search::routes(reader))
 }

@@ -6,6 +6,10 @@
 
 mod digest;
 mod explorer;
+mod explorer_address;
+mod explorer_contract;
+mod explorer_search;
+mod explorer_tokens;
 mod read;
 mod rows;
 mod sql;
