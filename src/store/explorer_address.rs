@@ -173,7 +173,8 @@ impl Store {
     ) -> Result<(u64, Vec<(String, i128)>), StoreError> {
         let (filter, mut vals) = match token {
             Some(t) => ("account = $1 AND asset_identifier = $2", vec![principal.into(), t.into()]),
-            None => ("account = $1", vec![principal.into()]),
+            // The incumbent lists positive balances only (a partial chain can leave negatives).
+            None => ("account = $1 AND balance NOT LIKE '-%'", vec![principal.into()]),
         };
         let count_sql = format!("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM ft_balances WHERE {filter}");
         let total: i64 = query(&count_sql, vals.clone()).fetch_one(&self.pool).await?.try_get("n")?;

@@ -26,20 +26,18 @@ pub fn routes<R: ContractReader>(
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
     let r = warp::any().map(move || reader.clone());
     let inm = warp::header::optional::<String>("if-none-match");
-    let by_trait = warp::get()
-        .and(warp::path!("extended" / "v1" / "contract" / "by_trait"))
+    // `by_trait` is a contract id position too: one route, so that its own errors win.
+    let by_id = warp::get()
+        .and(warp::path!("extended" / "v1" / "contract" / String))
         .and(query())
         .and(inm)
         .and(r.clone())
-        .and_then(|q: Query, inm: Option<String>, r: Arc<R>| async move {
-            by_trait(&*r, &q, inm).await.map_err(reject)
-        });
-    let by_id = warp::get()
-        .and(warp::path!("extended" / "v1" / "contract" / String))
-        .and(inm)
-        .and(r.clone())
-        .and_then(|id: String, inm: Option<String>, r: Arc<R>| async move {
-            contract(&*r, &id, inm).await.map_err(reject)
+        .and_then(|id: String, q: Query, inm: Option<String>, r: Arc<R>| async move {
+            if id == "by_trait" {
+                by_trait(&*r, &q, inm).await.map_err(reject)
+            } else {
+                contract(&*r, &id, inm).await.map_err(reject)
+            }
         });
     let events = warp::get()
         .and(warp::path!("extended" / "v1" / "contract" / String / "events"))
@@ -65,7 +63,7 @@ pub fn routes<R: ContractReader>(
         .and_then(|id: String, q: Query, inm: Option<String>, r: Arc<R>| async move {
             v2_logs(&*r, &id, &q, inm).await.map_err(reject)
         });
-    by_trait.or(by_id).or(events).or(status).or(logs)
+    by_id.or(events).or(status).or(logs)
 }
 
 async fn tip_etag<R: ContractReader>(r: &R) -> Result<Option<String>, ApiError> {

@@ -59,8 +59,9 @@ fn event_json(e: &NftEvent, with_value: bool) -> Value {
         v["asset_event_type"] = json!(e.asset_event_type);
     }
     v["tx_id"] = json!(e.tx_id);
-    if let (Some(s), false) = (&e.sender, with_value) {
-        v["sender"] = json!(s);
+    if !with_value {
+        // The incumbent sends `sender: null` for mints in a token's history.
+        v["sender"] = json!(e.sender);
     }
     if let Some(r) = &e.recipient {
         v["recipient"] = json!(r);
@@ -144,6 +145,7 @@ mod tests {
         let mint = event_json(&e, true);
         assert_eq!(mint["value"]["repr"], "u0");
         assert!(mint.get("asset_event_type").is_none() && mint.get("sender").is_none());
+        assert_eq!(event_json(&e, false)["sender"], Value::Null);
         let hist = event_json(&NftEvent { sender: Some("SP2".into()), ..e }, false);
         assert_eq!(hist["asset_event_type"], "mint");
         assert_eq!(hist["sender"], "SP2");
