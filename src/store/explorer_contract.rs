@@ -167,14 +167,13 @@ impl ContractReader for Store {
         .await
         .map_err(StoreError::from)?;
         if let Some(r) = mined {
-            let get = || -> Result<DeployStatus, sqlx::Error> {
-                Ok(DeployStatus {
-                    status: r.try_get("status")?,
-                    tx_id: r.try_get("tx_id")?,
-                    block_height: u64::try_from(r.try_get::<i64, _>("block_height")?).ok(),
-                })
+            let status = DeployStatus {
+                status: r.try_get("status").map_err(StoreError::from)?,
+                tx_id: r.try_get("tx_id").map_err(StoreError::from)?,
+                block_height: u64::try_from(r.try_get::<i64, _>("block_height").map_err(StoreError::from)?)
+                    .ok(),
             };
-            return Ok(Some(get().map_err(StoreError::from)?));
+            return Ok(Some(status));
         }
         let pending = query(
             "SELECT tx_id FROM mempool_txs WHERE contract_id = $1 AND tx_type = 'smart_contract' AND pruned = false LIMIT 1",
