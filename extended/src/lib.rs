@@ -1,21 +1,29 @@
 //! The `/extended` API: warp routes that translate what an [`ExplorerReader`] returns into the
 //! incumbent's JSON. No SQL lives here; the store implements the reader.
 
+mod address;
 mod chain;
+mod contract;
 mod error;
 mod headers;
 mod params;
 mod reader;
+mod search;
 mod status;
+mod tokens;
 
+pub use address::{AddressReader, AssetTotals, FtHolder, MempoolDelta, NonceState, StxTotals, UntilBlock};
 pub use chain::{
     BlockContents, BlockRecord, BlockRef, BurnBlockRecord, BurnRef, BurnchainReward, ChainReader,
     RewardSlotHolder, SupplyRecord,
 };
+pub use contract::{ContractLog, ContractReader, DeployStatus, LogKey, SmartContract};
 pub use error::{not_found_fallback, recover, ApiError, ErrorBody};
 pub use headers::{with_common_headers, API_VERSION, SERVER_VERSION};
 pub use params::{query, LimitRule, Page, Paging, Query};
 pub use reader::{ChainTip, ExplorerReader, ReadError};
+pub use search::{ContractHit, HashHit, MinedAt, SearchReader};
+pub use tokens::{NftEvent, NftHolding, TokenReader};
 
 use std::sync::Arc;
 
@@ -23,8 +31,13 @@ use warp::{Filter, Rejection, Reply};
 
 /// Every `/extended` route (and the root redirects), with the incumbent's common headers.
 /// Unmatched requests are left for the caller's fallback, so other APIs can be mounted beside.
-pub fn routes<R: ExplorerReader + ChainReader>(
+pub fn routes<R: ExplorerReader + ChainReader + AddressReader + ContractReader + TokenReader + SearchReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
-    status::routes(reader.clone()).or(chain::routes(reader))
+    status::routes(reader.clone())
+        .or(chain::routes(reader.clone()))
+        .or(address::routes(reader.clone()))
+        .or(contract::routes(reader.clone()))
+        .or(tokens::routes(reader.clone()))
+        .or(search::routes(reader))
 }

@@ -6,7 +6,11 @@
 
 mod digest;
 mod explorer;
+mod explorer_address;
 mod explorer_chain;
+mod explorer_contract;
+mod explorer_search;
+mod explorer_tokens;
 mod faucet;
 mod read;
 pub mod rosetta;

@@ -116,7 +116,7 @@ impl ChainReader for Fake {
 }
 
 async fn get(path: &str) -> (u16, Value, warp::http::HeaderMap) {
-    let api = crate::routes(Arc::new(Fake)).recover(crate::recover);
+    let api = crate::chain::routes(Arc::new(Fake)).recover(crate::recover);
     let res = warp::test::request().path(path).reply(&api).await;
     let body = serde_json::from_slice(res.body()).unwrap_or(Value::Null);
     (res.status().as_u16(), body, res.headers().clone())
@@ -160,7 +160,7 @@ async fn unknown_entities_are_404_as_the_incumbent() {
 
 #[tokio::test]
 async fn hashes_without_0x_redirect_keeping_the_query() {
-    let api = crate::routes(Arc::new(Fake));
+    let api = crate::chain::routes(Arc::new(Fake));
     let res = warp::test::request().path("/extended/v1/block/abcd?x=1").reply(&api).await;
     assert_eq!(res.status(), 302);
     assert_eq!(res.headers()["location"], "/extended/v1/block/0xabcd?x=1");
@@ -181,7 +181,7 @@ async fn v2_cursor_envelope_and_block_etag() {
     assert_eq!(body["height"], 3);
     let etag = format!("\"{}:true\"", block(3).index_block_hash);
     assert_eq!(headers["etag"], etag.as_str());
-    let api = crate::routes(Arc::new(Fake));
+    let api = crate::chain::routes(Arc::new(Fake));
     let res =
         warp::test::request().path("/extended/v2/blocks/3").header("if-none-match", etag).reply(&api).await;
     assert_eq!(res.status(), 304);
@@ -199,7 +199,7 @@ async fn supply_forms() {
     assert_eq!(body["total_stx"], "4.000000");
     assert_eq!(body["unlocked_stx"], "3.000000");
     assert_eq!(body["unlocked_percent"], "75.00");
-    let api = crate::routes(Arc::new(Fake));
+    let api = crate::chain::routes(Arc::new(Fake));
     let res = warp::test::request().path("/extended/v1/stx_supply/circulating/plain").reply(&api).await;
     assert_eq!(res.body().as_ref(), b"3.000000");
     assert!(res.headers()["content-type"].to_str().unwrap().starts_with("text/plain"));

@@ -1,0 +1,113 @@
+//! `/extended/v1/address/*`, `/extended/v2/addresses/*` (balances, nonces) and
+//! `/extended/v1/tokens/ft/{token}/holders`: the incumbent's principal-centred routes.
+
+mod balances;
+mod reader;
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use warp::http::header::{CACHE_CONTROL, ETAG};
+use warp::http::{HeaderValue, StatusCode};
+use warp::reply::Response;
+use warp::{Filter, Rejection, Reply};
+
+pub use reader::{AddressReader, AssetTotals, UntilBlock, FtHolder, MempoolDelta, NonceState, StxTotals};
+
+use crate::error::ApiError;
+use crate::headers::with_common_headers;
+
+pub fn routes<R: AddressReader>(
+    reader: Arc<R>,
+) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
+    balances::routes(reader)
+}
+
+/// A path principal as the incumbent's schema accepts it: a C32 address or a contract id.
+pub(crate) fn principal(raw: &str, param: &'static str) -> Result<String, ApiError> {
+    const C32: &str = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    let (addr, name) = match raw.split_once('.') {
+        Some((a, n)) => (a, Some(n)),
+        None => (raw, None),
+    };
+    let addr_ok = (28..=41).contains(&addr.len()) && addr.chars().all(|c| C32.contains(c));
+    let name_ok = match name {
+        None => true,
+        Some(n) => {
+            let mut cs = n.chars();
+            cs.next().is_some_and(|c| c.is_ascii_alphabetic())
+                && n.len() <= 40
+                && cs.all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        }
+    };
+    if addr_ok && name_ok {
+        Ok(raw.to_string())
+    } else {
+        Err(ApiError::InvalidParam {
+            param,
+            reason: format!("`{raw}` is not a Stacks address or contract id"),
+        })
+    }
+}
+
+/// A block named by height or by (`0x`-optional) 64-hex hash.
+pub(crate) fn block_ref(raw: &str, param: &'static str) -> Result<UntilBlock, ApiError> {
+    let hex = raw.strip_prefix("0x").unwrap_or(raw);
+    if let Ok(h) = raw.parse::<u64>() {
+        Ok(UntilBlock::Height(h))
+    } else if hex.len() == 64 && hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        Ok(UntilBlock::Hash(format!("0x{}", hex.to_ascii_lowercase())))
+    } else {
+        Err(ApiError::InvalidParam { param, reason: format!("`{raw}` is not a block height or hash") })
+    }
+}
+
+/// A JSON reply with the incumbent's ETag (`Cache-Control` revalidation) or its 304.
+pub(crate) fn cached_json(body: &Value, etag: Option<String>, if_none_match: Option<&str>) -> Response {
+    let Some(etag) = etag.and_then(|e| HeaderValue::from_str(&format!("\"{e}\"")).ok()) else {
+        return with_common_headers(warp::reply::json(body));
+    };
+    let revalidate = HeaderValue::from_static("public, no-cache, must-revalidate");
+    let hit = if_none_match.is_some_and(|inm| inm.split(',').any(|v| v.trim().as_bytes() == etag.as_bytes()));
+    let mut res = if hit {
+        warp::reply::with_status(warp::reply(), StatusCode::NOT_MODIFIED).into_response()
+    } else {
+        warp::reply::json(body).into_response()
+    };
+    res.headers_mut().insert(ETAG, etag);
+    res.headers_mut().insert(CACHE_CONTROL, revalidate);
+    with_common_headers(res)
+}
+
+pub(crate) fn reject(e: impl Into<ApiError>) -> Rejection {
+    warp::reject::custom(e.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn principals_follow_the_incumbents_pattern() {
+        assert!(principal("ST1HB1T8WRNBYB0Y3T7WXZS38NKKPTBR3EG9EPJKR", "principal").is_ok());
+        assert!(principal("SP3K8BC0PPEVCV7NZ6QSRWPQ2JE9E5B6N3PA0KBR9.fwp-wstx-alex_64", "principal").is_ok());
+        for bad in [
+            "INVALID",
+            "",
+            "ST1HB1T8WRNBYB0Y3T7WXZS38NKKPTBR3EG9EPJKR.1abc",
+            "st1hb1t8wrnbyb0y3t7wxzs38nkkptbr3eg9epjkr",
+        ] {
+            let e = principal(bad, "principal").unwrap_err();
+            assert!(matches!(e, ApiError::InvalidParam { param: "principal", .. }), "{bad}");
+        }
+    }
+
+    #[test]
+    fn blocks_are_named_by_height_or_hash() {
+        assert_eq!(block_ref("26", "until_block").unwrap(), UntilBlock::Height(26));
+        let h = "DD5B34DF6D5F0DDEA225F3CD126B4D6C7A6B403EA38CDC4AB808836777F49F3F";
+        assert_eq!(block_ref(h, "b").unwrap(), UntilBlock::Hash(format!("0x{}", h.to_lowercase())));
+        assert!(block_ref("0x12", "until_block").is_err());
+        assert!(block_ref("-1", "until_block").is_err());
+    }
+}

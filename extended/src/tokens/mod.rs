@@ -1,0 +1,153 @@
+//! `/extended/v1/tokens/nft/*`: NFT holdings, a token's history and an asset's mints.
+//! (`/tokens/ft/{token}/holders` lives with the balances in `address`.)
+
+mod reader;
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+use warp::{Filter, Rejection, Reply};
+
+pub use reader::{NftEvent, NftHolding, TokenReader};
+
+use crate::address::{cached_json, principal, reject};
+use crate::error::ApiError;
+use crate::params::{query, LimitRule, Page, Query};
+use crate::status::chain_tip_etag;
+
+const TOKENS: LimitRule = LimitRule::new(50, 200);
+
+pub fn routes<R: TokenReader>(
+    reader: Arc<R>,
+) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
+    warp::get()
+        .and(warp::path!("extended" / "v1" / "tokens" / "nft" / String))
+        .and(query())
+        .and(warp::header::optional::<String>("if-none-match"))
+        .and(warp::any().map(move || reader.clone()))
+        .and_then(|what: String, q: Query, inm: Option<String>, r: Arc<R>| async move {
+            if !matches!(what.as_str(), "holdings" | "history" | "mints") {
+                return Err(warp::reject::not_found());
+            }
+            // The transaction objects of `tx_metadata=true` come from the shared transaction
+            // renderer (family ext-tx); until it is merged those requests are not served here.
+            if q.bool("tx_metadata").map_err(reject)? == Some(true) {
+                return Err(warp::reject::not_found());
+            }
+            nft(&*r, &what, &q, inm).await.map_err(reject)
+        })
+}
+
+fn required<'q>(q: &'q Query, param: &'static str) -> Result<&'q str, ApiError> {
+    q.get(param).ok_or(ApiError::InvalidParam { param, reason: "is required".into() })
+}
+
+/// A Clarity value as hex, `0x` optional.
+fn clarity_hex(raw: &str, param: &'static str) -> Result<String, ApiError> {
+    let hex = raw.strip_prefix("0x").unwrap_or(raw);
+    if hex.is_empty() || hex.len() % 2 != 0 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err(ApiError::InvalidParam { param, reason: format!("`{raw}` is not a hex Clarity value") });
+    }
+    Ok(format!("0x{}", hex.to_ascii_lowercase()))
+}
+
+fn event_json(e: &NftEvent, with_value: bool) -> Value {
+    let mut v = json!({ "event_index": e.event_index });
+    if with_value {
+        v["value"] = json!({ "hex": e.hex, "repr": e.repr });
+    } else {
+        v["asset_event_type"] = json!(e.asset_event_type);
+    }
+    v["tx_id"] = json!(e.tx_id);
+    if !with_value {
+        // The incumbent sends `sender: null` for mints in a token's history.
+        v["sender"] = json!(e.sender);
+    }
+    if let Some(r) = &e.recipient {
+        v["recipient"] = json!(r);
+    }
+    v
+}
+
+async fn nft<R: TokenReader>(
+    r: &R,
+    what: &str,
+    q: &Query,
+    inm: Option<String>,
+) -> Result<warp::reply::Response, ApiError> {
+    q.bool("unanchored")?;
+    let body = match what {
+        "holdings" => {
+            let p = principal(required(q, "principal")?, "principal")?;
+            let paging = q.paging(TOKENS)?;
+            let assets = q.all("asset_identifiers");
+            let (total, rows) = r.nft_holdings(&p, &assets, paging.limit, paging.offset).await?;
+            let results = rows
+                .iter()
+                .map(|h| {
+                    json!({
+                        "asset_identifier": h.asset_identifier,
+                        "value": { "hex": h.hex, "repr": h.repr },
+                        "block_height": h.block_height,
+                        "tx_id": h.tx_id,
+                    })
+                })
+                .collect();
+            serde_json::to_value(Page::new(paging, total, results)).unwrap_or_default()
+        }
+        "history" => {
+            let asset = required(q, "asset_identifier")?.to_string();
+            let value = clarity_hex(required(q, "value")?, "value")?;
+            let paging = q.paging(TOKENS)?;
+            let (total, rows) = r.nft_history(&asset, &value, paging.limit, paging.offset).await?;
+            let results = rows.iter().map(|e| event_json(e, false)).collect();
+            serde_json::to_value(Page::new(paging, total, results)).unwrap_or_default()
+        }
+        _ => {
+            let asset = required(q, "asset_identifier")?.to_string();
+            let paging = q.paging(TOKENS)?;
+            let (total, rows) = r.nft_mints(&asset, paging.limit, paging.offset).await?;
+            let results = rows.iter().map(|e| event_json(e, true)).collect();
+            serde_json::to_value(Page::new(paging, total, results)).unwrap_or_default()
+        }
+    };
+    let tip = r.chain_tip().await?;
+    let etag = chain_tip_etag(tip.as_ref()).map(|e| e.trim_matches('"').to_string());
+    Ok(cached_json(&body, etag, inm.as_deref()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_are_hex_and_required_params_are_named() {
+        assert_eq!(clarity_hex("0x0100", "value").unwrap(), "0x0100");
+        assert_eq!(clarity_hex("01AB", "value").unwrap(), "0x01ab");
+        for bad in ["", "0x", "0x123", "zz"] {
+            assert!(matches!(clarity_hex(bad, "value"), Err(ApiError::InvalidParam { param: "value", .. })));
+        }
+        let e = required(&Query::parse(""), "principal").unwrap_err();
+        assert!(matches!(e, ApiError::InvalidParam { param: "principal", .. }));
+    }
+
+    #[test]
+    fn mints_carry_the_value_and_history_the_sender() {
+        let e = NftEvent {
+            tx_id: "0x01".into(),
+            event_index: 2,
+            asset_event_type: "mint".into(),
+            sender: None,
+            recipient: Some("SP1".into()),
+            hex: "0x0100".into(),
+            repr: "u0".into(),
+        };
+        let mint = event_json(&e, true);
+        assert_eq!(mint["value"]["repr"], "u0");
+        assert!(mint.get("asset_event_type").is_none() && mint.get("sender").is_none());
+        assert_eq!(event_json(&e, false)["sender"], Value::Null);
+        let hist = event_json(&NftEvent { sender: Some("SP2".into()), ..e }, false);
+        assert_eq!(hist["asset_event_type"], "mint");
+        assert_eq!(hist["sender"], "SP2");
+    }
+}

@@ -1,0 +1,354 @@
+//! The reads behind the address, balance, nonce and token-holder routes. Every query is an
+//! index seek on the principal (or asset); sums run over that principal's rows only.
+
+use std::collections::BTreeMap;
+
+use sqlx::Row;
+use stacks_codec::tx::{Payload, Transaction};
+use stacks_extended::{
+    AddressReader, AssetTotals, UntilBlock, FtHolder, MempoolDelta, NonceState, ReadError, StxTotals,
+};
+
+use super::sql::query;
+use super::write::ft_parse;
+use super::{Store, StoreError};
+
+/// A height bound for "up to the tip".
+fn up_to(height: Option<u64>) -> i64 {
+    height.map(|h| i64::try_from(h).unwrap_or(i64::MAX)).unwrap_or(i64::MAX)
+}
+
+fn u64_of(v: Option<i64>) -> Option<u64> {
+    v.and_then(|v| u64::try_from(v).ok())
+}
+
+/// The amount a pending token transfer would move (0 for any other payload).
+fn transfer_amount(raw_tx: &str) -> i128 {
+    let tx = stacks_codec::decode_hex(raw_tx).ok().and_then(|b| Transaction::deserialize(&b).ok());
+    match tx.map(|t| t.payload) {
+        Some(Payload::TokenTransfer { amount, .. }) => i128::from(amount),
+        _ => 0,
+    }
+}
+
+impl Store {
+    async fn stx_totals_at(&self, principal: &str, height: Option<u64>) -> Result<StxTotals, StoreError> {
+        let rows = query(
+            "SELECT op_type, CAST(COALESCE(SUM(CASE WHEN amount > 0 THEN amount ELSE 0 END), 0) AS BIGINT) AS plus, \
+             CAST(COALESCE(SUM(CASE WHEN amount < 0 THEN -amount ELSE 0 END), 0) AS BIGINT) AS minus \
+             FROM operations WHERE account = $1 AND canonical = true AND status = 'success' AND block_height <= $2 \
+             GROUP BY op_type",
+            vec![principal.into(), up_to(height).into()],
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        let mut t = StxTotals::default();
+        for r in rows {
+            let (plus, minus): (i64, i64) = (r.try_get("plus")?, r.try_get("minus")?);
+            let (plus, minus) = (i128::from(plus), i128::from(minus));
+            match r.try_get::<String, _>("op_type")?.as_str() {
+                "token_transfer" => {
+                    t.total_sent += minus;
+                    t.total_received += plus;
+                }
+                "mint" => t.total_received += plus,
+                "burn" => t.total_sent += minus,
+                "fee" => t.total_fees_sent += minus,
+                "miner_reward" => t.total_miner_rewards_received += plus,
+                _ => {}
+            }
+        }
+        let lock_cols = "locked, lock_tx_id, lock_height, lock_burn_height, unlock_burn_height";
+        let lock = match height {
+            None => {
+                let sql = format!("SELECT {lock_cols} FROM stx_accounts WHERE account = $1");
+                query(&sql, vec![principal.into()]).fetch_optional(&self.pool).await?
+            }
+            Some(_) => {
+                let sql = format!(
+                    "SELECT {lock_cols} FROM stx_balances WHERE account = $1 AND canonical = true \
+                     AND block_height <= $2 ORDER BY block_height DESC LIMIT 1"
+                );
+                query(&sql, vec![principal.into(), up_to(height).into()]).fetch_optional(&self.pool).await?
+            }
+        };
+        if let Some(r) = lock {
+            t.locked = i128::from(r.try_get::<i64, _>("locked")?);
+            t.lock_tx_id = r.try_get("lock_tx_id")?;
+            t.lock_height = u64_of(Some(r.try_get("lock_height")?)).unwrap_or(0);
+            t.burnchain_lock_height = u64_of(Some(r.try_get("lock_burn_height")?)).unwrap_or(0);
+            t.burnchain_unlock_height = u64_of(Some(r.try_get("unlock_burn_height")?)).unwrap_or(0);
+        }
+        Ok(t)
+    }
+
+    async fn mempool_delta_of(&self, principal: &str) -> Result<MempoolDelta, StoreError> {
+        let mut d = MempoolDelta::default();
+        let sent = query(
+            "SELECT raw_tx, fee, tx_type FROM mempool_txs WHERE sender_address = $1 AND pruned = false",
+            vec![principal.into()],
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        for r in sent {
+            d.outbound += i128::from(r.try_get::<i64, _>("fee")?);
+            if r.try_get::<String, _>("tx_type")? == "token_transfer" {
+                d.outbound += transfer_amount(&r.try_get::<String, _>("raw_tx")?);
+            }
+        }
+        // The incumbent charges a sponsored tx's fee to both its origin and its sponsor here.
+        let sponsored = query(
+            "SELECT CAST(COALESCE(SUM(fee), 0) AS BIGINT) AS fees FROM mempool_txs \
+             WHERE sponsor_address = $1 AND pruned = false AND sponsored = true",
+            vec![principal.into()],
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        d.outbound += i128::from(sponsored.try_get::<i64, _>("fees")?);
+        let received = query(
+            "SELECT raw_tx FROM mempool_txs WHERE token_transfer_recipient = $1 AND pruned = false",
+            vec![principal.into()],
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        for r in received {
+            d.inbound += transfer_amount(&r.try_get::<String, _>("raw_tx")?);
+        }
+        Ok(d)
+    }
+
+    async fn asset_totals_at(
+        &self,
+        principal: &str,
+        height: Option<u64>,
+    ) -> Result<(Vec<AssetTotals>, Vec<AssetTotals>), StoreError> {
+        let rows = query(
+            "SELECT kind, asset_identifier, amount, 1 AS sent FROM events WHERE sender = $1 AND canonical = true \
+             AND block_height <= $2 AND kind IN ('ft_transfer', 'ft_burn', 'nft_transfer', 'nft_burn') \
+             UNION ALL \
+             SELECT kind, asset_identifier, amount, 0 AS sent FROM events WHERE recipient = $1 AND canonical = true \
+             AND block_height <= $2 AND kind IN ('ft_transfer', 'ft_mint', 'nft_transfer', 'nft_mint')",
+            vec![principal.into(), up_to(height).into()],
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        // asset → (sent, received), FTs and NFTs apart.
+        let mut ft: BTreeMap<String, (i128, i128)> = BTreeMap::new();
+        let mut nft: BTreeMap<String, (i128, i128)> = BTreeMap::new();
+        for r in rows {
+            let kind: String = r.try_get("kind")?;
+            let asset: String = r.try_get::<Option<String>, _>("asset_identifier")?.unwrap_or_default();
+            let sent = r.try_get::<i64, _>("sent")? != 0;
+            let (map, n) = if kind.starts_with("nft_") {
+                (&mut nft, 1)
+            } else {
+                (&mut ft, ft_parse(&r.try_get::<Option<String>, _>("amount")?.unwrap_or_default()))
+            };
+            let e = map.entry(asset).or_default();
+            if sent {
+                e.0 += n;
+            } else {
+                e.1 += n;
+            }
+        }
+        let totals = |m: BTreeMap<String, (i128, i128)>| {
+            m.into_iter()
+                .map(|(asset_identifier, (sent, received))| AssetTotals {
+                    asset_identifier,
+                    balance: received - sent,
+                    total_sent: sent,
+                    total_received: received,
+                })
+                .collect()
+        };
+        Ok((totals(ft), totals(nft)))
+    }
+
+    async fn ft_balance_page(
+        &self,
+        principal: &str,
+        token: Option<&str>,
+        limit: u32,
+        offset: u64,
+    ) -> Result<(u64, Vec<(String, i128)>), StoreError> {
+        let (filter, mut vals) = match token {
+            Some(t) => ("account = $1 AND asset_identifier = $2", vec![principal.into(), t.into()]),
+            // The incumbent lists positive balances only (a partial chain can leave negatives).
+            None => ("account = $1 AND balance NOT LIKE '-%'", vec![principal.into()]),
+        };
+        let count_sql = format!("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM ft_balances WHERE {filter}");
+        let total: i64 = query(&count_sql, vals.clone()).fetch_one(&self.pool).await?.try_get("n")?;
+        let n = vals.len();
+        let sql = format!(
+            "SELECT asset_identifier, balance FROM ft_balances WHERE {filter} \
+             ORDER BY asset_identifier LIMIT ${} OFFSET ${}",
+            n + 1,
+            n + 2
+        );
+        vals.push(i64::from(limit).into());
+        vals.push(i64::try_from(offset).unwrap_or(i64::MAX).into());
+        let rows = query(&sql, vals).fetch_all(&self.pool).await?;
+        let page = rows
+            .iter()
+            .map(|r| Ok((r.try_get("asset_identifier")?, ft_parse(&r.try_get::<String, _>("balance")?))))
+            .collect::<Result<_, sqlx::Error>>()?;
+        Ok((u64::try_from(total).unwrap_or(0), page))
+    }
+
+    async fn nonce_state(&self, principal: &str, height: Option<u64>) -> Result<NonceState, StoreError> {
+        let r = query(
+            "SELECT CAST(MAX(n) AS BIGINT) AS n FROM ( \
+               SELECT MAX(nonce) AS n FROM txs WHERE sender_address = $1 AND canonical = true \
+                 AND is_burnchain_op = false AND block_height <= $2 \
+               UNION ALL \
+               SELECT MAX(sponsor_nonce) AS n FROM txs WHERE sponsor_address = $1 AND canonical = true \
+                 AND block_height <= $2) m",
+            vec![principal.into(), up_to(height).into()],
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        let mut state = NonceState { last_executed: u64_of(r.try_get("n")?), ..Default::default() };
+        if height.is_some() {
+            return Ok(state);
+        }
+        let rows = query(
+            "SELECT nonce AS n FROM mempool_txs WHERE sender_address = $1 AND pruned = false \
+             UNION ALL \
+             SELECT sponsor_nonce AS n FROM mempool_txs WHERE sponsor_address = $1 AND pruned = false",
+            vec![principal.into()],
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        for r in rows {
+            if let Some(n) = u64_of(r.try_get("n")?) {
+                state.mempool_nonces.push(n);
+            }
+        }
+        state.last_mempool = state.mempool_nonces.iter().copied().max();
+        Ok(state)
+    }
+
+    async fn ft_holder_page(
+        &self,
+        token: &str,
+        limit: u32,
+        offset: u64,
+    ) -> Result<(u64, i128, Vec<FtHolder>), StoreError> {
+        let page = vec![i64::from(limit).into(), i64::try_from(offset).unwrap_or(i64::MAX).into()];
+        if token == "stx" {
+            let r = query(
+                "SELECT CAST(COUNT(*) AS BIGINT) AS n, CAST(COALESCE(SUM(liquid + locked), 0) AS BIGINT) AS supply \
+                 FROM stx_accounts",
+                vec![],
+            )
+            .fetch_one(&self.pool)
+            .await?;
+            let (n, supply): (i64, i64) = (r.try_get("n")?, r.try_get("supply")?);
+            let rows = query(
+                "SELECT account, liquid + locked AS balance FROM stx_accounts \
+                 ORDER BY liquid + locked DESC, account LIMIT $1 OFFSET $2",
+                page,
+            )
+            .fetch_all(&self.pool)
+            .await?;
+            let holders = rows
+                .iter()
+                .map(|r| {
+                    Ok(FtHolder {
+                        address: r.try_get("account")?,
+                        balance: i128::from(r.try_get::<i64, _>("balance")?),
+                    })
+                })
+                .collect::<Result<_, sqlx::Error>>()?;
+            return Ok((u64::try_from(n).unwrap_or(0), i128::from(supply), holders));
+        }
+        // Balances are u128 text, so the supply is summed here rather than in SQL.
+        let all = query("SELECT balance FROM ft_balances WHERE asset_identifier = $1", vec![token.into()])
+            .fetch_all(&self.pool)
+            .await?;
+        let supply = all
+            .iter()
+            .map(|r| r.try_get::<String, _>("balance").map(|b| ft_parse(&b)))
+            .sum::<Result<i128, sqlx::Error>>()?;
+        let mut vals = vec![token.into()];
+        vals.extend(page);
+        let rows = query(
+            "SELECT account, balance FROM ft_balances WHERE asset_identifier = $1 \
+             ORDER BY balance DESC, account LIMIT $2 OFFSET $3",
+            vals,
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        let holders = rows
+            .iter()
+            .map(|r| {
+                Ok(FtHolder {
+                    address: r.try_get("account")?,
+                    balance: ft_parse(&r.try_get::<String, _>("balance")?),
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()?;
+        Ok((all.len() as u64, supply, holders))
+    }
+}
+
+impl AddressReader for Store {
+    async fn resolve_block(&self, at: &UntilBlock) -> Result<Option<u64>, ReadError> {
+        match at {
+            UntilBlock::Height(h) => Ok(Some(*h)),
+            UntilBlock::Hash(hash) => {
+                let r = query(
+                    "SELECT block_height FROM blocks WHERE block_hash = $1 OR index_block_hash = $1 \
+                     ORDER BY canonical DESC LIMIT 1",
+                    vec![hash.into()],
+                )
+                .fetch_optional(&self.pool)
+                .await
+                .map_err(StoreError::from)?;
+                Ok(r.map(|r| r.try_get::<i64, _>("block_height"))
+                    .transpose()
+                    .map_err(StoreError::from)?
+                    .and_then(|h| u64::try_from(h).ok()))
+            }
+        }
+    }
+
+    async fn stx_totals(&self, principal: &str, height: Option<u64>) -> Result<StxTotals, ReadError> {
+        Ok(self.stx_totals_at(principal, height).await?)
+    }
+
+    async fn mempool_delta(&self, principal: &str) -> Result<MempoolDelta, ReadError> {
+        Ok(self.mempool_delta_of(principal).await?)
+    }
+
+    async fn asset_totals(
+        &self,
+        principal: &str,
+        height: Option<u64>,
+    ) -> Result<(Vec<AssetTotals>, Vec<AssetTotals>), ReadError> {
+        Ok(self.asset_totals_at(principal, height).await?)
+    }
+
+    async fn ft_balances(
+        &self,
+        principal: &str,
+        token: Option<&str>,
+        limit: u32,
+        offset: u64,
+    ) -> Result<(u64, Vec<(String, i128)>), ReadError> {
+        Ok(self.ft_balance_page(principal, token, limit, offset).await?)
+    }
+
+    async fn nonces(&self, principal: &str, height: Option<u64>) -> Result<NonceState, ReadError> {
+        Ok(self.nonce_state(principal, height).await?)
+    }
+
+    async fn ft_holders(
+        &self,
+        token: &str,
+        limit: u32,
+        offset: u64,
+    ) -> Result<(u64, i128, Vec<FtHolder>), ReadError> {
+        Ok(self.ft_holder_page(token, limit, offset).await?)
+    }
+}

@@ -1,0 +1,102 @@
+//! The reads behind search: exact lookups by hash, contract id or address, each one index seek.
+
+use sqlx::Row;
+use stacks_extended::{ContractHit, HashHit, MinedAt, ReadError, SearchReader};
+
+use super::sql::{get_bool, query};
+use super::{Store, StoreError};
+
+const MINED: &str = "SELECT t.tx_id, t.tx_type, (CASE WHEN t.canonical THEN 1 ELSE 0 END) AS canonical, \
+    b.block_hash, b.burn_block_time, b.block_height FROM txs t JOIN blocks b ON b.index_block_hash = t.index_block_hash";
+
+fn mined_at(r: &sqlx::any::AnyRow) -> Result<MinedAt, sqlx::Error> {
+    Ok(MinedAt {
+        canonical: get_bool(r, "canonical")?,
+        block_hash: r.try_get("block_hash")?,
+        burn_block_time: r.try_get("burn_block_time")?,
+        block_height: u64::try_from(r.try_get::<i64, _>("block_height")?).unwrap_or(0),
+    })
+}
+
+impl Store {
+    async fn hash_hit(&self, hash: &str) -> Result<Option<HashHit>, StoreError> {
+        let sql =
+            format!("{MINED} WHERE t.tx_id = $1 ORDER BY t.canonical DESC, b.block_height DESC LIMIT 1");
+        if let Some(r) = query(&sql, vec![hash.into()]).fetch_optional(&self.pool).await? {
+            return Ok(Some(HashHit::Tx { tx_type: r.try_get("tx_type")?, at: mined_at(&r)? }));
+        }
+        let pending =
+            query("SELECT tx_type FROM mempool_txs WHERE tx_id = $1 AND pruned = false", vec![hash.into()])
+                .fetch_optional(&self.pool)
+                .await?;
+        if let Some(r) = pending {
+            return Ok(Some(HashHit::MempoolTx { tx_type: r.try_get("tx_type")? }));
+        }
+        let block = query(
+            "SELECT block_hash, parent_block_hash, burn_block_time, block_height, \
+             (CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical FROM blocks WHERE block_hash = $1 \
+             ORDER BY canonical DESC LIMIT 1",
+            vec![hash.into()],
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(block
+            .map(|r| {
+                Ok::<_, sqlx::Error>(HashHit::Block {
+                    canonical: get_bool(&r, "canonical")?,
+                    hash: r.try_get("block_hash")?,
+                    parent_block_hash: r.try_get("parent_block_hash")?,
+                    burn_block_time: r.try_get("burn_block_time")?,
+                    height: u64::try_from(r.try_get::<i64, _>("block_height")?).unwrap_or(0),
+                })
+            })
+            .transpose()?)
+    }
+
+    async fn contract_hit(&self, contract_id: &str) -> Result<Option<ContractHit>, StoreError> {
+        let pending = query(
+            "SELECT tx_id, tx_type FROM mempool_txs WHERE contract_id = $1 AND tx_type = 'smart_contract' \
+             AND pruned = false LIMIT 1",
+            vec![contract_id.into()],
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        if let Some(r) = pending {
+            return Ok(Some(ContractHit {
+                tx_id: r.try_get("tx_id")?,
+                tx_type: r.try_get("tx_type")?,
+                at: None,
+            }));
+        }
+        let sql = format!(
+            "{MINED} WHERE t.contract_id = $1 AND t.tx_type = 'smart_contract' \
+             ORDER BY t.canonical DESC, b.block_height DESC LIMIT 1"
+        );
+        let Some(r) = query(&sql, vec![contract_id.into()]).fetch_optional(&self.pool).await? else {
+            return Ok(None);
+        };
+        Ok(Some(ContractHit {
+            tx_id: r.try_get("tx_id")?,
+            tx_type: r.try_get("tx_type")?,
+            at: Some(mined_at(&r)?),
+        }))
+    }
+}
+
+impl SearchReader for Store {
+    async fn search_hash(&self, hash: &str) -> Result<Option<HashHit>, ReadError> {
+        Ok(self.hash_hit(hash).await?)
+    }
+
+    async fn search_contract(&self, contract_id: &str) -> Result<Option<ContractHit>, ReadError> {
+        Ok(self.contract_hit(contract_id).await?)
+    }
+
+    async fn address_seen(&self, address: &str) -> Result<bool, ReadError> {
+        let r = query("SELECT 1 AS one FROM account_txs WHERE principal = $1 LIMIT 1", vec![address.into()])
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(StoreError::from)?;
+        Ok(r.is_some())
+    }
+}
