@@ -1,16 +1,22 @@
 //! The `/extended` API: warp routes that translate what an [`ExplorerReader`] returns into the
 //! incumbent's JSON. No SQL lives here; the store implements the reader.
 
+mod cors;
 mod error;
 mod headers;
 mod params;
 mod reader;
+pub mod reply;
 mod status;
+mod time;
+pub mod tx;
 
 pub use error::{not_found_fallback, recover, ApiError, ErrorBody};
 pub use headers::{with_common_headers, API_VERSION, SERVER_VERSION};
 pub use params::{query, LimitRule, Page, Paging, Query};
 pub use reader::{ChainTip, ExplorerReader, ReadError};
+pub use time::iso8601;
+pub use tx::TxReader;
 
 use std::sync::Arc;
 
@@ -18,8 +24,8 @@ use warp::{Filter, Rejection, Reply};
 
 /// Every `/extended` route (and the root redirects), with the incumbent's common headers.
 /// Unmatched requests are left for the caller's fallback, so other APIs can be mounted beside.
-pub fn routes<R: ExplorerReader>(
+pub fn routes<R: ExplorerReader + TxReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
-    status::routes(reader)
+    status::routes(reader.clone()).or(tx::routes(reader)).or(cors::preflight())
 }

@@ -45,7 +45,7 @@ fn with_cache(mut res: Response, value: &'static str) -> Response {
 
 /// The incumbent's chain-tip ETag: the microblock hash when there is one, else the index
 /// block hash; none before the first block.
-fn chain_tip_etag(tip: Option<&ChainTip>) -> Option<String> {
+pub(crate) fn chain_tip_etag(tip: Option<&ChainTip>) -> Option<String> {
     let tip = tip.filter(|t| t.block_height > 0)?;
     let hash = tip.microblock.as_ref().map(|(h, _)| h).unwrap_or(&tip.index_block_hash);
     Some(format!("\"{hash}\""))

@@ -6,6 +6,7 @@
 
 mod digest;
 mod explorer;
+mod explorer_tx;
 mod read;
 mod rows;
 mod sql;
