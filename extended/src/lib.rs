@@ -4,13 +4,17 @@
 mod address;
 mod chain;
 mod contract;
+mod cors;
 mod error;
 mod headers;
 mod params;
 mod reader;
+pub mod reply;
 mod search;
 mod status;
+mod time;
 mod tokens;
+pub mod tx;
 
 pub use address::{AddressReader, AssetTotals, FtHolder, MempoolDelta, NonceState, StxTotals, UntilBlock};
 pub use chain::{
@@ -24,6 +28,8 @@ pub use params::{query, LimitRule, Page, Paging, Query};
 pub use reader::{ChainTip, ExplorerReader, ReadError};
 pub use search::{ContractHit, HashHit, MinedAt, SearchReader};
 pub use tokens::{NftEvent, NftHolding, TokenReader};
+pub use time::iso8601;
+pub use tx::TxReader;
 
 use std::sync::Arc;
 
@@ -31,13 +37,17 @@ use warp::{Filter, Rejection, Reply};
 
 /// Every `/extended` route (and the root redirects), with the incumbent's common headers.
 /// Unmatched requests are left for the caller's fallback, so other APIs can be mounted beside.
-pub fn routes<R: ExplorerReader + ChainReader + AddressReader + ContractReader + TokenReader + SearchReader>(
+pub fn routes<
+    R: ExplorerReader + TxReader + ChainReader + AddressReader + ContractReader + TokenReader + SearchReader,
+>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
     status::routes(reader.clone())
+        .or(tx::routes(reader.clone()))
         .or(chain::routes(reader.clone()))
         .or(address::routes(reader.clone()))
         .or(contract::routes(reader.clone()))
         .or(tokens::routes(reader.clone()))
         .or(search::routes(reader))
+        .or(cors::preflight())
 }

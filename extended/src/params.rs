@@ -116,6 +116,28 @@ impl Query {
         let offset = self.u64("offset")?.unwrap_or(0);
         Ok(Paging { limit, offset })
     }
+
+    /// Like [`Query::paging`] for routes whose parameters have other names (`event_limit`,
+    /// `event_offset`).
+    pub fn paging_named(
+        &self,
+        rule: LimitRule,
+        limit_name: &'static str,
+        offset_name: &'static str,
+    ) -> Result<Paging, ApiError> {
+        let limit = match self.u64(limit_name)? {
+            None => rule.default,
+            Some(l) if l > u64::from(rule.max) => {
+                return Err(ApiError::InvalidParam {
+                    param: limit_name,
+                    reason: format!("must be equal to or less than {}", rule.max),
+                })
+            }
+            Some(l) => l as u32,
+        };
+        let offset = self.u64(offset_name)?.unwrap_or(0);
+        Ok(Paging { limit, offset })
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ mod explorer_chain;
 mod explorer_contract;
 mod explorer_search;
 mod explorer_tokens;
+mod explorer_tx;
 mod faucet;
 mod read;
 pub mod rosetta;

@@ -1,0 +1,291 @@
+//! The transaction lists: `/tx`, `/tx/block/{hash}`, `/tx/block_height/{h}`, `/tx/multiple`,
+//! `/tx/mempool`, and the mempool fee routes.
+
+use std::str::FromStr;
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value as Json};
+use stacks_codec::address::{Principal, StacksAddress};
+use warp::reply::Response;
+
+use super::entity::{any_tx_json, mempool_tx_json, mined_tx_json, RenderOptions};
+use super::reader::{BlockRef, MempoolFilter, MempoolSort, TxListFilter, TxReader, TxSort};
+use super::routes::{parse_tx_id, EVENT_LIMIT};
+use crate::error::ApiError;
+use crate::params::{LimitRule, Page, Query};
+use crate::reply::{deprecated, json_with_etag};
+
+pub const TX_LIMIT: LimitRule = LimitRule::new(20, 50);
+/// `/tx/block/{hash}` allows up to 200, unlike its height twin.
+pub const BLOCK_TX_LIMIT: LimitRule = LimitRule::new(20, 200);
+const TX_TYPES: [&str; 6] =
+    ["coinbase", "token_transfer", "smart_contract", "contract_call", "poison_microblock", "tenure_change"];
+
+fn invalid(param: &'static str, reason: impl Into<String>) -> ApiError {
+    ApiError::InvalidParam { param, reason: reason.into() }
+}
+
+pub(super) fn options(q: &Query) -> Result<RenderOptions, ApiError> {
+    Ok(RenderOptions { exclude_function_args: q.bool("exclude_function_args")?.unwrap_or(false) })
+}
+
+/// `asc` / `desc` (default `desc`).
+fn ascending(q: &Query) -> Result<bool, ApiError> {
+    match q.get("order") {
+        None | Some("desc") => Ok(false),
+        Some("asc") => Ok(true),
+        Some(o) => Err(invalid("order", format!("`{o}` is not one of asc, desc"))),
+    }
+}
+
+fn address(q: &Query, name: &'static str) -> Result<Option<String>, ApiError> {
+    q.get(name)
+        .map(|a| {
+            StacksAddress::from_str(a)
+                .map(|_| a.to_string())
+                .map_err(|_| invalid(name, format!("`{a}` is not a valid STX address")))
+        })
+        .transpose()
+}
+
+fn principal(q: &Query, name: &'static str) -> Result<Option<String>, ApiError> {
+    q.get(name)
+        .map(|a| {
+            Principal::from_str(a)
+                .map(|_| a.to_string())
+                .map_err(|_| invalid(name, format!("`{a}` is not a valid principal")))
+        })
+        .transpose()
+}
+
+pub(super) fn tx_list_filter(q: &Query) -> Result<TxListFilter, ApiError> {
+    let types = q.all("type");
+    if let Some(bad) = types.iter().find(|t| !TX_TYPES.contains(&t.as_str())) {
+        return Err(invalid("type", format!("`{bad}` is not one of {}", TX_TYPES.join(", "))));
+    }
+    let sort = match q.get("sort_by") {
+        None | Some("block_height") => TxSort::BlockHeight,
+        Some("burn_block_time") => TxSort::BurnBlockTime,
+        Some("fee") => TxSort::Fee,
+        Some(s) => {
+            return Err(invalid("sort_by", format!("`{s}` is not one of block_height, burn_block_time, fee")))
+        }
+    };
+    let nonce = q.u64("nonce")?;
+    if nonce.is_some_and(|n| n > (1 << 53) - 1) {
+        return Err(invalid("nonce", "must be at most 2^53 - 1"));
+    }
+    Ok(TxListFilter {
+        types,
+        ascending: ascending(q)?,
+        sort,
+        from_address: address(q, "from_address")?,
+        to_address: principal(q, "to_address")?,
+        start_time: q.u64("start_time")?,
+        end_time: q.u64("end_time")?,
+        contract_id: q.get("contract_id").map(String::from),
+        function_name: q.get("function_name").map(String::from),
+        nonce,
+    })
+}
+
+fn page_json(paging: crate::Paging, total: u64, results: Vec<Json>) -> Json {
+    serde_json::to_value(Page::new(paging, total, results)).unwrap_or_default()
+}
+
+/// `GET /extended/v1/tx`.
+pub(super) async fn tx_list<R: TxReader>(
+    reader: Arc<R>,
+    q: Query,
+    etag: Option<String>,
+) -> Result<Response, ApiError> {
+    let paging = q.paging(TX_LIMIT)?;
+    let filter = tx_list_filter(&q)?;
+    let opts = options(&q)?;
+    q.bool("unanchored")?;
+    let (total, txs) = reader.tx_list(&filter, paging).await?;
+    let results = txs.iter().map(|t| mined_tx_json(t, None, opts)).collect::<Result<Vec<_>, _>>()?;
+    Ok(deprecated(json_with_etag(&page_json(paging, total, results), etag.as_deref())))
+}
+
+/// `GET /extended/v1/tx/block/{hash}` and `/tx/block_height/{height}`.
+pub(super) async fn block_txs<R: TxReader>(
+    reader: Arc<R>,
+    block: Result<BlockRef, ApiError>,
+    q: Query,
+    etag: Option<String>,
+) -> Result<Response, ApiError> {
+    let block = block?;
+    let rule = if matches!(block, BlockRef::Hash(_)) { BLOCK_TX_LIMIT } else { TX_LIMIT };
+    let paging = q.paging(rule)?;
+    let opts = options(&q)?;
+    let (total, txs) = reader.block_txs(&block, paging).await?;
+    let results = txs.iter().map(|t| mined_tx_json(t, None, opts)).collect::<Result<Vec<_>, _>>()?;
+    Ok(deprecated(json_with_etag(&page_json(paging, total, results), etag.as_deref())))
+}
+
+/// A block hash path parameter (`0x` optional), lower-cased with `0x`.
+pub(super) fn block_hash(raw: &str) -> Result<BlockRef, ApiError> {
+    let hex = raw.strip_prefix("0x").unwrap_or(raw);
+    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(invalid("block_hash", "must match pattern \"^(0x)?[a-fA-F0-9]{64}$\""));
+    }
+    Ok(BlockRef::Hash(format!("0x{}", hex.to_ascii_lowercase())))
+}
+
+pub(super) fn block_height(raw: &str) -> Result<BlockRef, ApiError> {
+    raw.parse::<u64>()
+        .map(BlockRef::Height)
+        .map_err(|_| invalid("height", format!("`{raw}` is not a block height")))
+}
+
+/// `GET /extended/v1/tx/multiple`: a map of id to `{found, result}`, found ones first.
+pub(super) async fn multiple<R: TxReader>(
+    reader: Arc<R>,
+    q: Query,
+    etag: Option<String>,
+) -> Result<Response, ApiError> {
+    let raw_ids = q.all("tx_id");
+    if raw_ids.is_empty() {
+        return Err(invalid("tx_id", "must have at least one transaction id"));
+    }
+    let mut ids = Vec::new();
+    for raw in &raw_ids {
+        let id = match parse_tx_id("tx_id", raw)? {
+            Some(id) => id,
+            None => format!("0x{}", raw.to_ascii_lowercase()),
+        };
+        if !ids.contains(&id) {
+            ids.push(id);
+        }
+    }
+    let paging = q.paging_named(EVENT_LIMIT, "event_limit", "event_offset")?;
+    let unanchored = q.bool("unanchored")?.unwrap_or(false);
+    let opts = options(&q)?;
+    let (mut found, mut missing) = (Map::new(), Map::new());
+    for id in ids {
+        match reader.tx(&id, unanchored).await? {
+            Some(tx) => {
+                let events = match &tx {
+                    super::AnyTx::Mined(t) => Some(reader.tx_events(t, paging).await?),
+                    super::AnyTx::Mempool(_) => None,
+                };
+                let result = any_tx_json(&tx, events.as_deref(), opts)?;
+                found.insert(id, json!({ "found": true, "result": result }));
+            }
+            None => {
+                missing.insert(id.clone(), json!({ "found": false, "result": { "tx_id": id } }));
+            }
+        }
+    }
+    found.extend(missing);
+    Ok(json_with_etag(&Json::Object(found), etag.as_deref()))
+}
+
+/// `GET /extended/v1/tx/mempool`.
+pub(super) async fn mempool<R: TxReader>(
+    reader: Arc<R>,
+    q: Query,
+    etag: Option<String>,
+) -> Result<Response, ApiError> {
+    let paging = q.paging(TX_LIMIT)?;
+    let filter = MempoolFilter {
+        sender_address: principal(&q, "sender_address")?,
+        recipient_address: principal(&q, "recipient_address")?,
+        address: principal(&q, "address")?,
+        sort: match q.get("order_by") {
+            None | Some("age") => MempoolSort::Age,
+            Some("size") => MempoolSort::Size,
+            Some("fee") => MempoolSort::Fee,
+            Some(o) => return Err(invalid("order_by", format!("`{o}` is not one of age, size, fee"))),
+        },
+        ascending: ascending(&q)?,
+    };
+    if filter.address.is_some() && (filter.sender_address.is_some() || filter.recipient_address.is_some()) {
+        return Err(invalid("address", "cannot be combined with sender_address or recipient_address"));
+    }
+    q.bool("unanchored")?;
+    let opts = options(&q)?;
+    let (total, txs) = reader.mempool_list(&filter, paging).await?;
+    let results = txs.iter().map(|t| mempool_tx_json(t, opts)).collect::<Result<Vec<_>, _>>()?;
+    Ok(deprecated(json_with_etag(&page_json(paging, total, results), etag.as_deref())))
+}
+
+/// `percentile_disc`: the smallest value whose cumulative share reaches `p` (`sorted` ascending).
+fn percentile_disc(sorted: &[u64], p: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = (p * sorted.len() as f64).ceil() as usize;
+    sorted[rank.clamp(1, sorted.len()) - 1]
+}
+
+fn priorities(mut fees: Vec<u64>) -> Json {
+    fees.sort_unstable();
+    json!({
+        "no_priority": percentile_disc(&fees, 0.25),
+        "low_priority": percentile_disc(&fees, 0.5),
+        "medium_priority": percentile_disc(&fees, 0.75),
+        "high_priority": percentile_disc(&fees, 0.95),
+    })
+}
+
+/// `GET /extended/v2/mempool/fees`: fee percentiles of pending transfers, calls and deploys.
+pub(super) async fn mempool_fees<R: TxReader>(
+    reader: Arc<R>,
+    etag: Option<String>,
+) -> Result<Response, ApiError> {
+    let fees = reader.mempool_fees().await?;
+    let kinds = ["token_transfer", "contract_call", "smart_contract"];
+    let relevant: Vec<&(String, u64)> = fees.iter().filter(|(t, _)| kinds.contains(&t.as_str())).collect();
+    let mut body = Map::new();
+    body.insert("all".into(), priorities(relevant.iter().map(|(_, f)| *f).collect()));
+    for kind in kinds {
+        let of_kind: Vec<u64> = relevant.iter().filter(|(t, _)| t == kind).map(|(_, f)| *f).collect();
+        if !of_kind.is_empty() {
+            body.insert(kind.into(), priorities(of_kind));
+        }
+    }
+    Ok(json_with_etag(&Json::Object(body), etag.as_deref()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fee_priorities_are_discrete_percentiles() {
+        // The regtest oracle: three pending calls paying 1000, 1001 and 1002.
+        let p = priorities(vec![1002, 1000, 1001]);
+        assert_eq!(
+            p,
+            json!({"no_priority": 1000, "low_priority": 1001, "medium_priority": 1002, "high_priority": 1002})
+        );
+        assert_eq!(priorities(vec![])["high_priority"], 0);
+    }
+
+    #[test]
+    fn list_filters_are_validated() {
+        let f =
+            tx_list_filter(&Query::parse("type=contract_call,smart_contract&order=asc&sort_by=fee&nonce=3"))
+                .unwrap();
+        assert_eq!(f.types, ["contract_call", "smart_contract"]);
+        assert!(f.ascending);
+        assert_eq!(f.sort, TxSort::Fee);
+        assert_eq!(f.nonce, Some(3));
+        for (q, param) in [
+            ("type=not_a_type", "type"),
+            ("sort_by=bogus", "sort_by"),
+            ("order=up", "order"),
+            ("from_address=nope", "from_address"),
+            ("nonce=9007199254740992", "nonce"),
+            ("start_time=x", "start_time"),
+        ] {
+            let e = tx_list_filter(&Query::parse(q)).unwrap_err();
+            assert!(matches!(e, ApiError::InvalidParam { param: p, .. } if p == param), "{q}: {e}");
+        }
+        assert!(block_hash("0xZZ").is_err());
+        assert_eq!(block_hash(&"AB".repeat(32)).unwrap(), BlockRef::Hash(format!("0x{}", "ab".repeat(32))));
+        assert!(block_height("-1").is_err());
+    }
+}

@@ -1,0 +1,80 @@
+//! What the store hands the transaction renderer: stored rows, not JSON. Hex values are
+//! `0x`-prefixed as stored.
+
+/// A mined transaction (one row of `txs`, joined with its block).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MinedTx {
+    pub tx_id: String,
+    /// The serialized transaction; for a burnchain operation, the synthesized one.
+    pub raw_tx: String,
+    /// Burnchain operations have no real nonce or fee: both are served as 0.
+    pub is_burnchain_op: bool,
+    pub index_block_hash: String,
+    /// `0x` for a streamed microblock transaction not yet anchored.
+    pub block_hash: String,
+    pub block_height: u64,
+    /// The block's own time (Nakamoto) or its burn block's; 0 when unknown.
+    pub block_time: u64,
+    pub burn_block_time: u64,
+    pub burn_block_height: u64,
+    pub parent_burn_block_time: u64,
+    pub parent_block_hash: String,
+    pub canonical: bool,
+    pub tx_index: u32,
+    /// `success`, `abort_by_response`, `abort_by_post_condition`, `problematic_skipped`.
+    pub status: String,
+    pub raw_result: String,
+    pub event_count: u64,
+    /// `""` when the transaction is in the anchor block itself.
+    pub microblock_hash: String,
+    pub microblock_sequence: Option<u32>,
+    pub microblock_canonical: bool,
+    /// read_count, read_length, runtime, write_count, write_length.
+    pub execution_cost: [u64; 5],
+    pub vm_error: Option<String>,
+    /// The called contract's ABI (JSON text) for a contract call, when it is known.
+    pub contract_abi: Option<String>,
+}
+
+/// A transaction in the mempool (pending or dropped).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MempoolTx {
+    pub tx_id: String,
+    pub raw_tx: String,
+    /// `pending` or one of the `dropped_*` statuses.
+    pub status: String,
+    pub replaced_by_tx_id: Option<String>,
+    /// Unix seconds.
+    pub receipt_time: u64,
+    pub contract_abi: Option<String>,
+}
+
+/// Either kind, as `/tx/{id}` and `/tx/multiple` answer them (mined preferred).
+// Short-lived (one per rendered transaction): boxing the larger variant would buy nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnyTx {
+    Mined(MinedTx),
+    Mempool(MempoolTx),
+}
+
+/// One transaction event (a row of `events`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TxEvent {
+    pub tx_id: String,
+    pub event_index: u64,
+    /// `stx_transfer`, `stx_mint`, `stx_burn`, `stx_lock`, `ft_transfer`, `ft_mint`, `ft_burn`,
+    /// `nft_transfer`, `nft_mint`, `nft_burn`, `contract_log`.
+    pub kind: String,
+    pub sender: Option<String>,
+    pub recipient: Option<String>,
+    /// Decimal text.
+    pub amount: Option<String>,
+    pub asset_identifier: Option<String>,
+    /// NFT value or log value, consensus-serialized Clarity hex.
+    pub value_hex: Option<String>,
+    pub contract_identifier: Option<String>,
+    pub topic: Option<String>,
+    pub memo: Option<String>,
+    pub unlock_height: Option<u64>,
+}

@@ -1,0 +1,102 @@
+//! What the transaction routes need from storage.
+
+use std::future::Future;
+
+use super::model::{AnyTx, MempoolTx, MinedTx, TxEvent};
+use crate::reader::ReadError;
+use crate::Paging;
+
+/// `sort_by` of the transaction list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TxSort {
+    #[default]
+    BlockHeight,
+    BurnBlockTime,
+    Fee,
+}
+
+/// The filters of `GET /extended/v1/tx`, validated.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TxListFilter {
+    /// Empty: every type.
+    pub types: Vec<String>,
+    pub ascending: bool,
+    pub sort: TxSort,
+    pub from_address: Option<String>,
+    pub to_address: Option<String>,
+    pub start_time: Option<u64>,
+    pub end_time: Option<u64>,
+    pub contract_id: Option<String>,
+    pub function_name: Option<String>,
+    pub nonce: Option<u64>,
+}
+
+/// `order_by` of the mempool list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MempoolSort {
+    #[default]
+    Age,
+    Size,
+    Fee,
+}
+
+/// The filters of `GET /extended/v1/tx/mempool`, validated.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MempoolFilter {
+    pub sender_address: Option<String>,
+    pub recipient_address: Option<String>,
+    /// Sender, recipient or called contract.
+    pub address: Option<String>,
+    pub sort: MempoolSort,
+    pub ascending: bool,
+}
+
+/// A block named by hash or by height.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlockRef {
+    Hash(String),
+    Height(u64),
+}
+
+pub trait TxReader: Send + Sync + 'static {
+    /// A transaction by `0x` id: its canonical mined row, else its latest row on another fork,
+    /// else its mempool entry. Streamed microblock transactions not yet anchored count only
+    /// when `unanchored`.
+    fn tx(
+        &self,
+        tx_id: &str,
+        unanchored: bool,
+    ) -> impl Future<Output = Result<Option<AnyTx>, ReadError>> + Send;
+
+    /// A page of a mined transaction's events (in the block it was mined in), by event index.
+    fn tx_events(
+        &self,
+        tx: &MinedTx,
+        paging: Paging,
+    ) -> impl Future<Output = Result<Vec<TxEvent>, ReadError>> + Send;
+
+    /// Canonical transactions matching `filter`, and how many there are.
+    fn tx_list(
+        &self,
+        filter: &TxListFilter,
+        paging: Paging,
+    ) -> impl Future<Output = Result<(u64, Vec<MinedTx>), ReadError>> + Send;
+
+    /// The transactions of a canonical block (newest microblock first, the anchor block's own
+    /// first of all), and how many there are.
+    fn block_txs(
+        &self,
+        block: &BlockRef,
+        paging: Paging,
+    ) -> impl Future<Output = Result<(u64, Vec<MinedTx>), ReadError>> + Send;
+
+    /// Pending mempool transactions matching `filter`, and how many there are.
+    fn mempool_list(
+        &self,
+        filter: &MempoolFilter,
+        paging: Paging,
+    ) -> impl Future<Output = Result<(u64, Vec<MempoolTx>), ReadError>> + Send;
+
+    /// `(tx_type, fee)` of every pending mempool transaction.
+    fn mempool_fees(&self) -> impl Future<Output = Result<Vec<(String, u64)>, ReadError>> + Send;
+}

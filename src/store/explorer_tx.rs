@@ -1,0 +1,358 @@
+//! The reads behind the transaction entity and the `/extended/v1/tx/*` routes.
+
+use sqlx::any::AnyRow;
+use sqlx::Row;
+use stacks_extended::tx::{
+    AnyTx, BlockRef, MempoolFilter, MempoolSort, MempoolTx, MinedTx, TxEvent, TxListFilter, TxReader, TxSort,
+};
+use stacks_extended::{Paging, ReadError};
+
+use super::sql::{get_bool, query, Val};
+use super::{Store, StoreError};
+
+/// The columns of a mined transaction with its block, for [`mined_tx`]. `t` is `txs`, `b` the
+/// block (LEFT JOINed: a streamed microblock preview has none yet).
+pub(super) const MINED_TX_COLUMNS: &str = "t.tx_id, t.raw_tx, t.synthetic_tx, \
+    (CASE WHEN t.is_burnchain_op THEN 1 ELSE 0 END) AS is_burnchain_op, t.index_block_hash, \
+    t.block_hash, t.block_height, t.burn_block_height, b.block_time, b.burn_block_time, \
+    b.parent_burn_block_time, b.parent_block_hash, (CASE WHEN t.canonical THEN 1 ELSE 0 END) AS canonical, \
+    t.tx_index, t.status, t.raw_result, t.event_count, t.microblock_hash, t.microblock_sequence, \
+    t.execution_cost_read_count, t.execution_cost_read_length, t.execution_cost_runtime, \
+    t.execution_cost_write_count, t.execution_cost_write_length, t.vm_error, t.tx_type, t.contract_id";
+
+fn u(v: i64) -> u64 {
+    u64::try_from(v).unwrap_or_default()
+}
+
+/// A row selected with [`MINED_TX_COLUMNS`]; the ABI is filled in by [`Store::with_abis`].
+pub(super) fn mined_tx(r: &AnyRow) -> Result<MinedTx, sqlx::Error> {
+    let synthetic: Option<String> = r.try_get("synthetic_tx")?;
+    let index_block_hash: String = r.try_get("index_block_hash")?;
+    let opt = |c: &str| r.try_get::<Option<i64>, _>(c).map(|v| v.map(u).unwrap_or_default());
+    let microblock_sequence: Option<i64> = r.try_get("microblock_sequence")?;
+    Ok(MinedTx {
+        tx_id: r.try_get("tx_id")?,
+        raw_tx: match synthetic {
+            Some(s) => s,
+            None => r.try_get("raw_tx")?,
+        },
+        is_burnchain_op: get_bool(r, "is_burnchain_op")?,
+        block_hash: if index_block_hash.is_empty() { "0x".into() } else { r.try_get("block_hash")? },
+        index_block_hash,
+        block_height: u(r.try_get("block_height")?),
+        block_time: opt("block_time")?,
+        burn_block_time: opt("burn_block_time")?,
+        burn_block_height: u(r.try_get("burn_block_height")?),
+        parent_burn_block_time: opt("parent_burn_block_time")?,
+        parent_block_hash: r.try_get::<Option<String>, _>("parent_block_hash")?.unwrap_or_default(),
+        canonical: get_bool(r, "canonical")?,
+        tx_index: u32::try_from(r.try_get::<i64, _>("tx_index")?).unwrap_or_default(),
+        status: r.try_get("status")?,
+        raw_result: r.try_get("raw_result")?,
+        event_count: u(r.try_get("event_count")?),
+        microblock_hash: r.try_get("microblock_hash")?,
+        microblock_sequence: microblock_sequence.and_then(|s| u32::try_from(s).ok()),
+        microblock_canonical: true,
+        execution_cost: [
+            u(r.try_get("execution_cost_read_count")?),
+            u(r.try_get("execution_cost_read_length")?),
+            u(r.try_get("execution_cost_runtime")?),
+            u(r.try_get("execution_cost_write_count")?),
+            u(r.try_get("execution_cost_write_length")?),
+        ],
+        vm_error: r.try_get("vm_error")?,
+        contract_abi: None,
+    })
+}
+
+/// The called contract of a contract-call row, if it is one.
+pub(super) fn called_contract(r: &AnyRow) -> Result<Option<String>, sqlx::Error> {
+    let tx_type: String = r.try_get("tx_type")?;
+    Ok(if tx_type == "contract_call" { r.try_get("contract_id")? } else { None })
+}
+
+const EVENT_COLUMNS: &str = "tx_id, event_index, kind, sender, recipient, amount, asset_identifier, \
+    value_hex, contract_identifier, topic, memo, unlock_height";
+
+pub(super) fn tx_event(r: &AnyRow) -> Result<TxEvent, sqlx::Error> {
+    Ok(TxEvent {
+        tx_id: r.try_get("tx_id")?,
+        event_index: u(r.try_get("event_index")?),
+        kind: r.try_get("kind")?,
+        sender: r.try_get("sender")?,
+        recipient: r.try_get("recipient")?,
+        amount: r.try_get("amount")?,
+        asset_identifier: r.try_get("asset_identifier")?,
+        value_hex: r.try_get("value_hex")?,
+        contract_identifier: r.try_get("contract_identifier")?,
+        topic: r.try_get("topic")?,
+        memo: r.try_get("memo")?,
+        unlock_height: r.try_get::<Option<i64>, _>("unlock_height")?.map(u),
+    })
+}
+
+impl Store {
+    /// The ABI of `contract_id` (its canonical deployment first).
+    pub(super) async fn contract_abi(&self, contract_id: &str) -> Result<Option<String>, StoreError> {
+        let row = query(
+            "SELECT abi FROM smart_contracts WHERE contract_id = $1 \
+             ORDER BY canonical DESC, block_height DESC LIMIT 1",
+            vec![contract_id.into()],
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.map(|r| r.try_get::<Option<String>, _>("abi")).transpose()?.flatten())
+    }
+
+    /// Fills each contract call's ABI (one lookup per distinct contract).
+    pub(super) async fn with_abis(&self, rows: &[AnyRow]) -> Result<Vec<MinedTx>, StoreError> {
+        let mut abis: std::collections::HashMap<String, Option<String>> = Default::default();
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let mut tx = mined_tx(r)?;
+            if let Some(c) = called_contract(r)? {
+                if !abis.contains_key(&c) {
+                    let abi = self.contract_abi(&c).await?;
+                    abis.insert(c.clone(), abi);
+                }
+                tx.contract_abi = abis[&c].clone();
+            }
+            out.push(tx);
+        }
+        Ok(out)
+    }
+
+    async fn mined_tx_by_id(&self, tx_id: &str, unanchored: bool) -> Result<Option<MinedTx>, StoreError> {
+        let sql = format!(
+            "SELECT {MINED_TX_COLUMNS} FROM txs t LEFT JOIN blocks b ON b.index_block_hash = t.index_block_hash \
+             WHERE t.tx_id = $1 AND (t.index_block_hash <> '' OR $2) \
+             ORDER BY t.canonical DESC, t.block_height DESC, t.index_block_hash DESC LIMIT 1"
+        );
+        let rows = query(&sql, vec![tx_id.into(), unanchored.into()]).fetch_all(&self.pool).await?;
+        Ok(self.with_abis(&rows).await?.pop())
+    }
+
+    async fn mempool_tx_by_id(&self, tx_id: &str) -> Result<Option<MempoolTx>, StoreError> {
+        let row = query(
+            "SELECT tx_id, raw_tx, status, replaced_by_tx_id, receipt_time, tx_type, contract_id \
+             FROM mempool_txs WHERE tx_id = $1",
+            vec![tx_id.into()],
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(r) = row else { return Ok(None) };
+        Ok(self.mempool_with_abis(&[r]).await?.pop())
+    }
+
+    async fn mempool_with_abis(&self, rows: &[AnyRow]) -> Result<Vec<MempoolTx>, StoreError> {
+        let mut abis: std::collections::HashMap<String, Option<String>> = Default::default();
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let mut tx = MempoolTx {
+                tx_id: r.try_get("tx_id")?,
+                raw_tx: r.try_get("raw_tx")?,
+                status: r.try_get("status")?,
+                replaced_by_tx_id: r.try_get("replaced_by_tx_id")?,
+                receipt_time: u(r.try_get("receipt_time")?),
+                contract_abi: None,
+            };
+            if let Some(c) = called_contract(r)? {
+                if !abis.contains_key(&c) {
+                    let abi = self.contract_abi(&c).await?;
+                    abis.insert(c.clone(), abi);
+                }
+                tx.contract_abi = abis[&c].clone();
+            }
+            out.push(tx);
+        }
+        Ok(out)
+    }
+
+    /// `COUNT(*)` and one page of `FROM … WHERE …` (`from_where`), ordered by `order`.
+    async fn count_and_page(
+        &self,
+        columns: &str,
+        from_where: &str,
+        order: &str,
+        mut vals: Vec<Val>,
+        paging: Paging,
+    ) -> Result<(u64, Vec<AnyRow>), StoreError> {
+        let count =
+            query(&format!("SELECT COUNT(*) AS n {from_where}"), vals.clone()).fetch_one(&self.pool).await?;
+        let total = u(count.try_get("n")?);
+        let n = vals.len();
+        vals.push(i64::from(paging.limit).into());
+        vals.push(i64::try_from(paging.offset).unwrap_or(i64::MAX).into());
+        let sql =
+            format!("SELECT {columns} {from_where} ORDER BY {order} LIMIT ${} OFFSET ${}", n + 1, n + 2);
+        let rows = query(&sql, vals).fetch_all(&self.pool).await?;
+        Ok((total, rows))
+    }
+}
+
+/// Anchored transactions sort after their block's microblock transactions.
+const SEQ: &str = "COALESCE(t.microblock_sequence, 2147483647)";
+
+/// Conditions with `$N` placeholders numbered as they are added.
+#[derive(Default)]
+struct Where {
+    sql: String,
+    vals: Vec<Val>,
+}
+
+impl Where {
+    fn new(base: &str) -> Self {
+        Where { sql: base.to_string(), vals: Vec::new() }
+    }
+
+    fn next(&mut self, v: impl Into<Val>) -> String {
+        self.vals.push(v.into());
+        format!("${}", self.vals.len())
+    }
+
+    /// Appends `cond`, each `?` replaced by the next placeholder bound to `v`.
+    fn and(&mut self, cond: &str, v: impl Into<Val> + Clone) {
+        let mut out = String::new();
+        let mut parts = cond.split('?').peekable();
+        while let Some(p) = parts.next() {
+            out.push_str(p);
+            if parts.peek().is_some() {
+                out.push_str(&self.next(v.clone()));
+            }
+        }
+        self.sql.push_str(" AND ");
+        self.sql.push_str(&out);
+    }
+}
+
+fn list_where(f: &TxListFilter) -> Where {
+    let mut w = Where::new(
+        "FROM txs t JOIN blocks b ON b.index_block_hash = t.index_block_hash WHERE t.canonical = true",
+    );
+    if !f.types.is_empty() {
+        let list: Vec<String> = f.types.iter().map(|t| w.next(t.as_str())).collect();
+        w.sql.push_str(&format!(" AND t.tx_type IN ({})", list.join(", ")));
+    }
+    if let Some(a) = &f.from_address {
+        w.and("t.sender_address = ?", a.as_str());
+    }
+    if let Some(a) = &f.to_address {
+        w.and("t.token_transfer_recipient = ?", a.as_str());
+    }
+    if let Some(t) = f.start_time {
+        w.and("b.burn_block_time >= ?", i64::try_from(t).unwrap_or(i64::MAX));
+    }
+    if let Some(t) = f.end_time {
+        w.and("b.burn_block_time <= ?", i64::try_from(t).unwrap_or(i64::MAX));
+    }
+    if let Some(c) = &f.contract_id {
+        // The called contract only: deployments do not match, as with the incumbent.
+        w.and("t.tx_type = 'contract_call' AND t.contract_id = ?", c.as_str());
+    }
+    if let Some(n) = &f.function_name {
+        w.and("t.function_name = ?", n.as_str());
+    }
+    // `nonce` is validated but, as the incumbent does, not applied.
+    w
+}
+
+fn list_order(f: &TxListFilter) -> String {
+    let o = if f.ascending { "ASC" } else { "DESC" };
+    let chain = format!("t.block_height {o}, {SEQ} {o}, t.tx_index {o}");
+    match f.sort {
+        TxSort::BlockHeight => chain,
+        TxSort::BurnBlockTime => format!("b.burn_block_time {o}, {chain}"),
+        TxSort::Fee => format!("t.fee {o}, {chain}"),
+    }
+}
+
+const MEMPOOL_COLUMNS: &str = "tx_id, raw_tx, status, replaced_by_tx_id, receipt_time, tx_type, contract_id";
+
+impl TxReader for Store {
+    async fn tx(&self, tx_id: &str, unanchored: bool) -> Result<Option<AnyTx>, ReadError> {
+        if let Some(t) = self.mined_tx_by_id(tx_id, unanchored).await? {
+            return Ok(Some(AnyTx::Mined(t)));
+        }
+        Ok(self.mempool_tx_by_id(tx_id).await?.map(AnyTx::Mempool))
+    }
+
+    async fn tx_events(&self, tx: &MinedTx, paging: Paging) -> Result<Vec<TxEvent>, ReadError> {
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM events WHERE tx_id = $1 AND index_block_hash = $2 \
+             AND microblock_hash = $3 ORDER BY event_index LIMIT $4 OFFSET $5"
+        );
+        let rows = query(
+            &sql,
+            vec![
+                tx.tx_id.clone().into(),
+                tx.index_block_hash.clone().into(),
+                tx.microblock_hash.clone().into(),
+                i64::from(paging.limit).into(),
+                i64::try_from(paging.offset).unwrap_or(i64::MAX).into(),
+            ],
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::from)?;
+        Ok(rows.iter().map(tx_event).collect::<Result<_, _>>().map_err(StoreError::from)?)
+    }
+
+    async fn tx_list(&self, filter: &TxListFilter, paging: Paging) -> Result<(u64, Vec<MinedTx>), ReadError> {
+        let w = list_where(filter);
+        let (total, rows) =
+            self.count_and_page(MINED_TX_COLUMNS, &w.sql, &list_order(filter), w.vals, paging).await?;
+        Ok((total, self.with_abis(&rows).await?))
+    }
+
+    async fn block_txs(&self, block: &BlockRef, paging: Paging) -> Result<(u64, Vec<MinedTx>), ReadError> {
+        let mut w = Where::new(
+            "FROM blocks b JOIN txs t ON t.index_block_hash = b.index_block_hash \
+             WHERE b.canonical = true AND t.canonical = true",
+        );
+        match block {
+            BlockRef::Hash(h) => w.and("b.block_hash = ?", h.as_str()),
+            BlockRef::Height(h) => w.and("b.block_height = ?", i64::try_from(*h).unwrap_or(i64::MAX)),
+        }
+        let order = format!("{SEQ} DESC, t.tx_index DESC");
+        let (total, rows) = self.count_and_page(MINED_TX_COLUMNS, &w.sql, &order, w.vals, paging).await?;
+        Ok((total, self.with_abis(&rows).await?))
+    }
+
+    async fn mempool_list(
+        &self,
+        filter: &MempoolFilter,
+        paging: Paging,
+    ) -> Result<(u64, Vec<MempoolTx>), ReadError> {
+        let mut w = Where::new("FROM mempool_txs WHERE pruned = false");
+        if let Some(a) = &filter.sender_address {
+            w.and("sender_address = ?", a.as_str());
+        }
+        if let Some(a) = &filter.recipient_address {
+            w.and("token_transfer_recipient = ?", a.as_str());
+        }
+        if let Some(a) = &filter.address {
+            w.and("(sender_address = ? OR token_transfer_recipient = ? OR contract_id = ?)", a.as_str());
+        }
+        let o = if filter.ascending { "ASC" } else { "DESC" };
+        let key = match filter.sort {
+            MempoolSort::Age => "receipt_time",
+            MempoolSort::Size => "raw_size",
+            MempoolSort::Fee => "fee",
+        };
+        let order = format!("{key} {o}, tx_id {o}");
+        let (total, rows) = self.count_and_page(MEMPOOL_COLUMNS, &w.sql, &order, w.vals, paging).await?;
+        Ok((total, self.mempool_with_abis(&rows).await?))
+    }
+
+    async fn mempool_fees(&self) -> Result<Vec<(String, u64)>, ReadError> {
+        let rows = query("SELECT tx_type, fee FROM mempool_txs WHERE pruned = false", vec![])
+            .fetch_all(&self.pool)
+            .await
+            .map_err(StoreError::from)?;
+        Ok(rows
+            .iter()
+            .map(|r| Ok((r.try_get("tx_type")?, u(r.try_get("fee")?))))
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(StoreError::from)?)
+    }
+}
