@@ -25,8 +25,7 @@ const FIXTURES: [(&str, Network); 8] = [
 ];
 
 /// The recorded requests this family serves. HEAD/OPTIONS belong to ext-tx (CORS and HEAD for
-/// every route); `/blocks/{id}/transactions` and `/pox-transactions` are listed apart until
-/// they land.
+/// every route); `/pox-transactions` is listed apart until it lands.
 fn ours(e: &OracleEntry) -> bool {
     let p = e.path.as_str();
     let family = p.starts_with("/extended/v1/block")
@@ -40,7 +39,7 @@ fn ours(e: &OracleEntry) -> bool {
 }
 
 fn pending(e: &OracleEntry) -> bool {
-    e.path.ends_with("/transactions") || e.path.ends_with("/pox-transactions")
+    e.path.ends_with("/pox-transactions")
 }
 
 /// Answers known to differ, each with its reason (docs/extended-deviations.md, ext-chain).
@@ -55,6 +54,12 @@ fn known_difference(fixture: &str, url: &str) -> Option<&'static str> {
     }
     if fixture == "mainnet-reorg-scenario1" && url.contains("0xeaff5903") {
         return Some("open: the txs of this non-canonical block differ");
+    }
+    if fixture != "mocknet" && path.starts_with("/extended/v2/blocks/") && path.ends_with("/transactions") {
+        return Some(
+            "open: v2 block transactions outside mocknet (boot block 1's txs carry the boot block's \
+             times and total in the incumbent; forks and microblocks not reconciled yet)",
+        );
     }
     if matches!(path, "/extended/v1/block" | "/extended/v1/block/") {
         return Some("open: the v1 block list orders/filters the tip's microblocks differently from by-id");

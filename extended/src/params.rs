@@ -101,10 +101,11 @@ impl Query {
     }
 
     /// `limit` (default and maximum from `rule`; above the maximum is an invalid value, as the
-    /// incumbent's schema has it) and `offset`.
+    /// incumbent's schema has it; `limit=0` means the default, as the incumbent reads it) and
+    /// `offset`.
     pub fn paging(&self, rule: LimitRule) -> Result<Paging, ApiError> {
         let limit = match self.u64("limit")? {
-            None => rule.default,
+            None | Some(0) => rule.default,
             Some(l) if l > u64::from(rule.max) => {
                 return Err(ApiError::InvalidParam {
                     param: "limit",
@@ -157,6 +158,7 @@ mod tests {
         let rule = LimitRule::new(20, 50);
         assert_eq!(Query::parse("").paging(rule).unwrap(), Paging { limit: 20, offset: 0 });
         assert_eq!(Query::parse("limit=50&offset=7").paging(rule).unwrap(), Paging { limit: 50, offset: 7 });
+        assert_eq!(Query::parse("limit=0&offset=3").paging(rule).unwrap(), Paging { limit: 20, offset: 3 });
         let e = Query::parse("limit=51").paging(rule).unwrap_err();
         assert!(matches!(e, ApiError::InvalidParam { param: "limit", .. }), "{e}");
         assert!(e.to_string().contains("50"));

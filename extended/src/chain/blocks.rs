@@ -7,10 +7,13 @@ use super::reader::{BlockRecord, BlockRef, ChainReader};
 use super::render::{block_v1, block_v2};
 use super::{block_cached, cursor_offset, hash_param, int_param, json, redirect, tip_cached, Req};
 use crate::error::ApiError;
-use crate::params::{LimitRule, Page};
+use crate::params::{LimitRule, Page, Paging};
 use crate::reader::ExplorerReader;
+use crate::reply::deprecated;
+use crate::tx::{mined_tx_json, BlockRef as TxBlock, RenderOptions, TxReader};
 
 const BLOCK_LIMIT: LimitRule = LimitRule::new(20, 30);
+const TX_LIMIT: LimitRule = LimitRule::new(20, 50);
 const SIGNATURE_LIMIT: LimitRule = LimitRule::new(500, 1000);
 /// v2 cursor offsets go ±(max limit × 10).
 const CURSOR_OFFSET_BOUND: i64 = 300;
@@ -28,7 +31,7 @@ pub(crate) async fn v1<R: ExplorerReader + ChainReader>(r: &R, req: &Req, rest: 
     Some(match rest {
         [] => {
             tip_cached(r, req, async {
-                let paging = super::paging(&req.query, BLOCK_LIMIT)?;
+                let paging = req.query.paging(BLOCK_LIMIT)?;
                 let (total, blocks) = r.blocks(paging.limit, paging.offset).await?;
                 let mut results = Vec::with_capacity(blocks.len());
                 for b in &blocks {
@@ -90,7 +93,11 @@ async fn v2_block<R: ChainReader>(r: &R, by: BlockRef) -> Result<BlockRecord, Ap
 }
 
 /// `/extended/v2/blocks/...`.
-pub(crate) async fn v2<R: ExplorerReader + ChainReader>(r: &R, req: &Req, rest: &[&str]) -> Option<Answer> {
+pub(crate) async fn v2<R: ExplorerReader + ChainReader + TxReader>(
+    r: &R,
+    req: &Req,
+    rest: &[&str],
+) -> Option<Answer> {
     Some(match rest {
         [] => tip_cached(r, req, list(r, req)).await,
         ["average-times"] => tip_cached(r, req, average_times(r)).await,
@@ -100,8 +107,31 @@ pub(crate) async fn v2<R: ExplorerReader + ChainReader>(r: &R, req: &Req, rest: 
             Err(e) => Err(e),
         },
         [id, "signer-signatures"] => signer_signatures(r, req, id).await,
+        [id, "transactions"] => block_transactions(r, req, id).await,
         _ => return None,
     })
+}
+
+/// `/extended/v2/blocks/{height_or_hash}/transactions`: the block's transactions through the
+/// shared Transaction renderer, cached by the block (the incumbent marks it deprecated).
+async fn block_transactions<R: ChainReader + TxReader>(r: &R, req: &Req, id: &str) -> Answer {
+    let by = height_or_hash(id)?;
+    let paging = req.query.paging(TX_LIMIT)?;
+    let block = v2_block(r, by).await?;
+    // The reader pages newest first; the incumbent lists by microblock sequence then tx index,
+    // oldest first: read the mirrored page and reverse it.
+    let at = TxBlock::Height(block.block_height);
+    let (total, _) = r.block_txs(&at, Paging { limit: 0, offset: 0 }).await?;
+    let end = total.saturating_sub(paging.offset);
+    let start = end.saturating_sub(u64::from(paging.limit));
+    let mirrored = Paging { limit: (end - start) as u32, offset: total - end };
+    let (_, mut txs) = r.block_txs(&at, mirrored).await?;
+    txs.reverse();
+    let results = txs
+        .iter()
+        .map(|t| mined_tx_json(t, None, RenderOptions::default()))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(block_cached(req, &block, || deprecated(json(&json!(Page::new(paging, total, results))))))
 }
 
 async fn by_block_time<R: ChainReader>(r: &R, req: &Req, ts: &str) -> Answer {
@@ -116,7 +146,7 @@ async fn by_block_time<R: ChainReader>(r: &R, req: &Req, ts: &str) -> Answer {
 
 async fn signer_signatures<R: ChainReader>(r: &R, req: &Req, id: &str) -> Answer {
     let by = height_or_hash(id)?;
-    let paging = super::paging(&req.query, SIGNATURE_LIMIT)?;
+    let paging = req.query.paging(SIGNATURE_LIMIT)?;
     let block = v2_block(r, by).await?;
     let all = r.block_signer_signatures(&block).await?;
     let total = all.len() as u64;
@@ -162,7 +192,7 @@ fn cursor_param(req: &Req) -> Result<Option<String>, ApiError> {
 }
 
 async fn list<R: ChainReader>(r: &R, req: &Req) -> Answer {
-    let limit = super::paging(&req.query, BLOCK_LIMIT)?.limit;
+    let limit = req.query.paging(BLOCK_LIMIT)?.limit;
     let offset = cursor_offset(&req.query, CURSOR_OFFSET_BOUND)?;
     let cursor = cursor_param(req)?;
     let Some(tip) = r.block(BlockRef::Latest).await? else {
@@ -216,7 +246,7 @@ pub(crate) async fn tenure_blocks<R: ChainReader>(r: &R, req: &Req, tenure: &str
         param: "tenure_height",
         reason: format!("`{tenure}` is not an integer"),
     })?;
-    let limit = super::paging(&req.query, BLOCK_LIMIT)?.limit;
+    let limit = req.query.paging(BLOCK_LIMIT)?.limit;
     let offset = cursor_offset(&req.query, CURSOR_OFFSET_BOUND)?;
     let cursor = cursor_param(req)?;
     let from = match cursor {

@@ -38,7 +38,7 @@ pub(crate) async fn burn_blocks<R: ExplorerReader + ChainReader>(
     Some(match rest {
         [] => {
             tip_cached(r, req, async {
-                let paging = super::paging(&req.query, BURN_BLOCK_LIMIT)?;
+                let paging = req.query.paging(BURN_BLOCK_LIMIT)?;
                 let (total, blocks) = r.burn_blocks(paging.limit, paging.offset).await?;
                 let results: Vec<_> = blocks.iter().map(burn_block).collect();
                 Ok(json(&json!(Page::new(paging, total, results))))
@@ -58,7 +58,7 @@ pub(crate) async fn burn_blocks<R: ExplorerReader + ChainReader>(
         [id, "blocks"] => match burn_ref(id) {
             Ok(by) => {
                 tip_cached(r, req, async {
-                    let paging = super::paging(&req.query, BURN_BLOCK_LIMIT)?;
+                    let paging = req.query.paging(BURN_BLOCK_LIMIT)?;
                     let hash = match by {
                         BurnRef::Hash(h) => h,
                         BurnRef::Height(h) => match r.block(BlockRef::BurnHeight(h)).await? {
@@ -113,7 +113,7 @@ const BECH32_CHARSET: &[u8] = b"qpzry9x8gf2tvdw0s3jn54khce6mua7l";
 /// `/extended/v1/burnchain/...` (no ETag, as the incumbent).
 pub(crate) async fn burnchain<R: ChainReader>(r: &R, req: &Req, rest: &[&str]) -> Option<Answer> {
     let rewards_page = |recipient: Option<String>| async move {
-        let paging = super::paging(&req.query, BURNCHAIN_LIMIT)?;
+        let paging = req.query.paging(BURNCHAIN_LIMIT)?;
         let rows = r.burnchain_rewards(recipient.as_deref(), paging.limit, paging.offset).await?;
         let results: Vec<_> = rows.iter().map(burnchain_reward).collect();
         // The incumbent's rewards envelope has no `total`.
@@ -122,7 +122,7 @@ pub(crate) async fn burnchain<R: ChainReader>(r: &R, req: &Req, rest: &[&str]) -
         ))
     };
     let holders_page = |address: Option<String>| async move {
-        let paging = super::paging(&req.query, BURNCHAIN_LIMIT)?;
+        let paging = req.query.paging(BURNCHAIN_LIMIT)?;
         let (total, rows) = r.reward_slot_holders(address.as_deref(), paging.limit, paging.offset).await?;
         let results: Vec<_> = rows.iter().map(reward_slot_holder).collect();
         Ok::<_, ApiError>(json(&json!(Page::new(paging, total, results))))

@@ -30,6 +30,7 @@ use crate::headers::with_common_headers;
 use crate::params::{query, Query};
 use crate::reader::ExplorerReader;
 use crate::status::{chain_tip_etag, with_cache};
+use crate::tx::TxReader;
 
 const REVALIDATE: &str = "public, no-cache, must-revalidate";
 
@@ -42,7 +43,7 @@ pub(crate) struct Req {
     pub if_none_match: Option<String>,
 }
 
-pub fn routes<R: ExplorerReader + ChainReader>(
+pub fn routes<R: ExplorerReader + ChainReader + TxReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (Response,), Error = Rejection> + Clone {
     warp::get()
@@ -68,7 +69,10 @@ pub fn routes<R: ExplorerReader + ChainReader>(
         })
 }
 
-async fn dispatch<R: ExplorerReader + ChainReader>(r: &R, req: &Req) -> Option<Result<Response, ApiError>> {
+async fn dispatch<R: ExplorerReader + ChainReader + TxReader>(
+    r: &R,
+    req: &Req,
+) -> Option<Result<Response, ApiError>> {
     let s: Vec<&str> = req.segs.iter().map(String::as_str).collect();
     Some(match s.as_slice() {
         ["v1", "block", ..] => blocks::v1(r, req, &s[2..]).await?,
@@ -144,15 +148,6 @@ pub(crate) fn redirect(req: &Req, path: String) -> Response {
         res.headers_mut().insert(warp::http::header::LOCATION, v);
     }
     with_common_headers(res)
-}
-
-/// `limit`/`offset` as the incumbent reads them: `limit=0` means the default.
-pub(crate) fn paging(q: &Query, rule: crate::params::LimitRule) -> Result<crate::params::Paging, ApiError> {
-    let mut p = q.paging(rule)?;
-    if p.limit == 0 {
-        p.limit = rule.default;
-    }
-    Ok(p)
 }
 
 /// A JSON number as JavaScript prints it: whole values without a fraction.

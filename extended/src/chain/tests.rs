@@ -208,3 +208,41 @@ async fn supply_forms() {
     let (status, _, _) = get("/extended/v1/stx_supply?height=9").await;
     assert_eq!(status, 404);
 }
+
+/// No transactions: the chain routes only read them for `/v2/blocks/{id}/transactions`.
+impl crate::tx::TxReader for Fake {
+    async fn tx(&self, _: &str, _: bool) -> Result<Option<crate::tx::AnyTx>, ReadError> {
+        Ok(None)
+    }
+    async fn tx_events(
+        &self,
+        _: &crate::tx::MinedTx,
+        _: crate::params::Paging,
+    ) -> Result<Vec<crate::tx::TxEvent>, ReadError> {
+        Ok(vec![])
+    }
+    async fn tx_list(
+        &self,
+        _: &crate::tx::TxListFilter,
+        _: crate::params::Paging,
+    ) -> Result<(u64, Vec<crate::tx::MinedTx>), ReadError> {
+        Ok((0, vec![]))
+    }
+    async fn block_txs(
+        &self,
+        _: &crate::tx::BlockRef,
+        _: crate::params::Paging,
+    ) -> Result<(u64, Vec<crate::tx::MinedTx>), ReadError> {
+        Ok((0, vec![]))
+    }
+    async fn mempool_list(
+        &self,
+        _: &crate::tx::MempoolFilter,
+        _: crate::params::Paging,
+    ) -> Result<(u64, Vec<crate::tx::MempoolTx>), ReadError> {
+        Ok((0, vec![]))
+    }
+    async fn mempool_fees(&self) -> Result<Vec<(String, u64)>, ReadError> {
+        Ok(vec![])
+    }
+}
