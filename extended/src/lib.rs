@@ -27,8 +27,8 @@ pub use headers::{with_common_headers, API_VERSION, SERVER_VERSION};
 pub use params::{query, LimitRule, Page, Paging, Query};
 pub use reader::{ChainTip, ExplorerReader, ReadError};
 pub use search::{ContractHit, HashHit, MinedAt, SearchReader};
-pub use tokens::{NftEvent, NftHolding, TokenReader};
 pub use time::iso8601;
+pub use tokens::{NftEvent, NftHolding, TokenReader};
 pub use tx::TxReader;
 
 use std::sync::Arc;
