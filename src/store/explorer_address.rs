@@ -5,10 +5,12 @@ use std::collections::BTreeMap;
 
 use sqlx::Row;
 use stacks_codec::tx::{Payload, Transaction};
+use stacks_extended::tx::MinedTx;
 use stacks_extended::{
-    AddressReader, AssetTotals, FtHolder, MempoolDelta, NonceState, ReadError, StxTotals, UntilBlock,
+    AddressReader, AssetTotals, FtHolder, MempoolDelta, NonceState, Paging, ReadError, StxTotals, UntilBlock,
 };
 
+use super::explorer_tx::MINED_TX_COLUMNS;
 use super::sql::query;
 use super::write::ft_parse;
 use super::{Store, StoreError};
@@ -350,5 +352,51 @@ impl AddressReader for Store {
         offset: u64,
     ) -> Result<(u64, i128, Vec<FtHolder>), ReadError> {
         Ok(self.ft_holder_page(token, limit, offset).await?)
+    }
+
+    async fn address_txs(
+        &self,
+        principal: &str,
+        height: Option<u64>,
+        paging: Paging,
+    ) -> Result<(u64, Vec<MinedTx>), ReadError> {
+        Ok(self.address_txs_page(principal, height, paging).await?)
+    }
+}
+
+impl Store {
+    /// Walks the `account_txs_page` index (principal, canonical, height, index): no scan of the
+    /// chain's history.
+    async fn address_txs_page(
+        &self,
+        principal: &str,
+        height: Option<u64>,
+        paging: Paging,
+    ) -> Result<(u64, Vec<MinedTx>), StoreError> {
+        let max = height.map_or(i64::MAX, |h| i64::try_from(h).unwrap_or(i64::MAX));
+        let count = query(
+            "SELECT COUNT(*) AS n FROM account_txs a \
+             WHERE a.principal = $1 AND a.canonical = true AND a.block_height <= $2",
+            vec![principal.into(), max.into()],
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        let total = u64::try_from(count.try_get::<i64, _>("n")?).unwrap_or_default();
+        let sql = format!(
+            "SELECT {MINED_TX_COLUMNS} FROM account_txs a \
+             JOIN txs t ON t.tx_id = a.tx_id AND t.index_block_hash = a.index_block_hash \
+             JOIN blocks b ON b.index_block_hash = t.index_block_hash \
+             WHERE a.principal = $1 AND a.canonical = true AND a.block_height <= $2 AND t.canonical = true \
+             ORDER BY a.block_height DESC, COALESCE(t.microblock_sequence, 2147483647) DESC, a.tx_index DESC \
+             LIMIT $3 OFFSET $4"
+        );
+        let vals = vec![
+            principal.into(),
+            max.into(),
+            i64::from(paging.limit).into(),
+            i64::try_from(paging.offset).unwrap_or(i64::MAX).into(),
+        ];
+        let rows = query(&sql, vals).fetch_all(&self.pool).await?;
+        Ok((total, self.with_abis(&rows).await?))
     }
 }

@@ -24,6 +24,7 @@ pub fn routes<R: AddressReader>(
     let v1 = v1.and(inm).and(r.clone()).and_then(|p: String, what: String, q, inm, r: Arc<R>| async move {
         match what.as_str() {
             "stx" | "balances" | "nonces" => v1_route(&*r, &p, &what, &q, inm).await.map_err(reject),
+            "transactions" => super::txs::v1_transactions(&*r, &p, &q, inm).await.map_err(reject),
             _ => Err(warp::reject::not_found()),
         }
     });
@@ -56,13 +57,16 @@ pub fn routes<R: AddressReader>(
     v1.or(v2).or(v2_token).or(holders)
 }
 
-async fn tip_etag<R: AddressReader>(r: &R) -> Result<Option<String>, ApiError> {
+pub(super) async fn tip_etag<R: AddressReader>(r: &R) -> Result<Option<String>, ApiError> {
     let tip = r.chain_tip().await?;
     Ok(chain_tip_etag(tip.as_ref()).map(|e| e.trim_matches('"').to_string()))
 }
 
 /// The height a request's block parameter names; an unknown block is a 404.
-async fn height_of<R: AddressReader>(r: &R, at: Option<UntilBlock>) -> Result<Option<u64>, ApiError> {
+pub(super) async fn height_of<R: AddressReader>(
+    r: &R,
+    at: Option<UntilBlock>,
+) -> Result<Option<u64>, ApiError> {
     let Some(at) = at else { return Ok(None) };
     match r.resolve_block(&at).await? {
         Some(h) => Ok(Some(h)),

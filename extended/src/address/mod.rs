@@ -3,6 +3,7 @@
 
 mod balances;
 mod reader;
+mod txs;
 
 use std::sync::Arc;
 

@@ -4,6 +4,8 @@
 use std::future::Future;
 
 use crate::reader::{ExplorerReader, ReadError};
+use crate::tx::MinedTx;
+use crate::Paging;
 
 /// A block named by a request (`until_block`, `block_height`, `block_hash`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,4 +104,12 @@ pub trait AddressReader: ExplorerReader {
         limit: u32,
         offset: u64,
     ) -> impl Future<Output = Result<(u64, i128, Vec<FtHolder>), ReadError>> + Send;
+    /// A page of the canonical transactions involving `principal` up to block `height` (the
+    /// tip when `None`), newest first, and how many there are.
+    fn address_txs(
+        &self,
+        principal: &str,
+        height: Option<u64>,
+        paging: Paging,
+    ) -> impl Future<Output = Result<(u64, Vec<MinedTx>), ReadError>> + Send;
 }
