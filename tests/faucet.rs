@@ -222,9 +222,13 @@ fn make_api(store: &Arc<Store>, config: FaucetConfig) -> Api {
     let faucets = Faucets::new(Arc::clone(store), config)
         .unwrap()
         .with_clock(Arc::new(move || c.load(Ordering::SeqCst)));
-    let filter = stacks_ledger::api::routes_with(Arc::clone(store), stacks_ledger::v2::V2Settings::ledger_only(), Arc::new(faucets))
-        .map(warp::Reply::into_response)
-        .boxed();
+    let filter = stacks_ledger::api::routes_with(
+        Arc::clone(store),
+        stacks_ledger::v2::V2Settings::ledger_only(),
+        Arc::new(faucets),
+    )
+    .map(warp::Reply::into_response)
+    .boxed();
     Api { clock, filter }
 }
 

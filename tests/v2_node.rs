@@ -110,7 +110,12 @@ fn settings(node: SocketAddr, policy: V2Policy, timeout: Duration) -> V2Settings
 }
 
 async fn api(store: &Arc<Store>, settings: V2Settings) -> String {
-    let addr = serve(stacks_ledger::api::routes_with(Arc::clone(store), settings, stacks_ledger::api::faucets_from_env(store))).await;
+    let addr = serve(stacks_ledger::api::routes_with(
+        Arc::clone(store),
+        settings,
+        stacks_ledger::api::faucets_from_env(store),
+    ))
+    .await;
     format!("http://{addr}")
 }
 

@@ -6,6 +6,7 @@ mod chain;
 mod contract;
 mod cors;
 mod error;
+mod head;
 mod headers;
 mod params;
 mod reader;
@@ -27,8 +28,8 @@ pub use headers::{with_common_headers, API_VERSION, SERVER_VERSION};
 pub use params::{query, LimitRule, Page, Paging, Query};
 pub use reader::{ChainTip, ExplorerReader, ReadError};
 pub use search::{ContractHit, HashHit, MinedAt, SearchReader};
-pub use tokens::{NftEvent, NftHolding, TokenReader};
 pub use time::iso8601;
+pub use tokens::{NftEvent, NftHolding, TokenReader};
 pub use tx::TxReader;
 
 use std::sync::Arc;
@@ -42,12 +43,12 @@ pub fn routes<
 >(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
-    status::routes(reader.clone())
+    let get = status::routes(reader.clone())
         .or(tx::routes(reader.clone()))
         .or(chain::routes(reader.clone()))
         .or(address::routes(reader.clone()))
         .or(contract::routes(reader.clone()))
         .or(tokens::routes(reader.clone()))
-        .or(search::routes(reader))
-        .or(cors::preflight())
+        .or(search::routes(reader));
+    head::head_as_get(get.clone()).or(get).or(cors::preflight())
 }

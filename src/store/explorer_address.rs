@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use sqlx::Row;
 use stacks_codec::tx::{Payload, Transaction};
 use stacks_extended::{
-    AddressReader, AssetTotals, UntilBlock, FtHolder, MempoolDelta, NonceState, ReadError, StxTotals,
+    AddressReader, AssetTotals, FtHolder, MempoolDelta, NonceState, ReadError, StxTotals, UntilBlock,
 };
 
 use super::sql::query;

@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 use warp::{Filter, Rejection, Reply};
 
 use super::{
-    block_ref, cached_json, principal, reject, AddressReader, UntilBlock, MempoolDelta, NonceState, StxTotals,
+    block_ref, cached_json, principal, reject, AddressReader, MempoolDelta, NonceState, StxTotals, UntilBlock,
 };
 use crate::error::ApiError;
 use crate::params::{query, LimitRule, Page, Query};

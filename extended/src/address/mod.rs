@@ -12,7 +12,7 @@ use warp::http::{HeaderValue, StatusCode};
 use warp::reply::Response;
 use warp::{Filter, Rejection, Reply};
 
-pub use reader::{AddressReader, AssetTotals, UntilBlock, FtHolder, MempoolDelta, NonceState, StxTotals};
+pub use reader::{AddressReader, AssetTotals, FtHolder, MempoolDelta, NonceState, StxTotals, UntilBlock};
 
 use crate::error::ApiError;
 use crate::headers::with_common_headers;
