@@ -35,6 +35,7 @@ fn is_ext_tx(e: &OracleEntry) -> bool {
         || p == "/extended/v2/mempool/fees"
         || p == "/extended/v1/fee_rate"
         || e.method == "OPTIONS"
+        || e.method == "HEAD"
 }
 
 /// Routes of this family not served yet (reported, not asserted): see the final report.

@@ -6,6 +6,7 @@ mod chain;
 mod contract;
 mod cors;
 mod error;
+mod head;
 mod headers;
 mod params;
 mod reader;
@@ -42,12 +43,12 @@ pub fn routes<
 >(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
-    status::routes(reader.clone())
+    let get = status::routes(reader.clone())
         .or(tx::routes(reader.clone()))
         .or(chain::routes(reader.clone()))
         .or(address::routes(reader.clone()))
         .or(contract::routes(reader.clone()))
         .or(tokens::routes(reader.clone()))
-        .or(search::routes(reader))
-        .or(cors::preflight())
+        .or(search::routes(reader));
+    head::head_as_get(get.clone()).or(get).or(cors::preflight())
 }
