@@ -7,7 +7,6 @@
 
 mod blocks;
 mod burn;
-mod iso;
 mod reader;
 mod render;
 mod supply;

@@ -2,8 +2,8 @@
 
 use serde_json::{json, Map, Value};
 
-use super::iso::unix_to_iso;
 use super::reader::{BlockContents, BlockRecord, BurnBlockRecord, BurnchainReward, RewardSlotHolder};
+use crate::time::iso8601;
 
 /// `block_time` falls back to the burn block's time before Nakamoto blocks carried one.
 fn block_time(b: &BlockRecord) -> i64 {
@@ -26,7 +26,7 @@ fn base(b: &BlockRecord, with_parent_index: bool) -> Map<String, Value> {
     m.insert("height".into(), json!(b.block_height));
     m.insert("hash".into(), json!(b.block_hash));
     m.insert("block_time".into(), json!(block_time(b)));
-    m.insert("block_time_iso".into(), json!(unix_to_iso(block_time(b))));
+    m.insert("block_time_iso".into(), json!(iso8601(block_time(b))));
     m.insert("tenure_height".into(), json!(tenure_height(b)));
     m.insert("index_block_hash".into(), json!(b.index_block_hash));
     m.insert("parent_block_hash".into(), json!(b.parent_block_hash));
@@ -34,7 +34,7 @@ fn base(b: &BlockRecord, with_parent_index: bool) -> Map<String, Value> {
         m.insert("parent_index_block_hash".into(), json!(b.parent_index_block_hash));
     }
     m.insert("burn_block_time".into(), json!(b.burn_block_time));
-    m.insert("burn_block_time_iso".into(), json!(unix_to_iso(b.burn_block_time)));
+    m.insert("burn_block_time_iso".into(), json!(iso8601(b.burn_block_time)));
     m.insert("burn_block_hash".into(), json!(b.burn_block_hash));
     m.insert("burn_block_height".into(), json!(b.burn_block_height));
     m.insert("miner_txid".into(), json!(b.miner_txid));
@@ -86,7 +86,7 @@ pub fn block_v2(b: &BlockRecord) -> Value {
 pub fn burn_block(b: &BurnBlockRecord) -> Value {
     json!({
         "burn_block_time": b.burn_block_time,
-        "burn_block_time_iso": unix_to_iso(b.burn_block_time),
+        "burn_block_time_iso": iso8601(b.burn_block_time),
         "burn_block_hash": b.burn_block_hash,
         "burn_block_height": b.burn_block_height,
         "stacks_blocks": b.stacks_blocks,

@@ -83,7 +83,8 @@ fn iso(t: u64) -> String {
     if t == 0 {
         String::new()
     } else {
-        iso8601(t)
+        // Stored times come from BIGINT columns, so they fit an i64.
+        iso8601(t as i64)
     }
 }
 
@@ -139,7 +140,7 @@ pub fn mempool_tx_json(tx: &MempoolTx, opts: RenderOptions) -> Result<Json, Rend
     m.insert("tx_status".into(), tx.status.clone().into());
     m.insert("replaced_by_tx_id".into(), tx.replaced_by_tx_id.clone().into());
     m.insert("receipt_time".into(), tx.receipt_time.into());
-    m.insert("receipt_time_iso".into(), iso8601(tx.receipt_time).into());
+    m.insert("receipt_time_iso".into(), iso8601(tx.receipt_time as i64).into());
     m.extend(tail);
     Ok(Json::Object(m))
 }
