@@ -8,6 +8,7 @@
 //! Every decoder returns a typed [`CodecError`] on malformed input and never panics.
 
 pub mod address;
+pub mod bech32;
 pub mod clarity;
 pub mod error;
 pub mod hash;
