@@ -111,9 +111,10 @@ async fn postgres_failures_leave_the_store_unchanged() {
     failures(Db::Postgres).await;
 }
 
-/// `Store::ingest_batch`: refused events inside a batch roll back to their savepoint and the
-/// rest of the batch applies, so the store ends exactly as when only the good events are
-/// ingested one by one; a replayed id in the batch is `AlreadyStored`.
+/// `Store::ingest_batch`: refused events inside a batch leave nothing behind (the batch is
+/// re-applied without them) and the rest of the batch applies, so the store ends exactly as
+/// when only the good events are ingested one by one; a replayed id in the batch is
+/// `AlreadyStored`.
 async fn batch_matches_one_by_one(db: Db) {
     let Some(events) = mocknet() else { return };
     let good: Vec<IncomingEvent> = events

@@ -20,6 +20,7 @@ mod sql;
 mod v2;
 mod write;
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::str::FromStr;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -73,6 +74,22 @@ pub(crate) enum ApplyError {
     Rejected(String),
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// A refused event's error, kept to report it again on a later pass of a batch.
+#[derive(Debug, Clone)]
+enum Refusal {
+    Invalid(String),
+    Rejected(String),
+}
+
+impl From<Refusal> for ApplyError {
+    fn from(r: Refusal) -> Self {
+        match r {
+            Refusal::Invalid(reason) => ApplyError::Invalid(reason),
+            Refusal::Rejected(reason) => ApplyError::Rejected(reason),
+        }
+    }
 }
 
 impl From<sqlx::Error> for ApplyError {
@@ -134,6 +151,13 @@ struct Checkpointer {
 const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
 /// The writer's automatic checkpoint, in WAL pages (4 KiB): 64 MiB.
 const WRITER_AUTOCHECKPOINT: u32 = 16_384;
+
+/// The writer's SQLite page cache, in KiB (readers keep 64 MiB each). Every transaction
+/// inserts into a dozen indexes keyed by random txids and addresses, so once the database
+/// outgrows the cache nearly every insert is a page read (a `pread` and a copy from the OS
+/// cache); a larger cache on the one connection that writes keeps the hot interior pages of
+/// those indexes. A fixed size: memory stays flat however long the chain.
+const WRITER_CACHE_KIB: u32 = 256 * 1024;
 
 impl Checkpointer {
     async fn start(options: &AnyConnectOptions) -> Result<Checkpointer, sqlx::Error> {
@@ -248,6 +272,7 @@ impl Store {
             let mut conn = self.pool.acquire().await?.detach();
             if self.engine == Engine::Sqlite {
                 conn.execute(format!("PRAGMA wal_autocheckpoint = {WRITER_AUTOCHECKPOINT}").as_str()).await?;
+                conn.execute(format!("PRAGMA cache_size = -{WRITER_CACHE_KIB}").as_str()).await?;
             }
             *slot = Some(conn);
         }
@@ -259,20 +284,20 @@ impl Store {
         let payload = parse(&ev)?;
         let mut writer = self.writer.lock().await;
         let conn = self.writer_conn(&mut writer).await?;
-        let result = self.apply_event(conn, ev, &payload).await;
+        let result = self.apply_event(conn, &ev, &payload).await;
         if matches!(result, Err(ApplyError::Store(_))) {
             self.drop_writer(&mut writer).await;
         }
         result
     }
 
-    /// Bulk import: applies `events` in order in **one** database transaction, each event in a
-    /// savepoint of its own, and commits once at the end.
+    /// Bulk import: applies `events` in order in **one** database transaction, and commits once
+    /// at the end.
     ///
     /// Per event the semantics of [`EventSink::ingest`] hold: an event is applied whole (its
     /// raw event and all its effects) or not at all; a refused event (`Invalid`, `Rejected`)
-    /// rolls back to its savepoint, gets its error in the result, and the batch goes on with
-    /// the next one, which sees the store exactly as if the refused event had never come.
+    /// gets its error in the result, and the batch goes on with the next one, which sees the
+    /// store exactly as if the refused event had never come.
     ///
     /// What changes is when events become durable: none of the batch is committed until the
     /// whole batch is. Nothing is acknowledged before that either: only an `Ok` from this
@@ -295,50 +320,72 @@ impl Store {
         events: Vec<IncomingEvent>,
         stop_at_refusal: bool,
     ) -> Result<Vec<Result<IngestOutcome, IngestError>>, IngestError> {
-        let parsed: Vec<(IncomingEvent, Result<EventPayload, ApplyError>)> = events
+        let parsed: Vec<(IncomingEvent, Result<EventPayload, Refusal>)> = events
             .into_iter()
             .map(|ev| {
-                let payload = parse(&ev);
+                let payload = parse(&ev).map_err(|e| Refusal::Invalid(e.to_string()));
                 (ev, payload)
             })
             .collect();
         let mut writer = self.writer.lock().await;
-        let result = self.apply_batch(&mut writer, parsed, stop_at_refusal).await;
+        let result = self.apply_batch(&mut writer, &parsed, stop_at_refusal).await;
         if result.is_err() {
             self.drop_writer(&mut writer).await;
         }
         result.map_err(IngestError::from)
     }
 
+    /// Applies the batch optimistically, without a savepoint per event (they cost a B-tree
+    /// savepoint on SQLite and a subtransaction on PostgreSQL for every event, and refusals
+    /// are rare in a replay). When an event is refused after it may have written something,
+    /// the whole transaction is rolled back and the batch re-applied from the start with that
+    /// event skipped: at most one extra pass per refused event.
     async fn apply_batch(
         &self,
         writer: &mut Option<AnyConnection>,
-        parsed: Vec<(IncomingEvent, Result<EventPayload, ApplyError>)>,
+        parsed: &[(IncomingEvent, Result<EventPayload, Refusal>)],
         stop_at_refusal: bool,
     ) -> Result<Vec<Result<IngestOutcome, IngestError>>, StoreError> {
-        let mut tx = self.writer_conn(writer).await?.begin().await?;
-        let mut out = Vec::with_capacity(parsed.len());
-        for (ev, payload) in parsed {
-            let path = ev.path;
-            // Inside `tx`, `apply_event`'s transaction is a savepoint.
-            let outcome = match payload {
-                Ok(payload) => self.apply_event(&mut tx, ev, &payload).await,
-                Err(e) => Err(e),
-            };
-            match outcome {
-                Ok(o) => out.push(Ok(o)),
-                Err(ApplyError::Store(e)) => return Err(e),
-                Err(e) => {
-                    tracing::warn!(%path, error = %e, "event not applied");
-                    out.push(Err(ingest_error(path, e)));
-                    if stop_at_refusal {
-                        break;
+        // Events refused while applying, found on earlier passes.
+        let mut refused: HashMap<usize, Refusal> = HashMap::new();
+        'pass: loop {
+            let mut tx = self.writer_conn(writer).await?.begin().await?;
+            let mut out = Vec::with_capacity(parsed.len());
+            for (i, (ev, payload)) in parsed.iter().enumerate() {
+                let outcome = match (refused.get(&i), payload) {
+                    (Some(r), _) | (None, Err(r)) => Err(ApplyError::from(r.clone())),
+                    (None, Ok(payload)) => match self.apply_in(&mut tx, ev, payload).await {
+                        Ok(o) => Ok(o),
+                        Err(ApplyError::Store(e)) => return Err(e),
+                        Err(ApplyError::Invalid(reason)) => {
+                            // It may have written part of itself: start over without it.
+                            tx.rollback().await?;
+                            refused.insert(i, Refusal::Invalid(reason));
+                            continue 'pass;
+                        }
+                        Err(ApplyError::Rejected(reason)) => {
+                            tx.rollback().await?;
+                            refused.insert(i, Refusal::Rejected(reason));
+                            continue 'pass;
+                        }
+                    },
+                };
+                match outcome {
+                    Ok(o) => out.push(Ok(o)),
+                    Err(e) => {
+                        out.push(Err(ingest_error(ev.path, e)));
+                        if stop_at_refusal {
+                            break;
+                        }
                     }
                 }
             }
+            tx.commit().await?;
+            for e in out.iter().filter_map(|o| o.as_ref().err()) {
+                tracing::warn!(error = %e, "event not applied");
+            }
+            return Ok(out);
         }
-        tx.commit().await?;
-        Ok(out)
     }
 
     /// Closes the writer's connection after a database error: it may be broken, or still in a
@@ -354,7 +401,7 @@ impl Store {
     async fn apply_event(
         &self,
         conn: &mut AnyConnection,
-        ev: IncomingEvent,
+        ev: &IncomingEvent,
         payload: &EventPayload,
     ) -> Result<IngestOutcome, ApplyError> {
         let mut tx = conn.begin().await?;
@@ -373,13 +420,13 @@ impl Store {
     async fn apply_in(
         &self,
         conn: &mut AnyConnection,
-        ev: IncomingEvent,
+        ev: &IncomingEvent,
         payload: &EventPayload,
     ) -> Result<IngestOutcome, ApplyError> {
-        let (timestamp, unix) = match ev.receive_timestamp {
+        let (timestamp, unix) = match &ev.receive_timestamp {
             Some(ts) => {
-                let unix = parse_pg_timestamp(&ts).unwrap_or_else(now_unix);
-                (ts, unix)
+                let unix = parse_pg_timestamp(ts).unwrap_or_else(now_unix);
+                (ts.clone(), unix)
             }
             None => {
                 let unix = now_unix();
