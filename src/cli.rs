@@ -1,6 +1,7 @@
 //! Command-line interface: argument parsing, logging set-up, the offline codec commands, and
 //! dispatch of the ledger commands (`serve`, `import-events`, `export-events`, in [`ledger`]).
 
+mod check_construction;
 mod check_data;
 mod ledger;
 #[cfg(test)]
@@ -53,6 +54,9 @@ pub enum Command {
     Devnet(stacks_ledger::devnet::DevnetArgs),
     /// Check a Rosetta server as rosetta-cli `check:data` does (sync, validate, reconcile).
     CheckData(check_data::CheckDataArgs),
+    /// Run rosetta-cli `check:construction`'s workflows (create_account, request_funds,
+    /// transfer) against a Rosetta server backed by a node.
+    CheckConstruction(check_construction::CheckConstructionArgs),
 }
 
 /// The commands that work on the store.
@@ -90,6 +94,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::DecodeClarity { hex, format } => decode_clarity(&read_arg(hex)?, format)?,
         Command::Devnet(args) => return Ok(stacks_ledger::devnet::run(args)?),
         Command::CheckData(args) => return check_data::run(args),
+        Command::CheckConstruction(args) => return check_construction::run(args),
         Command::Ledger(command) => {
             let mut config = Config::from_process_env(&cli.config)?;
             if let LedgerCommand::Serve(ServeArgs { mode: Some(mode) }) = &command {
