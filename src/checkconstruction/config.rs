@@ -53,3 +53,28 @@ pub fn server_url(url: &str) -> String {
     let url = url.trim_end_matches('/');
     url.strip_suffix("/rosetta/v1").unwrap_or(url).to_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_rosetta_cli_files_and_prefunded_accounts() {
+        // The repository's rosetta-cli configuration (no prefunded accounts) reads as is.
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("rosetta-cli-configs");
+        let c = ConstructionCliConfig::read(&dir.join("devnet.json")).unwrap();
+        assert_eq!(c.construction.end_conditions.get("transfer"), Some(&10));
+        assert_eq!(server_url(c.online_url.as_deref().unwrap()), "http://127.0.0.1:3999");
+        let text = r#"{"network": {"blockchain": "stacks", "network": "testnet"},
+            "construction": {"offline_url": "http://h:1/rosetta/v1/", "end_conditions": {"create_account": 2},
+            "prefunded_accounts": [{"privkey": "11", "account_identifier": {"address": "ST1"},
+                "curve_type": "secp256k1", "currency": {"symbol": "STX", "decimals": 6}}]}}"#;
+        let c: ConstructionCliConfig = serde_json::from_str(text).unwrap();
+        assert_eq!(server_url(c.construction.offline_url.as_deref().unwrap()), "http://h:1");
+        assert_eq!(c.construction.prefunded_accounts[0].account_identifier.address, "ST1");
+        assert!(
+            serde_json::from_str::<ConstructionCliConfig>(r#"{"network": null}"#).is_err(),
+            "construction is required"
+        );
+    }
+}
