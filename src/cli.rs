@@ -1,6 +1,7 @@
 //! Command-line interface: argument parsing, logging set-up, the offline codec commands, and
 //! dispatch of the ledger commands (`serve`, `import-events`, `export-events`, in [`ledger`]).
 
+mod check_construction;
 mod check_data;
 mod ledger;
 #[cfg(test)]
@@ -53,17 +54,29 @@ pub enum Command {
     Devnet(stacks_ledger::devnet::DevnetArgs),
     /// Check a Rosetta server as rosetta-cli `check:data` does (sync, validate, reconcile).
     CheckData(check_data::CheckDataArgs),
+    /// Run rosetta-cli `check:construction`'s workflows (create_account, request_funds,
+    /// transfer) against a Rosetta server backed by a node.
+    CheckConstruction(check_construction::CheckConstructionArgs),
 }
 
 /// The commands that work on the store.
 #[derive(Debug, Subcommand)]
 pub enum LedgerCommand {
     /// Run the event observer a Stacks node sends its events to, until Ctrl-C or SIGTERM.
-    Serve,
+    Serve(ServeArgs),
     /// Write every stored raw event, in id order, as the incumbent API's TSV.
     ExportEvents(ExportArgs),
     /// Replay a TSV raw event log (the incumbent API's `export-events` format) into the store.
     ImportEvents(ImportArgs),
+}
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ServeArgs {
+    /// `online`, or `offline`: no database, no node, no event observer; the Rosetta
+    /// construction routes that need neither answer, every other route says it is offline
+    /// [env: STACKS_API_MODE (`offline`, `default`)] [default: online]
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub mode: Option<config::Mode>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -81,9 +94,16 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::DecodeClarity { hex, format } => decode_clarity(&read_arg(hex)?, format)?,
         Command::Devnet(args) => return Ok(stacks_ledger::devnet::run(args)?),
         Command::CheckData(args) => return check_data::run(args),
+        Command::CheckConstruction(args) => return check_construction::run(args),
         Command::Ledger(command) => {
-            let config = Config::from_process_env(&cli.config)?;
+            let mut config = Config::from_process_env(&cli.config)?;
+            if let LedgerCommand::Serve(ServeArgs { mode: Some(mode) }) = &command {
+                config.mode = *mode;
+            }
             let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+            if matches!(command, LedgerCommand::Serve(_)) && config.mode == config::Mode::Offline {
+                return runtime.block_on(ledger::serve_offline(&config, ledger::shutdown_signal()));
+            }
             return runtime.block_on(run_ledger_command(command, config));
         }
     };
@@ -94,7 +114,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
 async fn run_ledger_command(command: LedgerCommand, config: Config) -> anyhow::Result<()> {
     let sink = ledger::open_sink(&config).await?;
     match command {
-        LedgerCommand::Serve => ledger::serve(&config, sink, ledger::shutdown_signal()).await,
+        LedgerCommand::Serve(_) => ledger::serve(&config, sink, ledger::shutdown_signal()).await,
         LedgerCommand::ExportEvents(args) => {
             println!("{}", ledger::export(&*sink, &args).await?);
             Ok(())

@@ -96,6 +96,18 @@ pub struct ConfigArgs {
     pub transfer_fee: Option<u64>,
 }
 
+/// How `serve` runs. The incumbent's `STACKS_API_MODE` also had `readonly` and `writeonly`,
+/// which are not supported (refused, rather than silently serving something else).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum Mode {
+    /// Event observer and the whole API over the store.
+    #[default]
+    Online,
+    /// No store, no node, no event observer: Rosetta construction derive, preprocess, payloads,
+    /// combine, parse and hash; everything else answers that it is offline.
+    Offline,
+}
+
 pub use crate::ledger::Network;
 pub use crate::v2::{V2Policy, V2Settings};
 
@@ -127,6 +139,7 @@ pub struct Config {
     pub log_filter: String,
     /// The `/v2` node RPC: node, policy, ledger answers.
     pub v2: V2Settings,
+    pub mode: Mode,
 }
 
 /// A setting that cannot be used, named as the user gave it.
@@ -190,6 +203,7 @@ impl Config {
             },
             log_filter: log_filter(args, env)?,
             v2: v2_settings(args, &env)?,
+            mode: mode(&env)?,
         })
     }
 }
@@ -333,6 +347,17 @@ fn v2_settings(args: &ConfigArgs, env: &impl Fn(&str) -> Option<String>) -> Resu
         (None, None) => crate::v2::DEFAULT_TRANSFER_FEE,
     };
     Ok(V2Settings { node, policy, transfer_fee })
+}
+
+/// `STACKS_API_MODE`; `serve --mode` overrides it.
+fn mode(env: &impl Fn(&str) -> Option<String>) -> Result<Mode, ConfigError> {
+    let Some(value) = env("STACKS_API_MODE") else { return Ok(Mode::Online) };
+    match value.trim().to_ascii_lowercase().as_str() {
+        "default" | "online" => Ok(Mode::Online),
+        "offline" => Ok(Mode::Offline),
+        _ => Err(Source::Env("STACKS_API_MODE")
+            .invalid(&value, "expected offline or default (readonly and writeonly are not supported)")),
+    }
 }
 
 fn checked_url(url: &str, source: Source) -> Result<String, ConfigError> {

@@ -1,6 +1,7 @@
 //! stacks-ledger library: ingestion of Stacks node events and the ledger built from them.
 
 pub mod api;
+pub mod checkconstruction;
 pub mod checkdata;
 pub mod config;
 pub mod devnet;

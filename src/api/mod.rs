@@ -54,3 +54,24 @@ pub fn routes_with(
         .or(crate::v2::routes(store, v2))
         .or(stacks_extended::not_found_fallback())
 }
+
+/// The public API in offline mode (`serve --mode offline`): no store and no node. The Rosetta
+/// construction routes that need neither answer; the other Rosetta endpoints answer the listed
+/// 646; every other URL is a 503 JSON saying the server is offline.
+pub fn routes_offline(
+    network: crate::ledger::Network,
+) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
+    construction::routes(construction::Context::offline(network))
+        .or(rosetta::offline::routes(network))
+        .or(warp::path::full().map(|path: warp::path::FullPath| {
+            let body = serde_json::json!({
+                "error": "offline mode",
+                "message": format!("{} is not available: this server runs in offline mode (no database, no node)", path.as_str()),
+                "statusCode": 503,
+            });
+            stacks_extended::with_common_headers(warp::reply::with_status(
+                warp::reply::json(&body),
+                warp::http::StatusCode::SERVICE_UNAVAILABLE,
+            ))
+        }))
+}

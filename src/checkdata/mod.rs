@@ -123,14 +123,18 @@ impl Checker {
         })
     }
 
-    fn fail(&mut self, test: &str, message: String) {
+    pub fn fail(&mut self, test: &str, message: String) {
         tracing::warn!(test, "{message}");
         self.report.fail(test, message);
     }
 
     /// POSTs `body` to `path` and validates the answer: 200 against the endpoint's response
     /// schema, anything else must be HTTP 500 with an `Error` listed in `allow.errors`.
-    async fn post(&mut self, path: &str, body: Value) -> anyhow::Result<Result<Value, rosetta_spec::Error>> {
+    pub async fn post(
+        &mut self,
+        path: &str,
+        body: Value,
+    ) -> anyhow::Result<Result<Value, rosetta_spec::Error>> {
         let url = format!("{}/rosetta/v1{path}", self.opts.url.trim_end_matches('/'));
         let res = self.client.post(&url).json(&body).send().await.with_context(|| format!("POST {url}"))?;
         let status = res.status().as_u16();
@@ -198,7 +202,7 @@ impl Checker {
     }
 
     /// A request that must succeed; `None` (after recording the failure) otherwise.
-    async fn ok(&mut self, test: &str, path: &str, body: Value) -> Option<Value> {
+    pub async fn ok(&mut self, test: &str, path: &str, body: Value) -> Option<Value> {
         match self.post(path, body.clone()).await {
             Ok(Ok(v)) => Some(v),
             Ok(Err(e)) => {
@@ -214,6 +218,23 @@ impl Checker {
 
     /// `/network/list`, `/network/options`, `/network/status`, and what the options promise.
     pub async fn start(&mut self) -> anyhow::Result<NetworkStatusResponse> {
+        self.load_network().await?;
+        let net = json!({ "network_identifier": self.network });
+        // A wrong network must be refused with a listed error.
+        let wrong = json!({ "network_identifier": { "blockchain": "stacks", "network": "no-such-network" } });
+        if let Ok(Ok(_)) = self.post("/network/status", wrong).await {
+            self.fail("response_assertion", "/network/status accepted an unknown network".into());
+        }
+        let status = self
+            .ok("request_response", "/network/status", net)
+            .await
+            .ok_or_else(|| anyhow!("/network/status failed"))?;
+        Ok(serde_json::from_value(status)?)
+    }
+
+    /// The network served and `/network/options` (what errors are listed): all an offline
+    /// server answers besides construction.
+    pub async fn load_network(&mut self) -> anyhow::Result<()> {
         let list = self
             .ok("request_response", "/network/list", json!({}))
             .await
@@ -228,7 +249,7 @@ impl Checker {
         };
         let net = json!({ "network_identifier": self.network });
         let options = self
-            .ok("request_response", "/network/options", net.clone())
+            .ok("request_response", "/network/options", net)
             .await
             .ok_or_else(|| anyhow!("/network/options failed"))?;
         let options: NetworkOptionsResponse = serde_json::from_value(options)?;
@@ -245,16 +266,12 @@ impl Checker {
             );
         }
         self.allow = Some(options);
-        // A wrong network must be refused with a listed error.
-        let wrong = json!({ "network_identifier": { "blockchain": "stacks", "network": "no-such-network" } });
-        if let Ok(Ok(_)) = self.post("/network/status", wrong).await {
-            self.fail("response_assertion", "/network/status accepted an unknown network".into());
-        }
-        let status = self
-            .ok("request_response", "/network/status", net)
-            .await
-            .ok_or_else(|| anyhow!("/network/status failed"))?;
-        Ok(serde_json::from_value(status)?)
+        Ok(())
+    }
+
+    /// The network identifier requests name (after [`Checker::load_network`]).
+    pub fn network(&self) -> &NetworkIdentifier {
+        &self.network
     }
 
     /// Syncs (and reconciles) from where the last call stopped up to the tip or `--end`.

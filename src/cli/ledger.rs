@@ -119,6 +119,25 @@ pub async fn serve(
     Ok(())
 }
 
+/// The public API in offline mode until `shutdown`: no store, no node, no event observer.
+pub async fn serve_offline(
+    config: &Config,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
+    let api = observer::bind(&config.api_bind)
+        .await
+        .with_context(|| format!("cannot listen for API requests on {}", config.api_bind))?;
+    let api_addr = api.local_addr().context("reading the API server's address")?;
+    tracing::info!(
+        "offline mode ({}): Rosetta construction on http://{api_addr}/rosetta/v1/construction",
+        config.network
+    );
+    let routes = stacks_ledger::api::routes_offline(config.network);
+    warp::serve(routes).incoming(api).graceful(shutdown).run().await;
+    tracing::info!("API stopped");
+    Ok(())
+}
+
 /// Ctrl-C or (on Unix) SIGTERM.
 pub async fn shutdown_signal() {
     let ctrl_c = async {

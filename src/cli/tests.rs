@@ -257,7 +257,7 @@ fn flags_parse_before_or_after_the_subcommand() {
     assert!(args.wipe_db && !args.force);
     assert!(matches!(
         parse(&["serve", "--events-bind", "0.0.0.0:3700"]).command,
-        Command::Ledger(LedgerCommand::Serve)
+        Command::Ledger(LedgerCommand::Serve(_))
     ));
     assert!(matches!(parse(&["decode-clarity", "0x0100"]).command, Command::DecodeClarity { .. }));
     assert!(

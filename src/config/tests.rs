@@ -225,3 +225,12 @@ fn v2_node_from_the_incumbents_variables_and_flags() {
     let lookup = |name: &str| bad_timeout.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string());
     assert!(matches!(Config::resolve(&ConfigArgs::default(), lookup), Err(ConfigError::Node(_))));
 }
+
+#[test]
+fn stacks_api_mode_selects_offline() {
+    assert_eq!(env_only(&[]).mode, Mode::Online);
+    assert_eq!(env_only(&[("STACKS_API_MODE", "offline")]).mode, Mode::Offline);
+    assert_eq!(env_only(&[("STACKS_API_MODE", "default")]).mode, Mode::Online);
+    let err = resolve(&ConfigArgs::default(), &[("STACKS_API_MODE", "readonly")]).unwrap_err();
+    assert_eq!(invalid_source(err), "STACKS_API_MODE");
+}

@@ -31,6 +31,17 @@ pub struct DevnetArgs {
     pub reward_maturity: u64,
     #[command(flatten)]
     pub output: Output,
+    /// After posting the chain (`--post`), act as the Stacks node on this address: accept
+    /// `POST /v2/transactions` (checked against the devnet's ledger), answer `/v2/accounts`,
+    /// `/v2/fees/transfer`, `/v2/info`, `/v2/pox`, and mine accepted transactions into new
+    /// blocks posted to the same observer, until Ctrl-C. Prints the node URL and some funded
+    /// accounts' keys as one JSON line on stdout.
+    #[arg(long, value_name = "HOST:PORT", requires = "post")]
+    pub serve_node: Option<std::net::SocketAddr>,
+    /// With `--serve-node`: how often a block is mined from the accepted transactions (none
+    /// while nothing waits).
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    pub block_time_ms: u64,
 }
 
 /// Exactly one destination.

@@ -152,6 +152,9 @@ pub struct Generator {
     stats: Stats,
     /// Numbers the transactions (memo texts).
     serial: u64,
+    /// Node mode (`node.rs`): transactions submitted since the last block, which the next block
+    /// carries instead of generated traffic. `None`: generator mode.
+    submitted: Option<Vec<GenTx>>,
 }
 
 fn hex32(h: &[u8; 32]) -> String {
@@ -192,6 +195,7 @@ impl Generator {
             phase: Phase::Genesis,
             stats: Stats::default(),
             serial: 0,
+            submitted: None,
             ctx,
         })
     }
@@ -481,7 +485,10 @@ impl Generator {
         if height == 1 {
             anchored.extend(txgen::deploys(ctx, &mut self.rng, world)?);
         }
-        for _ in 0..ctx.cfg.txs_per_block {
+        let submitted = self.submitted.as_mut().map(std::mem::take);
+        let generated = if submitted.is_some() { 0 } else { ctx.cfg.txs_per_block };
+        anchored.extend(submitted.unwrap_or_default());
+        for _ in 0..generated {
             self.serial += 1;
             let rbf = self.rng.chance(RBF_PER_MILLE);
             anchored.push(txgen::user_tx(
@@ -610,8 +617,10 @@ impl Generator {
         };
         let block_payload = json::to_json(&block);
 
-        // The coinbase never goes through the mempool.
-        self.mempool(&anchored[1..]);
+        // The coinbase never goes through the mempool; submitted txs were announced on arrival.
+        if self.submitted.is_none() {
+            self.mempool(&anchored[1..]);
+        }
         let step = self.rng.range(1_000, 50_000);
         self.emit(EventPath::NewBurnBlock, burn_payload, step, burn.time);
         let step = self.rng.range(100_000, 1_500_000);
@@ -772,6 +781,55 @@ impl Generator {
         self.stats.forks += 1;
         self.stats.orphaned_blocks += depth;
         Ok(())
+    }
+}
+
+/// Node mode (see `node.rs`): the generated chain is done; the chain grows by the blocks
+/// [`Generator::mine`] builds from submitted transactions.
+impl Generator {
+    /// Switches to node mode: later blocks carry only submitted transactions.
+    pub(super) fn start_node_mode(&mut self) {
+        self.submitted.get_or_insert_with(Vec::new);
+    }
+
+    /// What a submitted transaction is checked against and applied to, and the queue it joins.
+    pub(super) fn node_parts(&mut self) -> (&Ctx, &mut World, &mut Vec<GenTx>) {
+        (&self.ctx, &mut self.branch.world, self.submitted.get_or_insert_with(Vec::new))
+    }
+
+    pub(super) fn ctx_ref(&self) -> &Ctx {
+        &self.ctx
+    }
+
+    pub(super) fn world_ref(&self) -> &World {
+        &self.branch.world
+    }
+
+    pub(super) fn burn_height(&self) -> u64 {
+        self.burn.height
+    }
+
+    pub(super) fn pending_submitted(&self) -> usize {
+        self.submitted.as_ref().map_or(0, Vec::len)
+    }
+
+    /// Announces an accepted transaction: `/new_mempool_tx`, as a node does on arrival.
+    pub(super) fn announce(&mut self, raw_hex: &str) {
+        self.flush_mempool(&mut vec![raw_hex]);
+    }
+
+    /// Mines the next block on the canonical tip with the submitted transactions.
+    pub(super) fn mine(&mut self) -> Result<(), DevnetError> {
+        self.start_node_mode();
+        let miner = self.pick_miner(None);
+        self.block(miner)?;
+        self.stats.canonical_height = self.branch.tip.height;
+        Ok(())
+    }
+
+    /// The events built so far and not yet taken, in order.
+    pub(super) fn take_events(&mut self) -> Vec<DevnetEvent> {
+        self.out.drain(..).collect()
     }
 }
 

@@ -17,6 +17,8 @@ mod config;
 mod contracts;
 mod json;
 mod keys;
+pub mod node;
+mod node_server;
 mod rng;
 mod sink;
 mod time;
@@ -37,6 +39,7 @@ use thiserror::Error;
 pub use args::{DevnetArgs, Output};
 pub use chain::{ChainTip, DevnetEvent, Generator, Stats};
 pub use config::{DevnetConfig, Network};
+pub use node_server::serve as serve_as_node;
 pub use sink::{post_events, write_tsv};
 pub use world::{Account, Invariant};
 
@@ -69,9 +72,62 @@ pub enum DevnetError {
     Rejected { url: String, id: i64, status: u16, body: String },
 }
 
+/// `devnet --post URL --serve-node ADDR`: see [`node_server`].
+fn serve_node(
+    generator: Generator,
+    observer: String,
+    bind: std::net::SocketAddr,
+    block_ms: u64,
+) -> Result<(), DevnetError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(DevnetError::Runtime)?;
+    let ready = |addr: std::net::SocketAddr, accounts: Vec<serde_json::Value>| {
+        let line = serde_json::json!({ "node": format!("http://{addr}"), "accounts": accounts });
+        println!("{line}");
+        eprintln!("devnet node: chain posted; serving on http://{addr} (Ctrl-C to stop)");
+    };
+    let shutdown = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    runtime.block_on(node_server::serve(
+        generator,
+        observer,
+        bind,
+        std::time::Duration::from_millis(block_ms.max(1)),
+        ready,
+        shutdown,
+    ))
+}
+
+/// The first `n` user accounts with a spendable balance: address and private key (32 bytes,
+/// hex), the prefunded accounts a construction check draws on.
+pub fn funded_accounts(generator: &Generator, n: usize) -> Vec<serde_json::Value> {
+    let ctx = generator.ctx_ref();
+    generator
+        .accounts()
+        .zip(&ctx.keys)
+        .take(ctx.user_accounts() as usize)
+        .filter(|((_, a), _)| a.spendable() > 1_000_000)
+        .take(n)
+        .map(|((address, a), key)| {
+            serde_json::json!({
+                "address": address,
+                "private_key": hex::encode(&key.private_key.to_bytes()[..32]),
+                "spendable": a.spendable().to_string(),
+            })
+        })
+        .collect()
+}
+
 /// The `devnet` subcommand: generate, write or post, and report what was generated.
 pub fn run(args: DevnetArgs) -> Result<(), DevnetError> {
     let mut generator = Generator::new(args.config())?;
+    if let (Some(bind), Some(observer)) = (args.serve_node, &args.output.post) {
+        return serve_node(generator, observer.clone(), bind, args.block_time_ms);
+    }
     let started = Instant::now();
     let (written, target) = match (&args.output.out, &args.output.post) {
         (Some(path), _) => {

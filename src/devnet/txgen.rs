@@ -581,6 +581,27 @@ fn gen_tx(signed: Signed, outcome: Outcome, fee: u128, contract_abi: Option<serd
     }
 }
 
+/// A token transfer submitted to the devnet node (`node.rs`), already applied to the ledger:
+/// its receipt and event as a block carries them.
+pub fn submitted_transfer(
+    signed: Signed,
+    fee: u128,
+    sender: String,
+    recipient: String,
+    amount: u128,
+    memo: [u8; 34],
+) -> GenTx {
+    let memo = memo.iter().any(|b| *b != 0).then(|| hex::encode(memo));
+    let body = EventBody::StxTransfer { sender, recipient, amount, memo };
+    let outcome = Outcome {
+        status: "success",
+        result: ok(Value::Bool(true)),
+        events: vec![(true, body)],
+        cost: Cost::default(),
+    };
+    gen_tx(signed, outcome, fee, None)
+}
+
 /// A user transaction. With `rbf`, a cheaper copy (same nonce) is signed too: it went into the
 /// mempool first and this one replaced it.
 pub fn user_tx(

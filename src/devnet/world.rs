@@ -17,7 +17,7 @@
 //! Memory is bounded: the account set is fixed, live NFTs are capped (`NFT_CAP`), pending
 //! rewards cover one maturity window and stackers at most one entry per account.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 /// Live NFTs never exceed this: mints stop at the cap and transfers/burns take over.
 pub const NFT_CAP: usize = 10_000;
@@ -87,6 +87,9 @@ pub struct World {
     pub pending_fees: u128,
     /// Fees paid in microblocks that no anchor block has confirmed yet (part of `pending_fees`).
     pub unassigned_stream_fees: u128,
+    /// Accounts outside the seed's key set, by address: only transactions submitted to the
+    /// devnet node (`node.rs`) create them.
+    pub external: BTreeMap<String, Account>,
 }
 
 /// A broken generator invariant: a bug, never a property of the seed.
@@ -208,7 +211,7 @@ impl World {
 
     /// Checks the conservation laws (see the module docs).
     pub fn check(&self) -> Result<(), Invariant> {
-        let balances: u128 = self.accounts.iter().map(|a| a.balance).sum();
+        let balances: u128 = self.accounts.iter().chain(self.external.values()).map(|a| a.balance).sum();
         if balances + self.pending_fees != self.minted {
             return Err(Invariant(format!(
                 "balances {balances} + pending fees {} != minted {}",

@@ -14,6 +14,7 @@ pub mod error;
 pub mod indexer;
 pub mod mempool;
 pub mod network;
+pub mod offline;
 pub mod ops;
 pub mod request;
 

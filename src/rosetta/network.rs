@@ -10,6 +10,7 @@ use super::block::identifier;
 use super::error::RosettaError;
 use super::request::{body_object, network_identifier, parse};
 use super::{Rosetta, RosettaResult};
+use crate::ledger::Network;
 use crate::rosetta::ErrorKind;
 
 /// Operation statuses, as the incumbent had them: `pending` (mempool) counts as successful.
@@ -39,14 +40,24 @@ pub const OPERATION_TYPES: &[&str] = &[
 pub const CALL_METHODS: &[&str] = &[];
 
 pub fn list(ctx: &Rosetta, body: &Bytes) -> RosettaResult<NetworkListResponse> {
+    list_for(ctx.network, body)
+}
+
+/// `/network/list` for a network alone (offline mode has no store).
+pub fn list_for(network: Network, body: &Bytes) -> RosettaResult<NetworkListResponse> {
     let value = body_object(body)?;
     let _: MetadataRequest = serde_json::from_value(value)
         .map_err(|e| RosettaError::with_message(ErrorKind::InvalidParams, e.to_string()))?;
-    Ok(NetworkListResponse { network_identifiers: vec![network_identifier(ctx.network)] })
+    Ok(NetworkListResponse { network_identifiers: vec![network_identifier(network)] })
 }
 
 pub fn options(ctx: &Rosetta, body: &Bytes) -> RosettaResult<NetworkOptionsResponse> {
-    let _: NetworkRequest = parse(body, ctx.network, &[])?;
+    options_for(ctx.network, body)
+}
+
+/// `/network/options` for a network alone (offline mode has no store).
+pub fn options_for(network: Network, body: &Bytes) -> RosettaResult<NetworkOptionsResponse> {
+    let _: NetworkRequest = parse(body, network, &[])?;
     Ok(NetworkOptionsResponse {
         version: Version {
             rosetta_version: ROSETTA_VERSION.to_owned(),
