@@ -71,7 +71,7 @@ pub struct ConfigArgs {
     #[arg(long, global = true, value_name = "URL")]
     pub node_rpc: Option<String>,
     /// Who answers the /v2 routes the ledger can answer: proxy, ledger or auto [env:
-    /// STACKS_LEDGER_V2_POLICY] [default: proxy with a node, ledger without]
+    /// STACKS_LEDGER_V2_POLICY] [default: auto with a node, ledger without]
     #[arg(long, global = true, value_name = "POLICY")]
     pub v2_policy: Option<V2Policy>,
     /// Bound on connecting to the node, in ms [env: STACKS_CORE_PROXY_CONNECT_TIMEOUT_MS]
@@ -338,7 +338,8 @@ fn v2_settings(args: &ConfigArgs, env: &impl Fn(&str) -> Option<String>) -> Resu
             return Err(ConfigError::PolicyNeedsNode(if p == V2Policy::Proxy { "proxy" } else { "auto" }))
         }
         (Some(p), _) => p,
-        (None, Some(_)) => V2Policy::Proxy,
+        // The default: the ledger where it is exact and caught up, else the node.
+        (None, Some(_)) => V2Policy::Auto,
         (None, None) => V2Policy::Ledger,
     };
     let transfer_fee = match (args.transfer_fee, env("STACKS_LEDGER_V2_TRANSFER_FEE")) {

@@ -1,7 +1,8 @@
 //! End to end: `/v2` through the public route table. Ingest a fixture, then the ledger's
 //! `/v2/accounts`, `/v2/info` and `/v2/contracts/*` answers equal what the incumbent's ledger
 //! recorded after the same fixture (its `/extended` balances, nonces, status and contracts), and
-//! the store's own balances; proof and tip semantics; call-read validation without a node.
+//! the store's own balances and the Rosetta `/account/balance` at the same tip; proof and tip
+//! semantics; call-read validation without a node.
 
 mod common;
 
@@ -58,10 +59,46 @@ async fn get(
     (res.status().as_u16(), res.headers().clone(), body)
 }
 
+async fn post(
+    api: &(impl warp::Filter<Extract = (impl warp::Reply,), Error = std::convert::Infallible> + Clone + 'static),
+    path: &str,
+    body: &Value,
+) -> (u16, Value) {
+    let res = warp::test::request().method("POST").path(path).json(body).reply(api).await;
+    (res.status().as_u16(), serde_json::from_slice(res.body()).unwrap_or(Value::Null))
+}
+
+/// The Rosetta `/account/balance` of `address` (or its `locked` sub-account) at the tip: the
+/// amount, the block height it was taken at and the `sequence_number`.
+async fn rosetta_balance(
+    api: &(impl warp::Filter<Extract = (impl warp::Reply,), Error = std::convert::Infallible> + Clone + 'static),
+    network: Network,
+    address: &str,
+    locked: bool,
+) -> (i128, i64, i64) {
+    let mut account = serde_json::json!({ "address": address });
+    if locked {
+        account["sub_account"] = serde_json::json!({ "address": "locked" });
+    }
+    let request = serde_json::json!({
+        "network_identifier": { "blockchain": "stacks", "network": network.as_str() },
+        "account_identifier": account,
+    });
+    let (status, body) = post(api, "/rosetta/v1/account/balance", &request).await;
+    assert_eq!(status, 200, "{address}: {body}");
+    (
+        dec(&body["balances"][0]["value"]),
+        body["block_identifier"]["index"].as_i64().unwrap(),
+        body["metadata"]["sequence_number"].as_i64().unwrap(),
+    )
+}
+
 /// Counts of what each fixture compared, so a test that compares nothing fails.
 #[derive(Default, Debug)]
 struct Compared {
     accounts: usize,
+    rosetta: usize,
+    negative: usize,
     contracts: usize,
 }
 
@@ -113,6 +150,14 @@ async fn ledger_answers_match(db: Db, fixture: &str, network: Network) -> Option
             // agree on one in a reorg fixture) is answered as 0.
             assert_eq!(hex_u128(&account["balance"]), liquid.max(0) as u128);
             assert_eq!(hex_u128(&account["locked"]), store_locked as u128);
+            // Rosetta at the same tip: the same liquid and locked amounts and the same nonce.
+            let (r_liquid, r_height, r_nonce) = rosetta_balance(&api, network, address, false).await;
+            let (r_locked, _, _) = rosetta_balance(&api, network, address, true).await;
+            assert_eq!(r_height, tip.block_height, "{db:?} {fixture} {address}");
+            assert_eq!(hex_u128(&account["balance"]) as i128, r_liquid.max(0), "{db:?} {fixture} {address}");
+            assert_eq!(hex_u128(&account["locked"]) as i128, r_locked, "{db:?} {fixture} {address}");
+            assert_eq!(account["nonce"], r_nonce, "{db:?} {fixture} {address}");
+            compared.rosetta += 1;
             if total < 0 {
                 assert_eq!(
                     i128::from(liquid) + i128::from(store_locked),
@@ -120,6 +165,7 @@ async fn ledger_answers_match(db: Db, fixture: &str, network: Network) -> Option
                     "{db:?} {fixture} {address}"
                 );
                 println!("{fixture} {address}: negative balance {total} (incumbent and store)");
+                compared.negative += 1;
                 continue;
             }
             assert_eq!(hex_u128(&account["locked"]) as i128, locked, "{db:?} {fixture} {address}");
@@ -169,12 +215,15 @@ async fn all_fixtures(db: Db) {
         if let Some(c) = ledger_answers_match(db, fixture, network).await {
             println!("{db:?} {fixture}: {c:?}");
             total.accounts += c.accounts;
+            total.rosetta += c.rosetta;
+            total.negative += c.negative;
             total.contracts += c.contracts;
         }
     }
     if shared_file("fixtures/mocknet.tsv").is_some() && (db == Db::Sqlite || common::pg_admin_url().is_some())
     {
         assert!(total.accounts >= 10, "{total:?}");
+        assert_eq!(total.rosetta, total.accounts + total.negative, "{total:?}");
         assert!(total.contracts >= 5, "{total:?}");
     }
 }

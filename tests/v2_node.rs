@@ -1,7 +1,8 @@
 //! End to end with an in-test fake Stacks node on loopback: the public API mounts the proxy;
 //! a broadcast the node accepts is in our mempool when the client gets its answer; the policy
 //! picks ledger or node (and says which); a node that is down or slow gives 502/504, never a
-//! hang; a multi-megabyte body passes through intact.
+//! hang; a multi-megabyte body passes through intact; call-read input is validated before the
+//! node sees it; Rosetta's `sync_status` measures ingestion against the node.
 
 mod common;
 
@@ -25,6 +26,9 @@ use warp::Filter;
 #[derive(Default)]
 struct Node {
     tip_height: AtomicU64,
+    /// The `stacks_tip` the node states (left out when `None`).
+    tip_hash: std::sync::Mutex<Option<String>>,
+    call_reads: AtomicUsize,
     rejects: std::sync::atomic::AtomicBool,
     requests: AtomicUsize,
     broadcasts: AtomicUsize,
@@ -41,10 +45,21 @@ async fn fake_node(node: Arc<Node>) -> SocketAddr {
     };
     let n = Arc::clone(&node);
     let info = warp::path!("v2" / "info").map(move || {
-        warp::reply::json(
-            &json!({ "stacks_tip_height": n.tip_height.load(Ordering::SeqCst), "server_version": "fake" }),
-        )
+        let mut info =
+            json!({ "stacks_tip_height": n.tip_height.load(Ordering::SeqCst), "server_version": "fake" });
+        if let Some(hash) = n.tip_hash.lock().unwrap().clone() {
+            info["stacks_tip"] = json!(hash);
+        }
+        warp::reply::json(&info)
     });
+    let n = Arc::clone(&node);
+    let call_read = warp::post()
+        .and(warp::path!("v2" / "contracts" / "call-read" / String / String / String))
+        .and(warp::body::json())
+        .map(move |_: String, _: String, _: String, body: Value| {
+            n.call_reads.fetch_add(1, Ordering::SeqCst);
+            warp::reply::json(&json!({ "okay": true, "result": "0x03", "echo": body }))
+        });
     let accounts = warp::path!("v2" / "accounts" / String).map(|_principal: String| {
         warp::reply::with_header(
             warp::reply::json(&json!({
@@ -86,6 +101,8 @@ async fn fake_node(node: Arc<Node>) -> SocketAddr {
             .or(big.map(warp::Reply::into_response))
             .unify()
             .or(slow.map(warp::Reply::into_response))
+            .unify()
+            .or(call_read.map(warp::Reply::into_response))
             .unify(),
     );
     serve(routes).await
@@ -177,6 +194,24 @@ async fn broadcast_enters_the_mempool(db: Db) {
         .unwrap();
     assert_eq!(res.status(), 200);
     assert_eq!(ts.store.mempool_tx_ids().await.unwrap(), vec![txid.clone()]);
+
+    // Visible through /extended: the mempool transaction, and its nonce in the sender's nonces.
+    let (status, _, tx) = get_json(&client, &format!("{base}/extended/v1/tx/{txid}")).await;
+    assert_eq!(status, 200, "{tx}");
+    assert_eq!(
+        (tx["tx_id"].as_str(), tx["tx_status"].as_str()),
+        (Some(txid.as_str()), Some("pending")),
+        "{tx}"
+    );
+    let sender = tx["sender_address"].as_str().unwrap();
+    let nonce = tx["nonce"].as_i64().unwrap();
+    let (status, _, nonces) = get_json(&client, &format!("{base}/extended/v1/address/{sender}/nonces")).await;
+    assert_eq!(status, 200, "{nonces}");
+    assert_eq!(nonces["last_mempool_tx_nonce"].as_i64(), Some(nonce), "{nonces}");
+    assert_eq!(nonces["possible_next_nonce"].as_i64(), Some(nonce + 1), "{nonces}");
+    let (_, _, mempool) =
+        get_json(&client, &format!("{base}/extended/v1/tx/mempool?sender_address={sender}")).await;
+    assert_eq!(mempool["results"][0]["tx_id"].as_str(), Some(txid.as_str()), "{mempool}");
     ts.finish().await;
 }
 
@@ -230,6 +265,8 @@ async fn policies(db: Db) {
 
     let auto = api(&ts.store, settings(node_addr, V2Policy::Auto, Duration::from_secs(5))).await;
     node.tip_height.store(ours, Ordering::SeqCst);
+    let our_hash = ts.store.chain_tip().await.unwrap().unwrap().block_hash;
+    *node.tip_hash.lock().unwrap() = Some(our_hash.trim_start_matches("0x").to_owned());
     let (status, source, info) = get_json(&client, &format!("{auto}/v2/info")).await;
     assert_eq!((status, source.as_deref()), (200, Some("ledger")), "{info}");
     assert_eq!(info["stacks_tip_height"].as_u64(), Some(ours));
@@ -239,9 +276,38 @@ async fn policies(db: Db) {
     let (_, source, body) = get_json(&client, &format!("{auto}/v2/accounts/{address}")).await;
     assert_eq!(source.as_deref(), Some("node"));
     assert!(body.get("balance_proof").is_some());
+    // Rosetta's sync_status, against the same node: caught up.
+    let status_request = json!({ "network_identifier": { "blockchain": "stacks", "network": "testnet" } });
+    let sync = |base: String| {
+        let client = client.clone();
+        let request = status_request.clone();
+        async move {
+            let res =
+                client.post(format!("{base}/rosetta/v1/network/status")).json(&request).send().await.unwrap();
+            assert_eq!(res.status(), 200);
+            res.json::<Value>().await.unwrap()["sync_status"].clone()
+        }
+    };
+    let synced = sync(auto.clone()).await;
+    assert_eq!(
+        synced,
+        json!({ "current_index": ours, "target_index": ours, "stage": "synced", "synced": true })
+    );
+
+    // Same height, another block: the node is on another fork, so it answers.
+    *node.tip_hash.lock().unwrap() = Some("ab".repeat(32));
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let (_, source, _) = get_json(&client, &format!("{auto}/v2/accounts/{address}?proof=0")).await;
+    assert_eq!(source.as_deref(), Some("node"), "another fork at our height");
+
     // The node pulls ahead: it answers (after the cached tip height expires).
     node.tip_height.store(ours + 5, Ordering::SeqCst);
     tokio::time::sleep(Duration::from_millis(1100)).await;
+    let behind = sync(auto.clone()).await;
+    assert_eq!(
+        behind,
+        json!({ "current_index": ours, "target_index": ours + 5, "stage": "syncing", "synced": false })
+    );
     let (_, source, info) = get_json(&client, &format!("{auto}/v2/info")).await;
     assert_eq!(source.as_deref(), Some("node"));
     assert_eq!(info["stacks_tip_height"].as_u64(), Some(ours + 5));
@@ -257,6 +323,9 @@ async fn policies(db: Db) {
     let (status, source, body) = get_json(&client, &format!("{auto_down}/v2/map_entry/a/b/c")).await;
     assert_eq!((status, source), (502, None), "{body}");
     assert!(body["message"].as_str().unwrap().contains("unreachable"), "{body}");
+    // Rosetta without an answering node: what ingestion has seen, no target.
+    let alone = sync(auto_down.clone()).await;
+    assert_eq!(alone, json!({ "current_index": ours, "stage": "ingested" }));
     ts.finish().await;
 }
 
@@ -268,6 +337,57 @@ async fn sqlite_policies() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_policies() {
     policies(Db::Postgres).await;
+}
+
+/// `call-read` with a node: invalid input is refused with the invalid-input error (500 naming the
+/// parameter) and never reaches the node; valid input is relayed with its body intact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_read_is_validated_before_the_node() {
+    let Some(ts) = TestStore::new(Db::Sqlite, "v2_call_read", Network::Testnet).await else { return };
+    let node = Arc::new(Node::default());
+    let node_addr = fake_node(Arc::clone(&node)).await;
+    let client = reqwest::Client::new();
+    let address = "ST000000000000000000002AMW42H";
+    let valid =
+        json!({ "sender": format!("{address}.pox"), "arguments": ["0x0100000000000000000000000000000001"] });
+    for policy in [V2Policy::Proxy, V2Policy::Auto] {
+        let base = api(&ts.store, settings(node_addr, policy, Duration::from_secs(5))).await;
+        let url = format!("{base}/v2/contracts/call-read/{address}/pox/get-pox-info");
+        let before = node.call_reads.load(Ordering::SeqCst);
+        for (body, param) in [
+            (json!({ "sender": "nope", "arguments": [] }), "sender"),
+            (json!({ "sender": address, "arguments": ["0x07"] }), "arguments"),
+            (json!({ "sender": address, "arguments": ["zz"] }), "arguments"),
+            (json!({ "sender": address }), "arguments"),
+        ] {
+            let res = client.post(&url).json(&body).send().await.unwrap();
+            assert_eq!(res.status(), 500, "{policy:?} {body}");
+            assert_eq!(res.headers()[SOURCE_HEADER], "ledger");
+            let err: Value = res.json().await.unwrap();
+            assert!(err["error"].as_str().unwrap().contains(param), "{body}: {err}");
+            assert!(err["errorTag"].is_string() && err["stack"].is_string(), "{err}");
+        }
+        let res = client
+            .post(format!("{base}/v2/contracts/call-read/{address}/pox/1bad"))
+            .json(&valid)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 500);
+        assert_eq!(
+            node.call_reads.load(Ordering::SeqCst),
+            before,
+            "{policy:?}: invalid input never reaches the node"
+        );
+
+        let res = client.post(&url).json(&valid).send().await.unwrap();
+        assert_eq!(res.status(), 200);
+        assert_eq!(res.headers()[SOURCE_HEADER], "node");
+        let answer: Value = res.json().await.unwrap();
+        assert_eq!(answer["echo"], valid, "the body reaches the node intact");
+        assert_eq!(node.call_reads.load(Ordering::SeqCst), before + 1);
+    }
+    ts.finish().await;
 }
 
 /// Through the public route table: status, headers and a multi-megabyte body pass through

@@ -3,6 +3,7 @@
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
+use warp::reply::Response;
 
 /// A transaction the primary node accepted (answered 2xx to `POST /v2/transactions`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,6 +55,14 @@ pub trait BroadcastHook: Send + Sync + 'static {
     fn fee_market_costs(&self, past_tenure_window: u32) -> BoxFuture<'_, Option<FeeMarketCosts>> {
         let _ = past_tenure_window;
         Box::pin(async { None })
+    }
+
+    /// Checks a `POST /v2/contracts/call-read/...` request (its path and whole body) before it
+    /// goes to the node: `Some(answer)` refuses it with that answer, so invalid input gets the
+    /// root's own error instead of costing the node a Clarity evaluation. The default accepts all.
+    fn check_call_read(&self, path: &str, body: &Bytes) -> Option<Response> {
+        let _ = (path, body);
+        None
     }
 }
 

@@ -140,6 +140,8 @@ impl Proxy {
                 Some(fee_config) => fees::handle(self, fee_config, req).await,
                 None => self.forward_streaming(req).await,
             }
+        } else if method == Method::POST && path.starts_with("/v2/contracts/call-read/") {
+            self.forward_checked(req).await
         } else {
             self.forward_streaming(req).await
         };
@@ -222,6 +224,19 @@ impl Proxy {
             CollectError::TooLarge => ProxyError::PayloadTooLarge { limit },
             CollectError::Stream(e) => ProxyError::BadRequest(format!("request body: {e}")),
         })
+    }
+
+    /// `call-read`: the (small) body is buffered so the hook can check it, then sent; the answer
+    /// is streamed back like any other.
+    async fn forward_checked(&self, req: Incoming) -> Result<Response, ProxyError> {
+        let url = self.target(&req.path, req.query.as_deref())?;
+        let body = self.buffer_request_body(&req.headers, req.body).await?;
+        if let Some(refusal) = self.hooks.check_call_read(&req.path, &body) {
+            return Ok(refusal);
+        }
+        let headers = headers::to_node(&req.headers, req.remote);
+        let response = self.send(self.client.request(req.method, url).headers(headers).body(body)).await?;
+        Ok(relay_stream(response))
     }
 
     /// The default path: request body streamed up, response body streamed down.

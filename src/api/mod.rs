@@ -45,7 +45,12 @@ pub fn routes_with(
     let construction = construction::Context::online(Arc::clone(&store), node);
     // Rosetta first: it answers everything under `/rosetta` itself (its errors are Rosetta's);
     // the construction endpoints ahead of the rest of it.
-    let rosetta = rosetta::routes(Arc::new(Rosetta::new(Arc::clone(&store))));
+    // `sync_status` measures ingestion against the same node `/v2` uses.
+    let rosetta = match &v2.node {
+        Some(config) => Rosetta::new(Arc::clone(&store)).with_node(Arc::clone(config)),
+        None => Rosetta::new(Arc::clone(&store)),
+    };
+    let rosetta = rosetta::routes(Arc::new(rosetta));
     construction::routes(construction)
         .or(rosetta)
         .or(stacks_extended::routes(Arc::clone(&store))

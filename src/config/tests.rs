@@ -195,8 +195,10 @@ fn v2_node_from_the_incumbents_variables_and_flags() {
     assert_eq!(config.v2.policy, V2Policy::Auto);
     assert_eq!(config.v2.transfer_fee, 3);
 
-    // A node alone means the incumbent's behaviour: proxy.
-    assert_eq!(env_only(&[("STACKS_CORE_PROXY_PORT", "1")]).v2.policy, V2Policy::Proxy);
+    // A node alone means the default, auto; the incumbent's behaviour is asked for.
+    assert_eq!(env_only(&[("STACKS_CORE_PROXY_PORT", "1")]).v2.policy, V2Policy::Auto);
+    let proxy = env_only(&[("STACKS_CORE_PROXY_PORT", "1"), ("STACKS_LEDGER_V2_POLICY", "proxy")]);
+    assert_eq!(proxy.v2.policy, V2Policy::Proxy);
 
     // Flags win; the variables' ports do not apply to --node-rpc.
     let args = ConfigArgs {

@@ -31,6 +31,8 @@ pub use error::{ErrorKind, RosettaError};
 
 use crate::ledger::Network;
 use crate::store::Store;
+use crate::v2::NodeTipCache;
+use stacks_node_proxy::ProxyConfig;
 
 /// Largest request body accepted (a construction request carries at most one transaction).
 pub const BODY_LIMIT: u64 = 4 * 1024 * 1024;
@@ -40,18 +42,20 @@ pub struct Rosetta {
     pub store: Arc<Store>,
     /// The only network served; requests naming another are refused with 610.
     pub network: Network,
-    /// The node's RPC base URL, for `sync_status` (none: report what ingestion has seen).
-    pub node_rpc: Option<String>,
+    /// The node's tip (the `/v2` node, its `/v2/info` cached briefly), for `sync_status`; none:
+    /// report what ingestion has seen.
+    pub node_tip: Option<Arc<NodeTipCache>>,
 }
 
 impl Rosetta {
     pub fn new(store: Arc<Store>) -> Self {
         let network = store.network();
-        Self { store, network, node_rpc: None }
+        Self { store, network, node_tip: None }
     }
 
-    pub fn with_node_rpc(mut self, url: impl Into<String>) -> Self {
-        self.node_rpc = Some(url.into());
+    /// `sync_status` against this node (the one `/v2` is configured with).
+    pub fn with_node(mut self, node: Arc<ProxyConfig>) -> Self {
+        self.node_tip = Some(Arc::new(NodeTipCache::new(node)));
         self
     }
 }

@@ -88,40 +88,60 @@ pub async fn status(ctx: &Rosetta, body: &Bytes) -> RosettaResult<NetworkStatusR
         // Nothing ingested yet: retriable, the chain will arrive.
         return Err(RosettaError::with_message(ErrorKind::BlockNotFound, "no block ingested yet"));
     };
-    let target = match &ctx.node_rpc {
-        Some(url) => node_tip_height(url).await,
+    let target = match &ctx.node_tip {
+        Some(cache) => cache.node_tip().await.and_then(|t| i64::try_from(t.height).ok()),
         None => None,
     };
-    let sync_status = Some(SyncStatus {
-        current_index: tip.block_height,
-        target_index: target.map(|t| t.max(tip.block_height)),
-        stage: Some(match target {
-            Some(t) if t > tip.block_height => "syncing".to_owned(),
-            Some(_) => "synced".to_owned(),
-            // Without a node we know only what ingestion has seen.
-            None => "ingested".to_owned(),
-        }),
-    });
     Ok(NetworkStatusResponse {
         current_block_identifier: identifier(&tip),
         current_block_timestamp: tip.timestamp_ms,
         genesis_block_identifier: identifier(&genesis),
         oldest_block_identifier: None,
-        sync_status,
+        sync_status: Some(sync_status(tip.block_height, target)),
         peers: Vec::<Peer>::new(),
     })
 }
 
-/// The node's `stacks_tip_height` from `/v2/info`; `None` (logged) when it does not answer.
-async fn node_tip_height(url: &str) -> Option<i64> {
-    let client = reqwest::Client::builder().timeout(std::time::Duration::from_secs(2)).build().ok()?;
-    let url = format!("{}/v2/info", url.trim_end_matches('/'));
-    let res = async { client.get(&url).send().await?.error_for_status()?.json::<serde_json::Value>().await };
-    match res.await {
-        Ok(info) => info.get("stacks_tip_height").and_then(serde_json::Value::as_i64),
-        Err(e) => {
-            tracing::warn!(%url, error = %e, "rosetta: node /v2/info did not answer");
-            None
-        }
+/// Where ingestion stands against the node's tip (`target`: `None` without a node, or when it
+/// does not answer). As the incumbent: `target_index` is the node's `stacks_tip_height` (never
+/// below what we have), `synced` whether we have it.
+fn sync_status(current: i64, target: Option<i64>) -> SyncStatus {
+    match target {
+        Some(t) => SyncStatus {
+            current_index: current,
+            target_index: Some(t.max(current)),
+            stage: Some(if t > current { "syncing" } else { "synced" }.to_owned()),
+            synced: Some(t <= current),
+        },
+        // Without a node we know only what ingestion has seen.
+        None => SyncStatus {
+            current_index: current,
+            target_index: None,
+            stage: Some("ingested".to_owned()),
+            synced: None,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sync_statuses() {
+        let behind = sync_status(10, Some(12));
+        assert_eq!(
+            (behind.target_index, behind.synced, behind.stage.as_deref()),
+            (Some(12), Some(false), Some("syncing"))
+        );
+        let caught_up = sync_status(12, Some(12));
+        assert_eq!((caught_up.target_index, caught_up.synced), (Some(12), Some(true)));
+        let ahead = sync_status(13, Some(12));
+        assert_eq!((ahead.target_index, ahead.synced), (Some(13), Some(true)));
+        let alone = sync_status(13, None);
+        assert_eq!(
+            (alone.target_index, alone.synced, alone.stage.as_deref()),
+            (None, None, Some("ingested"))
+        );
     }
 }

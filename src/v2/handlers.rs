@@ -58,7 +58,8 @@ pub(super) fn routes(ctx: Arc<Ctx>) -> BoxedFilter<(Response,)> {
         .and_then(|kind: String, address: String, name: String, q: Query, ctx: Arc<Ctx>| async move {
             contract(&ctx, &kind, &address, &name, &q).await
         });
-    // Validated here; with a node to ask, the proxy takes it (see docs/configuration.md).
+    // Without a node: validated, then a 503. With one, the proxy takes it and validates it
+    // through `LedgerHook::check_call_read` before sending it (see docs/configuration.md).
     let call_read = warp::post()
         .and(warp::path!("v2" / "contracts" / "call-read" / String / String / String))
         .and(with_ctx.clone())
@@ -92,15 +93,21 @@ impl Ctx {
         }
     }
 
-    /// Whether the ledger's tip is at least the node's. A node that cannot tell (down, slow)
-    /// leaves the ledger as the better answer.
+    /// Whether the ledger's tip is at least the node's, and the node's own block at the same
+    /// height (another block there is another fork: the node's answer wins). A node that cannot
+    /// tell (down, slow) leaves the ledger as the better answer.
     async fn caught_up(&self) -> bool {
         let Some(cache) = &self.node_tip else { return true };
-        let Some(node_height) = cache.node_tip_height().await else { return true };
-        match self.store.chain_tip().await {
-            Ok(Some(tip)) => u64::try_from(tip.block_height).is_ok_and(|ours| ours >= node_height),
-            _ => false,
-        }
+        let Some(node) = cache.node_tip().await else { return true };
+        let Ok(Some(tip)) = self.store.chain_tip().await else { return false };
+        let Ok(ours) = u64::try_from(tip.block_height) else { return false };
+        let same_block = || {
+            !node
+                .block_hash
+                .as_deref()
+                .is_some_and(|theirs| !tip.block_hash.trim_start_matches("0x").eq_ignore_ascii_case(theirs))
+        };
+        ours > node.height || (ours == node.height && same_block())
     }
 }
 
@@ -291,13 +298,7 @@ pub(super) fn interface_json(c: &V2Contract) -> Option<Json> {
 }
 
 fn call_read_without_node(address: &str, name: &str, function: &str, body: &[u8]) -> Response {
-    let checked = params::contract_id(address, name)
-        .and_then(|_| {
-            params::clarity_name(function)
-                .map_err(|reason| V2Error::Invalid { param: "function_name", reason })
-        })
-        .and_then(|_| params::call_read_body(body));
-    match checked {
+    match params::call_read(address, name, function, body) {
         Ok(()) => V2Error::NeedsNode(format!("POST /v2/contracts/call-read/{address}/{name}/{function}")),
         Err(e) => e,
     }

@@ -1,10 +1,14 @@
 //! The proxy's broadcast hook over the store: a transaction the node accepted is in our mempool
-//! before the client has its answer.
+//! before the client has its answer; a `call-read` with invalid input is refused before it
+//! reaches the node.
 
 use std::sync::Arc;
 
+use bytes::Bytes;
 use futures_util::future::BoxFuture;
-use stacks_node_proxy::{BroadcastHook, BroadcastedTx};
+use stacks_node_proxy::{BroadcastHook, BroadcastedTx, SOURCE_HEADER};
+use warp::http::HeaderValue;
+use warp::reply::Response;
 
 use crate::store::Store;
 
@@ -32,5 +36,11 @@ impl BroadcastHook for LedgerHook {
                 }
             }
         })
+    }
+
+    fn check_call_read(&self, path: &str, body: &Bytes) -> Option<Response> {
+        let mut refusal = super::params::call_read_path(path, body).err()?.into_response();
+        refusal.headers_mut().insert(SOURCE_HEADER, HeaderValue::from_static("ledger"));
+        Some(refusal)
     }
 }

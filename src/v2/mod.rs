@@ -23,7 +23,7 @@ use warp::{Filter, Reply};
 
 use crate::store::Store;
 
-pub use auto::NodeTipCache;
+pub use auto::{NodeTip, NodeTipCache};
 pub use error::V2Error;
 pub use hook::LedgerHook;
 

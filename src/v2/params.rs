@@ -81,6 +81,30 @@ pub fn at_tip(query: &HashMap<String, String>, tip_index_block_hash: Option<&str
     }
 }
 
+/// A whole `call-read` request: the contract, the function name and the body.
+pub fn call_read(address: &str, name: &str, function: &str, body: &[u8]) -> Result<(), V2Error> {
+    contract_id(address, name)?;
+    clarity_name(function).map_err(|reason| V2Error::Invalid { param: "function_name", reason })?;
+    call_read_body(body)
+}
+
+/// [`call_read`] for a request path `/v2/contracts/call-read/{address}/{name}/{function}` (as
+/// the proxy sees it, percent-encoded).
+pub fn call_read_path(path: &str, body: &[u8]) -> Result<(), V2Error> {
+    let rest = path.strip_prefix("/v2/contracts/call-read/").unwrap_or(path);
+    let decoded: Vec<String> = rest
+        .split('/')
+        .map(|s| percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned())
+        .collect();
+    match decoded.as_slice() {
+        [address, name, function] => call_read(address, name, function, body),
+        _ => Err(V2Error::Invalid {
+            param: "path",
+            reason: "expected /v2/contracts/call-read/{address}/{contract}/{function}".into(),
+        }),
+    }
+}
+
 /// The `call-read` body, `{sender, arguments: [hex]}`: the sender a principal, each argument one
 /// whole serialized Clarity value.
 pub fn call_read_body(body: &[u8]) -> Result<(), V2Error> {

@@ -46,6 +46,9 @@ pub struct SyncStatus {
     pub target_index: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stage: Option<String>,
+    /// Whether the implementation is caught up with its node (Rosetta 1.4.2+).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub synced: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

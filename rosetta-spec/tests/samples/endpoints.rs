@@ -60,10 +60,15 @@ impl Sample for NetworkStatusResponse {
 
 impl Sample for SyncStatus {
     fn minimal() -> Self {
-        SyncStatus { current_index: 100, target_index: None, stage: None }
+        SyncStatus { current_index: 100, target_index: None, stage: None, synced: None }
     }
     fn maximal() -> Self {
-        SyncStatus { target_index: Some(2000), stage: Some(string("header sync")), ..Self::minimal() }
+        SyncStatus {
+            target_index: Some(2000),
+            stage: Some(string("header sync")),
+            synced: Some(false),
+            ..Self::minimal()
+        }
     }
 }
 
