@@ -97,7 +97,12 @@ impl<R: LiveReader> Notifier<R> {
     async fn chain(&mut self) -> Result<(), ReadError> {
         let Some(new_tip) = self.reader.block(BlockRef::Latest).await? else { return Ok(()) };
         let Some(old) = self.tip.clone() else {
-            self.publish_block(&new_tip).await?;
+            // The store was empty at start: the whole chain is new.
+            for height in 0..=new_tip.block_height {
+                let Some(b) = self.reader.block(BlockRef::Height(height)).await? else { continue };
+                self.publish_block(&b).await?;
+                self.tip = Some(b);
+            }
             self.tip = Some(new_tip);
             return Ok(());
         };
@@ -106,14 +111,15 @@ impl<R: LiveReader> Notifier<R> {
         }
         // Walk back from the announced tip to the first block still canonical.
         let mut orphaned = Vec::new();
-        let mut cur = self.reader.block(BlockRef::AnyHash(old.index_block_hash.clone())).await?;
+        // By block hash: that lookup also finds non-canonical blocks (canonical first).
+        let mut cur = self.reader.block(BlockRef::Hash(old.block_hash.clone())).await?;
         let fork_height = loop {
             match cur {
                 Some(b) if b.canonical => break b.block_height,
                 Some(b) if orphaned.len() < MAX_REORG_DEPTH => {
-                    let parent = b.parent_index_block_hash.clone();
+                    let parent = b.parent_block_hash.clone();
                     orphaned.push(b);
-                    cur = self.reader.block(BlockRef::AnyHash(parent)).await?;
+                    cur = self.reader.block(BlockRef::Hash(parent)).await?;
                 }
                 // Unknown ancestry or too deep: announce from the oldest orphan we saw.
                 _ => break orphaned.last().map_or(old.block_height, |b| b.block_height.saturating_sub(1)),

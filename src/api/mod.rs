@@ -54,3 +54,13 @@ pub fn routes_with(
         .or(crate::v2::routes(store, v2))
         .or(stacks_extended::not_found_fallback())
 }
+
+/// [`routes_with`] plus the live updates (`/extended/v1/ws`) of `live`.
+pub fn routes_live(
+    store: Arc<Store>,
+    v2: V2Settings,
+    faucets: Arc<Faucets>,
+    live: &crate::live::Live,
+) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
+    live.routes().or(routes_with(store, v2, faucets))
+}
