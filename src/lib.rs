@@ -9,6 +9,7 @@ pub mod events;
 pub mod faucet;
 pub mod ingest;
 pub mod ledger;
+pub mod live;
 pub mod observer;
 pub mod rosetta;
 pub mod store;

@@ -80,3 +80,13 @@ pub fn routes_offline(
             ))
         }))
 }
+
+/// [`routes_with`] plus the live updates (`/extended/v1/ws`) of `live`.
+pub fn routes_live(
+    store: Arc<Store>,
+    v2: V2Settings,
+    faucets: Arc<Faucets>,
+    live: &crate::live::Live,
+) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
+    live.routes().or(routes_with(store, v2, faucets))
+}

@@ -108,11 +108,14 @@ pub async fn serve(
     let until_stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|stopped| *stopped).await;
     };
-    let observer =
-        observer::run(events, Arc::clone(&store), config.event_body_limit, until_stopped(stopped.clone()));
+    let live_config = stacks_live::LiveConfig::from_process_env().context("live update configuration")?;
+    let live =
+        stacks_ledger::live::Live::start(Arc::clone(&store), live_config).await.context("live updates")?;
+    let sink = Arc::new(stacks_ledger::live::LiveSink::new(Arc::clone(&store), live.feed()));
+    let observer = observer::run(events, sink, config.event_body_limit, until_stopped(stopped.clone()));
     let faucets = stacks_ledger::faucet::FaucetConfig::from_process_env().context("faucet configuration")?;
     let faucets = stacks_ledger::faucet::Faucets::new(Arc::clone(&store), faucets).context("faucets")?;
-    let routes = stacks_ledger::api::routes_with(store, config.v2.clone(), Arc::new(faucets));
+    let routes = stacks_ledger::api::routes_live(store, config.v2.clone(), Arc::new(faucets), &live);
     let api = warp::serve(routes).incoming(api).graceful(until_stopped(stopped)).run();
     tokio::join!(observer, api);
     tracing::info!("event observer and API stopped");

@@ -13,6 +13,7 @@ mod explorer_search;
 mod explorer_tokens;
 mod explorer_tx;
 mod faucet;
+mod live;
 mod read;
 pub mod rosetta;
 mod rows;
@@ -35,6 +36,7 @@ use crate::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome, RawEve
 use crate::ledger::{LedgerError, Network};
 
 pub use faucet::{FaucetRequest, RateLimit, Reservation};
+pub use live::{LIVE_CHANNEL, MAX_NOTIFY_PAYLOAD};
 pub use read::{BlockInfo, NonceUsage, Supply, TxInfo};
 pub use v2::{V2Account, V2BurnBlock, V2Contract, V2InfoState, V2Microblock, V2Tip, STABLE_CONFIRMATIONS};
 
@@ -130,6 +132,8 @@ pub struct Store {
     /// the database and throws its whole page cache away; alternating pooled connections
     /// made every event re-read the B-tree pages it touched from the file.)
     writer: Mutex<Option<AnyConnection>>,
+    /// The database URL as opened: live updates LISTEN on their own PostgreSQL connection.
+    url: String,
     /// SQLite: the background WAL checkpointer (see [`Checkpointer`]).
     checkpointer: std::sync::Mutex<Option<Checkpointer>>,
 }
@@ -239,6 +243,7 @@ impl Store {
             pool,
             engine,
             network,
+            url,
             writer: Mutex::new(None),
             checkpointer: std::sync::Mutex::new(checkpointer),
         })

@@ -155,6 +155,11 @@ fn stx_base_json(t: &StxTotals, delta: Option<MempoolDelta>) -> Value {
     v
 }
 
+/// The v1 STX balance without mempool figures: the live updates' `address_balance_update`.
+pub fn stx_balance_json(t: &StxTotals) -> Value {
+    v1_stx_json(t, None)
+}
+
 fn v1_stx_json(t: &StxTotals, delta: Option<MempoolDelta>) -> Value {
     let mut v = stx_base_json(t, delta);
     v["total_sent"] = json!(t.total_sent.to_string());

@@ -13,6 +13,7 @@ use warp::http::{HeaderValue, StatusCode};
 use warp::reply::Response;
 use warp::{Filter, Rejection, Reply};
 
+pub use balances::stx_balance_json;
 pub use reader::{AddressReader, AssetTotals, FtHolder, MempoolDelta, NonceState, StxTotals, UntilBlock};
 
 use crate::error::ApiError;

@@ -11,6 +11,9 @@ mod reader;
 mod render;
 mod supply;
 
+/// The v1 `Block` renderer, for the live updates' `block` notifications.
+pub use render::block_v1;
+
 pub use reader::{
     BlockContents, BlockRecord, BlockRef, BurnBlockRecord, BurnRef, BurnchainReward, ChainReader,
     RewardSlotHolder, SupplyRecord,

@@ -1,0 +1,13 @@
+//! Live updates: what ingestion changed becomes notifications, computed once and fanned out
+//! through one hub ([`hub`]), with sequence numbers, a replay window and reorg notices; served as
+//! JSON-RPC 2.0 over WebSocket ([`ws`], the incumbent's `/extended/v1/ws`). See `docs/live.md`.
+
+pub mod config;
+pub mod hub;
+pub mod jsonrpc;
+pub mod notifier;
+pub mod ws;
+
+pub use config::LiveConfig;
+pub use hub::{Hub, Notification, Topic};
+pub use notifier::{Change, LiveReader, Notifier};

@@ -1,0 +1,352 @@
+//! Turns "what changed" into notifications, once per change, through the `/extended` readers
+//! and renderers (the payloads are the extended entities), and publishes them on the hub.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use stacks_extended::tx::{any_tx_json, mempool_tx_json, mined_tx_json, AnyTx, MinedTx, RenderOptions};
+use stacks_extended::{
+    block_v1, stx_balance_json, AddressReader, BlockRecord, BlockRef, ChainReader, Paging, ReadError,
+    TxReader,
+};
+
+use crate::hub::{Hub, Topic};
+
+/// What an ingested event changed, as the ingesting process announces it (in-process, or as a
+/// PostgreSQL NOTIFY payload to every API process).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Change {
+    /// The canonical chain may have moved (a block, or a burn block that reorged it).
+    Chain,
+    MempoolAdded {
+        tx_ids: Vec<String>,
+    },
+    MempoolDropped {
+        tx_ids: Vec<String>,
+    },
+    /// Transactions streamed in microblocks (unanchored).
+    Microblocks {
+        tx_ids: Vec<String>,
+    },
+}
+
+/// Everything the notifier reads.
+pub trait LiveReader: ChainReader + TxReader + AddressReader {}
+impl<R: ChainReader + TxReader + AddressReader> LiveReader for R {}
+
+/// Page size for reading a block's transactions.
+const PAGE: u32 = 200;
+/// The longest reorg walked back to find the fork point; deeper means a resync.
+const MAX_REORG_DEPTH: usize = 1_000;
+
+pub struct Notifier<R> {
+    reader: Arc<R>,
+    hub: Arc<Hub>,
+    /// The canonical tip as last announced.
+    tip: Option<BlockRecord>,
+}
+
+impl<R: LiveReader> Notifier<R> {
+    /// Starts from the current tip: history is not announced.
+    pub async fn new(reader: Arc<R>, hub: Arc<Hub>) -> Result<Notifier<R>, ReadError> {
+        let tip = reader.block(BlockRef::Latest).await?;
+        Ok(Notifier { reader, hub, tip })
+    }
+
+    pub fn hub(&self) -> &Arc<Hub> {
+        &self.hub
+    }
+
+    /// Publishes what `change` made visible. On a read error the announced tip stays at the last
+    /// block fully published, so the next change picks up from there.
+    pub async fn apply(&mut self, change: &Change) -> Result<(), ReadError> {
+        match change {
+            Change::Chain => self.chain().await,
+            Change::MempoolAdded { tx_ids } => {
+                for id in tx_ids {
+                    if let Some(AnyTx::Mempool(t)) = self.reader.tx(id, false).await? {
+                        let Ok(v) = mempool_tx_json(&t, RenderOptions::default()) else { continue };
+                        self.hub.publish(Topic::Mempool, v.clone());
+                        self.hub.publish(Topic::Tx(t.tx_id.clone()), v);
+                    }
+                }
+                Ok(())
+            }
+            Change::MempoolDropped { tx_ids } | Change::Microblocks { tx_ids } => {
+                let unanchored = matches!(change, Change::Microblocks { .. });
+                for id in tx_ids {
+                    if let Some(tx) = self.reader.tx(id, unanchored).await? {
+                        let events = match &tx {
+                            AnyTx::Mined(m) => Some(self.events(m).await?),
+                            AnyTx::Mempool(_) => None,
+                        };
+                        let Ok(v) = any_tx_json(&tx, events.as_deref(), RenderOptions::default()) else {
+                            continue;
+                        };
+                        self.hub.publish(Topic::Tx(id.clone()), v);
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    async fn chain(&mut self) -> Result<(), ReadError> {
+        let Some(new_tip) = self.reader.block(BlockRef::Latest).await? else { return Ok(()) };
+        let Some(old) = self.tip.clone() else {
+            // The store was empty at start: the whole chain is new.
+            for height in 0..=new_tip.block_height {
+                let Some(b) = self.reader.block(BlockRef::Height(height)).await? else { continue };
+                self.publish_block(&b).await?;
+                self.tip = Some(b);
+            }
+            self.tip = Some(new_tip);
+            return Ok(());
+        };
+        if old.index_block_hash == new_tip.index_block_hash {
+            return Ok(());
+        }
+        // Walk back from the announced tip to the first block still canonical.
+        let mut orphaned = Vec::new();
+        // By block hash: that lookup also finds non-canonical blocks (canonical first).
+        let mut cur = self.reader.block(BlockRef::Hash(old.block_hash.clone())).await?;
+        let fork_height = loop {
+            match cur {
+                Some(b) if b.canonical => break b.block_height,
+                Some(b) if orphaned.len() < MAX_REORG_DEPTH => {
+                    let parent = b.parent_block_hash.clone();
+                    orphaned.push(b);
+                    cur = self.reader.block(BlockRef::Hash(parent)).await?;
+                }
+                // Unknown ancestry or too deep: announce from the oldest orphan we saw.
+                _ => break orphaned.last().map_or(old.block_height, |b| b.block_height.saturating_sub(1)),
+            }
+        };
+        if !orphaned.is_empty() {
+            let blocks: Vec<Value> = orphaned
+                .iter()
+                .map(|b| {
+                    json!({"block_height": b.block_height, "block_hash": b.block_hash,
+                           "index_block_hash": b.index_block_hash})
+                })
+                .collect();
+            self.hub.publish(
+                Topic::Reorg,
+                json!({
+                    "orphaned_blocks": blocks,
+                    "fork_height": fork_height,
+                    "new_tip": {"block_height": new_tip.block_height, "block_hash": new_tip.block_hash,
+                                "index_block_hash": new_tip.index_block_hash},
+                }),
+            );
+        }
+        for height in fork_height + 1..=new_tip.block_height {
+            let Some(b) = self.reader.block(BlockRef::Height(height)).await? else { continue };
+            self.publish_block(&b).await?;
+            self.tip = Some(b);
+        }
+        self.tip = Some(new_tip);
+        Ok(())
+    }
+
+    async fn events(&self, tx: &MinedTx) -> Result<Vec<stacks_extended::tx::TxEvent>, ReadError> {
+        let limit = u32::try_from(tx.event_count).unwrap_or(u32::MAX);
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        self.reader.tx_events(tx, Paging { limit, offset: 0 }).await
+    }
+
+    /// A new canonical block: the block, then per transaction its update, its address updates
+    /// and NFT events, then one balance update per address touched.
+    async fn publish_block(&self, b: &BlockRecord) -> Result<(), ReadError> {
+        let contents = self.reader.block_contents(b).await?;
+        self.hub.publish(Topic::Block, block_v1(b, &contents));
+        let at = stacks_extended::tx::BlockRef::Hash(b.block_hash.clone());
+        let mut txs = Vec::new();
+        loop {
+            let (total, page) =
+                self.reader.block_txs(&at, Paging { limit: PAGE, offset: txs.len() as u64 }).await?;
+            let n = page.len();
+            txs.extend(page);
+            if n == 0 || txs.len() as u64 >= total {
+                break;
+            }
+        }
+        // Oldest first, as they executed.
+        txs.sort_by_key(|t| (t.microblock_sequence.map_or(i64::MAX, i64::from), t.tx_index));
+        let mut touched = BTreeSet::new();
+        for tx in &txs {
+            let events = self.events(tx).await?;
+            let Ok(v) = mined_tx_json(tx, Some(&events), RenderOptions::default()) else {
+                tracing::warn!(tx_id = %tx.tx_id, "live: stored transaction does not render");
+                continue;
+            };
+            self.hub.publish(Topic::Tx(tx.tx_id.clone()), v.clone());
+            let addresses = principals(&v);
+            for address in &addresses {
+                self.hub.publish(Topic::AddressTx(address.clone()), address_tx(address, &v));
+            }
+            for e in v["events"].as_array().into_iter().flatten() {
+                if e["event_type"] == "non_fungible_token_asset" {
+                    let ev = nft_event(e, &v);
+                    let asset = e["asset"]["asset_id"].as_str().unwrap_or_default().to_owned();
+                    let hex = e["asset"]["value"]["hex"].as_str().unwrap_or_default().to_owned();
+                    self.hub.publish(Topic::NftEvent, ev.clone());
+                    self.hub.publish(Topic::NftAsset(asset.clone(), hex), ev.clone());
+                    self.hub.publish(Topic::NftCollection(asset), ev);
+                }
+            }
+            touched.extend(addresses);
+        }
+        for address in touched {
+            let totals = self.reader.stx_totals(&address, None).await?;
+            let mut v = stx_balance_json(&totals);
+            if let Value::Object(m) = &mut v {
+                let mut with_address = Map::new();
+                with_address.insert("address".into(), address.clone().into());
+                with_address.extend(std::mem::take(m));
+                *m = with_address;
+            }
+            self.hub.publish(Topic::AddressBalance(address), v);
+        }
+        Ok(())
+    }
+}
+
+/// Every principal a rendered transaction involves: sender, sponsor, recipient, contract, and
+/// the parties of its asset and lock events.
+pub fn principals(tx: &Value) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut add = |v: &Value| {
+        if let Some(s) = v.as_str().filter(|s| !s.is_empty()) {
+            out.insert(s.to_owned());
+        }
+    };
+    add(&tx["sender_address"]);
+    if tx["sponsored"] == true {
+        add(&tx["sponsor_address"]);
+    }
+    add(&tx["token_transfer"]["recipient_address"]);
+    add(&tx["contract_call"]["contract_id"]);
+    add(&tx["smart_contract"]["contract_id"]);
+    for e in tx["events"].as_array().into_iter().flatten() {
+        add(&e["asset"]["sender"]);
+        add(&e["asset"]["recipient"]);
+        add(&e["stx_lock_event"]["locked_address"]);
+    }
+    out
+}
+
+/// The incumbent's `AddressTransactionWithTransfers` notification for one principal.
+pub fn address_tx(address: &str, tx: &Value) -> Value {
+    let mut sent: i128 = 0;
+    let mut received: i128 = 0;
+    let mut transfers = Vec::new();
+    if tx["sender_address"] == address {
+        sent += tx["fee_rate"].as_str().and_then(|f| f.parse::<i128>().ok()).unwrap_or(0);
+    }
+    for e in tx["events"].as_array().into_iter().flatten() {
+        if e["event_type"] != "stx_asset" {
+            continue;
+        }
+        let a = &e["asset"];
+        let amount = a["amount"].as_str().and_then(|x| x.parse::<i128>().ok()).unwrap_or(0);
+        let (from_us, to_us) = (a["sender"] == address, a["recipient"] == address);
+        if from_us {
+            sent += amount;
+        }
+        if to_us {
+            received += amount;
+        }
+        if (from_us || to_us) && a["asset_event_type"] == "transfer" {
+            transfers
+                .push(json!({"amount": a["amount"], "sender": a["sender"], "recipient": a["recipient"]}));
+        }
+    }
+    json!({
+        "address": address,
+        "tx_id": tx["tx_id"],
+        "tx_status": tx["tx_status"],
+        "tx_type": tx["tx_type"],
+        "tx": tx,
+        "stx_sent": sent.to_string(),
+        "stx_received": received.to_string(),
+        "stx_transfers": transfers,
+    })
+}
+
+/// The incumbent's `NftEvent` entity from a rendered event and its transaction.
+pub fn nft_event(e: &Value, tx: &Value) -> Value {
+    let a = &e["asset"];
+    let opt = |v: &Value| if v.as_str().is_some_and(|s| !s.is_empty()) { v.clone() } else { Value::Null };
+    json!({
+        "sender": opt(&a["sender"]),
+        "recipient": opt(&a["recipient"]),
+        "asset_identifier": a["asset_id"],
+        "asset_event_type": a["asset_event_type"],
+        "value": a["value"],
+        "tx_id": tx["tx_id"],
+        "tx_index": tx["tx_index"],
+        "block_height": tx["block_height"],
+        "event_index": e["event_index"],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tx() -> Value {
+        json!({
+            "tx_id": "0x01", "tx_status": "success", "tx_type": "token_transfer", "tx_index": 2,
+            "block_height": 7, "sender_address": "SA", "fee_rate": "180", "sponsored": false,
+            "token_transfer": {"recipient_address": "SB"},
+            "events": [
+                {"event_index": 0, "event_type": "stx_asset",
+                 "asset": {"asset_event_type": "transfer", "sender": "SA", "recipient": "SB", "amount": "1000"}},
+                {"event_index": 1, "event_type": "non_fungible_token_asset",
+                 "asset": {"asset_event_type": "mint", "asset_id": "SC.nft::n", "sender": "", "recipient": "SD",
+                           "value": {"hex": "0x01", "repr": "u1"}}},
+            ],
+        })
+    }
+
+    #[test]
+    fn principals_cover_parties_and_events() {
+        let p: Vec<String> = principals(&tx()).into_iter().collect();
+        assert_eq!(p, ["SA", "SB", "SD"]);
+    }
+
+    #[test]
+    fn address_tx_counts_fees_and_transfers() {
+        let a = address_tx("SA", &tx());
+        assert_eq!(a["stx_sent"], "1180");
+        assert_eq!(a["stx_received"], "0");
+        assert_eq!(a["stx_transfers"][0]["amount"], "1000");
+        let b = address_tx("SB", &tx());
+        assert_eq!((b["stx_sent"].as_str(), b["stx_received"].as_str()), (Some("0"), Some("1000")));
+        assert_eq!(address_tx("SD", &tx())["stx_transfers"], json!([]));
+    }
+
+    #[test]
+    fn nft_events_follow_the_entity() {
+        let t = tx();
+        let e = nft_event(&t["events"][1], &t);
+        assert_eq!(e["sender"], Value::Null);
+        assert_eq!(e["recipient"], "SD");
+        assert_eq!(e["asset_identifier"], "SC.nft::n");
+        assert_eq!((e["block_height"].as_u64(), e["event_index"].as_u64()), (Some(7), Some(1)));
+    }
+
+    #[test]
+    fn changes_round_trip_as_notify_payloads() {
+        let c = Change::MempoolAdded { tx_ids: vec!["0xab".into()] };
+        let s = serde_json::to_string(&c).unwrap();
+        assert_eq!(s, r#"{"kind":"mempool_added","tx_ids":["0xab"]}"#);
+        assert_eq!(serde_json::from_str::<Change>(&s).unwrap(), c);
+    }
+}

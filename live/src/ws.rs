@@ -1,0 +1,94 @@
+//! The `/extended/v1/ws` endpoint: one task per connection reads requests, forwards the hub's
+//! notifications it subscribed to, pings, and drops dead or slow peers with a close reason.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use tokio::sync::broadcast::error::RecvError;
+use tokio::time::{timeout, Instant};
+use warp::filters::ws::{Message, WebSocket, Ws};
+use warp::{Filter, Rejection, Reply};
+
+use crate::config::LiveConfig;
+use crate::hub::Hub;
+use crate::jsonrpc::{notification_json, Connection};
+
+/// Largest request frame accepted (a batch of subscriptions fits easily).
+const MAX_REQUEST: usize = 1 << 20;
+/// Close codes (RFC 6455): policy violation for slow consumers, going away for dead peers.
+const CLOSE_SLOW: u16 = 1008;
+const CLOSE_TIMEOUT: u16 = 1001;
+
+/// `GET /extended/v1/ws` upgraded to a WebSocket.
+pub fn route(
+    hub: Arc<Hub>,
+    config: LiveConfig,
+) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
+    warp::path!("extended" / "v1" / "ws").and(warp::ws()).map(move |ws: Ws| {
+        let (hub, config) = (Arc::clone(&hub), config.clone());
+        ws.max_message_size(MAX_REQUEST).on_upgrade(move |socket| serve(socket, hub, config))
+    })
+}
+
+async fn send(socket: &mut WebSocket, msg: Message, limit: Duration) -> bool {
+    matches!(timeout(limit, socket.send(msg)).await, Ok(Ok(())))
+}
+
+/// Serves one connection until the peer leaves, stops answering, or falls too far behind.
+pub async fn serve(mut socket: WebSocket, hub: Arc<Hub>, config: LiveConfig) {
+    let (mut updates, _) = hub.receiver();
+    let mut conn = Connection::new();
+    let mut ping = tokio::time::interval_at(Instant::now() + config.ping_interval, config.ping_interval);
+    let mut last_heard = Instant::now();
+    let reason = loop {
+        tokio::select! {
+            frame = socket.next() => {
+                let msg = match frame {
+                    Some(Ok(m)) => m,
+                    Some(Err(e)) => break format!("read error: {e}"),
+                    None => break "peer closed".into(),
+                };
+                last_heard = Instant::now();
+                if msg.is_close() {
+                    break "peer closed".into();
+                }
+                let Ok(text) = msg.to_str() else { continue };
+                let mut ok = true;
+                for out in conn.handle_text(&hub, text) {
+                    ok = ok && send(&mut socket, Message::text(out.to_string()), config.message_timeout).await;
+                }
+                if !ok {
+                    break "write timed out".into();
+                }
+            }
+            update = updates.recv() => match update {
+                Ok(n) => {
+                    if conn.wants(&n)
+                        && !send(&mut socket, Message::text(notification_json(&n).to_string()), config.message_timeout).await
+                    {
+                        break "write timed out".into();
+                    }
+                }
+                Err(RecvError::Lagged(k)) => {
+                    let why = format!("slow consumer: fell {k} notifications behind (queue {})", config.queue);
+                    let _ = send(&mut socket, Message::close_with(CLOSE_SLOW, why.clone()), config.message_timeout).await;
+                    break why;
+                }
+                Err(RecvError::Closed) => break "server shutting down".into(),
+            },
+            _ = ping.tick() => {
+                if last_heard.elapsed() > config.ping_interval + config.ping_timeout {
+                    let why = "ping timeout: no frame from the peer".to_string();
+                    let _ = send(&mut socket, Message::close_with(CLOSE_TIMEOUT, why.clone()), config.message_timeout).await;
+                    break why;
+                }
+                if !send(&mut socket, Message::ping(Vec::new()), config.message_timeout).await {
+                    break "write timed out".into();
+                }
+            }
+        }
+    };
+    tracing::debug!(%reason, "live websocket closed");
+    let _ = timeout(config.message_timeout, socket.close()).await;
+}

@@ -1,0 +1,195 @@
+//! Live updates wired to ingestion: after an event commits, what it changed ([`Change`]) goes to
+//! the notifier, directly (SQLite, one process) or through PostgreSQL NOTIFY to every API
+//! process LISTENing on the database. See `docs/live.md`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+use stacks_live::{Change, Hub, LiveConfig, Notifier};
+use tokio::sync::mpsc;
+use warp::{Filter, Rejection, Reply};
+
+use crate::events::EventPayload;
+use crate::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome};
+use crate::store::{Engine, Store, StoreError};
+
+/// What an event changed, for the live updates; `None` when nothing a subscriber sees.
+pub fn change_of(event: &IncomingEvent) -> Option<Change> {
+    let payload = EventPayload::parse(event.path, &event.payload).ok()?;
+    match payload {
+        EventPayload::NewBlock(_) | EventPayload::NewBurnBlock(_) => Some(Change::Chain),
+        EventPayload::NewMempoolTx(m) => {
+            let tx_ids = m
+                .raw_txs
+                .iter()
+                .filter_map(|raw| hex::decode(raw.trim_start_matches("0x")).ok())
+                .map(|bytes| format!("0x{}", hex::encode(stacks_codec::tx::txid_of(&bytes))))
+                .collect();
+            Some(Change::MempoolAdded { tx_ids })
+        }
+        EventPayload::DropMempoolTx(d) => Some(Change::MempoolDropped { tx_ids: d.dropped_txids }),
+        EventPayload::NewMicroblocks(m) => {
+            Some(Change::Microblocks { tx_ids: m.transactions.into_iter().map(|t| t.txid).collect() })
+        }
+        EventPayload::AttachmentsNew(_) | EventPayload::Unmodelled(_) => None,
+    }
+}
+
+/// Splits a change so that each NOTIFY payload fits PostgreSQL's limit.
+fn notify_payloads(change: &Change) -> Vec<String> {
+    use crate::store::MAX_NOTIFY_PAYLOAD;
+    // A tx id is 66 characters plus quotes and a comma.
+    let per = MAX_NOTIFY_PAYLOAD / 72;
+    let split = |ids: &Vec<String>, make: fn(Vec<String>) -> Change| -> Vec<Change> {
+        ids.chunks(per.max(1)).map(|c| make(c.to_vec())).collect()
+    };
+    let parts = match change {
+        Change::Chain => vec![Change::Chain],
+        Change::MempoolAdded { tx_ids } => split(tx_ids, |tx_ids| Change::MempoolAdded { tx_ids }),
+        Change::MempoolDropped { tx_ids } => split(tx_ids, |tx_ids| Change::MempoolDropped { tx_ids }),
+        Change::Microblocks { tx_ids } => split(tx_ids, |tx_ids| Change::Microblocks { tx_ids }),
+    };
+    parts.iter().filter_map(|c| serde_json::to_string(c).ok()).collect()
+}
+
+/// Where the ingesting side announces changes.
+#[derive(Clone)]
+pub enum Feed {
+    /// Straight to this process's notifier.
+    Local(mpsc::UnboundedSender<Change>),
+    /// NOTIFY on the database; every listening process (this one too) picks it up.
+    Postgres(Arc<Store>),
+}
+
+impl Feed {
+    pub async fn announce(&self, change: Change) {
+        match self {
+            Feed::Local(tx) => {
+                let _ = tx.send(change);
+            }
+            Feed::Postgres(store) => {
+                for payload in notify_payloads(&change) {
+                    if let Err(e) = store.notify_live(&payload).await {
+                        // The event is committed; subscribers miss this update and see the next.
+                        tracing::warn!(error = %e, "live: NOTIFY failed");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// An [`EventSink`] that announces each event it applied.
+pub struct LiveSink<S> {
+    inner: Arc<S>,
+    feed: Feed,
+}
+
+impl<S> LiveSink<S> {
+    pub fn new(inner: Arc<S>, feed: Feed) -> LiveSink<S> {
+        LiveSink { inner, feed }
+    }
+}
+
+impl<S: EventSink> EventSink for LiveSink<S> {
+    async fn ingest(&self, event: IncomingEvent) -> Result<IngestOutcome, IngestError> {
+        let change = change_of(&event);
+        let outcome = self.inner.ingest(event).await?;
+        if let (IngestOutcome::Applied { .. }, Some(change)) = (&outcome, change) {
+            self.feed.announce(change).await;
+        }
+        Ok(outcome)
+    }
+
+    async fn last_event_id(&self) -> Result<Option<i64>, IngestError> {
+        self.inner.last_event_id().await
+    }
+}
+
+/// The live-update service of one API process: the hub, its notifier task and, on PostgreSQL,
+/// the LISTEN task feeding it.
+pub struct Live {
+    pub hub: Arc<Hub>,
+    pub config: LiveConfig,
+    feed: Feed,
+    processed: Arc<AtomicU64>,
+}
+
+impl Live {
+    /// Starts the notifier over `store` (announcing from its current tip on).
+    pub async fn start(store: Arc<Store>, config: LiveConfig) -> Result<Live, StoreError> {
+        let hub = Arc::new(Hub::new(config.queue, config.replay_window));
+        let processed = Arc::new(AtomicU64::new(0));
+        let done = Arc::clone(&processed);
+        let (tx, mut rx) = mpsc::unbounded_channel::<Change>();
+        let mut notifier = Notifier::new(Arc::clone(&store), Arc::clone(&hub))
+            .await
+            .map_err(|e| StoreError::Corrupt(format!("live: reading the chain tip: {e}")))?;
+        tokio::spawn(async move {
+            while let Some(change) = rx.recv().await {
+                if let Err(e) = notifier.apply(&change).await {
+                    tracing::warn!(error = %e, ?change, "live: computing updates failed");
+                }
+                done.fetch_add(1, Ordering::Release);
+            }
+        });
+        let feed = match store.listen_live().await? {
+            None => Feed::Local(tx),
+            Some(mut stream) => {
+                tokio::spawn(async move {
+                    while let Some(item) = stream.next().await {
+                        match item.map(|p| serde_json::from_str::<Change>(&p)) {
+                            Ok(Ok(change)) => {
+                                if tx.send(change).is_err() {
+                                    break;
+                                }
+                            }
+                            Ok(Err(e)) => tracing::warn!(error = %e, "live: unreadable NOTIFY payload"),
+                            Err(e) => tracing::warn!(error = %e, "live: LISTEN connection failed"),
+                        }
+                    }
+                });
+                Feed::Postgres(Arc::clone(&store))
+            }
+        };
+        debug_assert!(matches!(feed, Feed::Postgres(_)) == (store.engine() == Engine::Postgres));
+        Ok(Live { hub, config, feed, processed })
+    }
+
+    /// How many changes this process's notifier has turned into notifications (tests wait on it).
+    pub fn processed(&self) -> u64 {
+        self.processed.load(Ordering::Acquire)
+    }
+
+    /// Where ingestion in this process announces what it committed.
+    pub fn feed(&self) -> Feed {
+        self.feed.clone()
+    }
+
+    /// `/extended/v1/ws`.
+    pub fn routes(&self) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
+        stacks_live::ws::route(Arc::clone(&self.hub), self.config.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_changes_are_split_for_notify() {
+        let ids: Vec<String> = (0..500).map(|i| format!("0x{i:064x}")).collect();
+        let parts = notify_payloads(&Change::MempoolAdded { tx_ids: ids.clone() });
+        assert!(parts.len() > 1);
+        let mut back = Vec::new();
+        for p in &parts {
+            assert!(p.len() < crate::store::MAX_NOTIFY_PAYLOAD + 100, "{}", p.len());
+            match serde_json::from_str::<Change>(p).unwrap() {
+                Change::MempoolAdded { tx_ids } => back.extend(tx_ids),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(back, ids);
+    }
+}
