@@ -17,7 +17,10 @@ mod time;
 mod tokens;
 pub mod tx;
 
-pub use address::{AddressReader, AssetTotals, FtHolder, MempoolDelta, NonceState, StxTotals, UntilBlock};
+pub use address::{
+    AddressReader, AssetTotals, FtHolder, MempoolDelta, NonceState, PrincipalActivity, StxInbound, StxTotals,
+    UntilBlock,
+};
 pub use chain::{
     BlockContents, BlockRecord, BlockRef, BurnBlockRecord, BurnRef, BurnchainReward, ChainReader,
     RewardSlotHolder, SupplyRecord,
