@@ -461,11 +461,14 @@ impl Store {
         mempool: bool,
     ) -> Result<PrincipalActivity, StoreError> {
         let last = query(
+            // The newest block first (an `account_txs_listed` seek), then its newest transaction
+            // (`account_txs.canonical` follows the same block flag as the tx row's).
             "SELECT a.tx_id FROM account_txs a \
-             JOIN txs t ON t.tx_id = a.tx_id AND t.index_block_hash = a.index_block_hash AND t.canonical = true \
+             JOIN txs t ON t.tx_id = a.tx_id AND t.index_block_hash = a.index_block_hash \
              WHERE a.principal = $1 AND a.listed = true AND a.boot = false AND a.canonical = true \
-             ORDER BY a.block_height DESC, COALESCE(t.microblock_sequence, 2147483647) DESC, a.tx_index DESC \
-             LIMIT 1",
+             AND a.block_height = (SELECT MAX(m.block_height) FROM account_txs m WHERE m.principal = $1 \
+               AND m.listed = true AND m.boot = false AND m.canonical = true) \
+             ORDER BY COALESCE(t.microblock_sequence, 2147483647) DESC, a.tx_index DESC LIMIT 1",
             vec![principal.into()],
         )
         .fetch_optional(&self.pool)
