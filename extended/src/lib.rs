@@ -18,7 +18,10 @@ mod tokens;
 pub mod tx;
 
 pub use address::stx_balance_json;
-pub use address::{AddressReader, AssetTotals, FtHolder, MempoolDelta, NonceState, StxTotals, UntilBlock};
+pub use address::{
+    AddressReader, AssetTotals, FtHolder, MempoolDelta, NonceState, PrincipalActivity, StxInbound, StxTotals,
+    UntilBlock,
+};
 pub use chain::block_v1;
 pub use chain::{
     BlockContents, BlockRecord, BlockRef, BurnBlockRecord, BurnRef, BurnchainReward, ChainReader,

@@ -1,6 +1,6 @@
 //! `/new_block` → ledger rows.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::json;
 use stacks_codec::to_hex_prefixed;
@@ -82,7 +82,10 @@ pub fn derive_block(
             out.locks.extend(t.locks);
             out.contracts.extend(t.contract);
             out.pox_events.extend(t.pox);
-            out.account_txs.extend(t.principals);
+            // The incumbent keeps the boot block's transactions in block 0: most address lists
+            // leave them out.
+            let boot = offset > 0;
+            out.account_txs.extend(t.principals.into_iter().map(|a| AccountTxRow { boot, ..a }));
         }
     }
     micro.sort_by_key(|m| m.microblock_sequence);
@@ -332,22 +335,31 @@ pub(crate) fn derive_tx(
 }
 
 /// Every principal a transaction involves, once each: sender, sponsor, transfer recipient,
-/// deployed or called contract, and the parties of its asset and lock events.
+/// deployed or called contract, and the parties of its asset and lock events. `listed` marks the
+/// principals the incumbent lists the transaction for (its `principal_stx_txs` and v2 address
+/// transactions): all of them but a sponsor or a lock's account that is nothing else.
 fn principals(_tx: &Transaction, row: &TxRow, events: &[EventRow]) -> Vec<AccountTxRow> {
-    let mut set: BTreeSet<&str> = BTreeSet::new();
-    set.insert(&row.sender_address);
-    for p in [&row.sponsor_address, &row.token_transfer_recipient, &row.contract_id].into_iter().flatten() {
-        set.insert(p);
+    let mut parties: Vec<(&str, bool)> = vec![(&row.sender_address, true)];
+    parties.extend(row.sponsor_address.as_deref().map(|s| (s, false)));
+    for p in [&row.token_transfer_recipient, &row.contract_id].into_iter().flatten() {
+        parties.push((p, true));
     }
-    for e in events {
-        if e.kind != "contract_log" {
-            for p in [&e.sender, &e.recipient].into_iter().flatten() {
-                set.insert(p);
-            }
-        }
+    for e in events.iter().filter(|e| e.kind != "contract_log") {
+        let listed = e.kind != "stx_lock";
+        parties.extend([&e.sender, &e.recipient].into_iter().flatten().map(|p| (p.as_str(), listed)));
+    }
+    let mut set: BTreeMap<&str, bool> = BTreeMap::new();
+    for (p, listed) in parties {
+        *set.entry(p).or_default() |= listed;
     }
     set.into_iter()
-        .map(|p| AccountTxRow { principal: p.to_owned(), tx_id: row.tx_id.clone(), tx_index: row.tx_index })
+        .map(|(p, listed)| AccountTxRow {
+            principal: p.to_owned(),
+            tx_id: row.tx_id.clone(),
+            tx_index: row.tx_index,
+            listed,
+            boot: false,
+        })
         .collect()
 }
 

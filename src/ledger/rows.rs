@@ -243,6 +243,11 @@ pub struct AccountTxRow {
     pub principal: String,
     pub tx_id: String,
     pub tx_index: i64,
+    /// Listed among the principal's transactions by the incumbent (not only its sponsor or
+    /// locked account).
+    pub listed: bool,
+    /// One of the boot block's (block 0's) transactions, stored in block 1.
+    pub boot: bool,
 }
 
 /// `mempool_txs`.

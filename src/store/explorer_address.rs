@@ -5,15 +5,17 @@ use std::collections::BTreeMap;
 
 use sqlx::Row;
 use stacks_codec::tx::{Payload, Transaction};
-use stacks_extended::tx::MinedTx;
+use stacks_extended::tx::{MinedTx, TxEvent};
 use stacks_extended::{
-    AddressReader, AssetTotals, FtHolder, MempoolDelta, NonceState, Paging, ReadError, StxTotals, UntilBlock,
+    AddressReader, AssetTotals, FtHolder, MempoolDelta, NonceState, Paging, PrincipalActivity, ReadError,
+    StxInbound, StxTotals, UntilBlock,
 };
 
-use super::explorer_tx::MINED_TX_COLUMNS;
-use super::sql::query;
+use super::explorer_tx::{tx_event, EVENT_COLUMNS, MINED_TX_COLUMNS, SEQ};
+use super::sql::{query, Val};
 use super::write::ft_parse;
 use super::{Store, StoreError};
+use crate::ledger::Network;
 
 /// A height bound for "up to the tip".
 fn up_to(height: Option<u64>) -> i64 {
@@ -357,27 +359,164 @@ impl AddressReader for Store {
     async fn address_txs(
         &self,
         principal: &str,
-        height: Option<u64>,
+        from: u64,
+        to: Option<u64>,
         paging: Paging,
     ) -> Result<(u64, Vec<MinedTx>), ReadError> {
-        Ok(self.address_txs_page(principal, height, paging).await?)
+        Ok(self.address_txs_page(principal, false, from, to, paging).await?)
     }
-}
 
-impl Store {
-    /// Walks the `account_txs_page` index (principal, canonical, height, index): no scan of the
-    /// chain's history.
-    async fn address_txs_page(
+    async fn address_txs_with_boot(
+        &self,
+        principal: &str,
+        from: u64,
+        to: Option<u64>,
+        paging: Paging,
+    ) -> Result<(u64, Vec<MinedTx>), ReadError> {
+        Ok(self.address_txs_page(principal, true, from, to, paging).await?)
+    }
+
+    async fn principal_tx_events(
+        &self,
+        principal: &str,
+        txs: &[MinedTx],
+    ) -> Result<Vec<Vec<TxEvent>>, ReadError> {
+        let sql = format!(
+            "SELECT {EVENT_COLUMNS} FROM events WHERE tx_id = $1 AND index_block_hash = $2 \
+             AND microblock_hash = $3 AND (sender = $4 OR recipient = $4) AND kind <> 'contract_log' \
+             AND kind <> 'stx_lock' ORDER BY event_index DESC"
+        );
+        let mut out = Vec::with_capacity(txs.len());
+        for t in txs {
+            let vals = vec![
+                (&t.tx_id).into(),
+                (&t.index_block_hash).into(),
+                (&t.microblock_hash).into(),
+                principal.into(),
+            ];
+            let rows = query(&sql, vals).fetch_all(&self.pool).await.map_err(StoreError::from)?;
+            out.push(rows.iter().map(tx_event).collect::<Result<_, _>>().map_err(StoreError::from)?);
+        }
+        Ok(out)
+    }
+
+    async fn address_assets(
         &self,
         principal: &str,
         height: Option<u64>,
         paging: Paging,
+    ) -> Result<(u64, Vec<TxEvent>), ReadError> {
+        Ok(self.address_assets_page(principal, height, paging).await?)
+    }
+
+    async fn stx_inbound(
+        &self,
+        principal: &str,
+        from: u64,
+        to: Option<u64>,
+        paging: Paging,
+    ) -> Result<(u64, Vec<StxInbound>), ReadError> {
+        Ok(self.stx_inbound_page(principal, from, to, paging).await?)
+    }
+
+    async fn principal_activity(
+        &self,
+        principal: &str,
+        mempool: bool,
+    ) -> Result<PrincipalActivity, ReadError> {
+        Ok(self.principal_activity_of(principal, mempool).await?)
+    }
+}
+
+/// `LIMIT` / `OFFSET` values of a page.
+fn page_vals(paging: Paging) -> [Val; 2] {
+    [i64::from(paging.limit).into(), i64::try_from(paging.offset).unwrap_or(i64::MAX).into()]
+}
+
+fn height_val(h: u64) -> Val {
+    i64::try_from(h).unwrap_or(i64::MAX).into()
+}
+
+/// The send-many-memo contract whose calls `stx_inbound` reports as `bulk-send`.
+fn send_many_contract(network: Network) -> &'static str {
+    match network {
+        Network::Mainnet => "SP3FBR2AGK5H9QBDH3EEN6DF8EK8JY7RX8QJ5SVTE.send-many-memo",
+        Network::Testnet => "STR8P3RD1EHA8AA37ERSSSZSWKS9T2GYQFGXNA4C.send-many-memo",
+    }
+}
+
+/// The memo of a token-transfer transaction, `0x` hex.
+fn transfer_memo(raw_tx: &str) -> String {
+    let tx = stacks_codec::decode_hex(raw_tx).ok().and_then(|b| Transaction::deserialize(&b).ok());
+    match tx.map(|t| t.payload) {
+        Some(Payload::TokenTransfer { memo, .. }) => format!("0x{}", hex::encode(memo)),
+        _ => "0x".into(),
+    }
+}
+
+impl Store {
+    async fn principal_activity_of(
+        &self,
+        principal: &str,
+        mempool: bool,
+    ) -> Result<PrincipalActivity, StoreError> {
+        let last = query(
+            // The newest block first (an `account_txs_listed` seek), then its newest transaction
+            // (`account_txs.canonical` follows the same block flag as the tx row's).
+            "SELECT a.tx_id FROM account_txs a \
+             JOIN txs t ON t.tx_id = a.tx_id AND t.index_block_hash = a.index_block_hash \
+             WHERE a.principal = $1 AND a.listed = true AND a.boot = false AND a.canonical = true \
+             AND a.block_height = (SELECT MAX(m.block_height) FROM account_txs m WHERE m.principal = $1 \
+               AND m.listed = true AND m.boot = false AND m.canonical = true) \
+             ORDER BY COALESCE(t.microblock_sequence, 2147483647) DESC, a.tx_index DESC LIMIT 1",
+            vec![principal.into()],
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        let mut a = PrincipalActivity {
+            last_tx_id: last.map(|r| r.try_get("tx_id")).transpose()?,
+            ..Default::default()
+        };
+        if mempool {
+            let r = query(
+                "SELECT tx_id FROM mempool_txs WHERE pruned = false \
+                 AND (sender_address = $1 OR sponsor_address = $1 OR token_transfer_recipient = $1) \
+                 ORDER BY receipt_time DESC, tx_id DESC LIMIT 1",
+                vec![principal.into()],
+            )
+            .fetch_optional(&self.pool)
+            .await?;
+            a.last_mempool_tx_id = r.map(|r| r.try_get("tx_id")).transpose()?;
+        }
+        let lock = query(
+            "SELECT unlock_burn_height FROM stx_accounts WHERE account = $1 AND locked <> 0",
+            vec![principal.into()],
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        a.pox_state =
+            lock.map(|r| r.try_get::<i64, _>("unlock_burn_height").map(|h| h.to_string())).transpose()?;
+        Ok(a)
+    }
+
+    /// Walks the `account_txs_listed` index (principal, listed, canonical, height, index): no
+    /// scan of the chain's history. The boot block's transactions only `with_boot`.
+    async fn address_txs_page(
+        &self,
+        principal: &str,
+        with_boot: bool,
+        from: u64,
+        to: Option<u64>,
+        paging: Paging,
     ) -> Result<(u64, Vec<MinedTx>), StoreError> {
-        let max = height.map_or(i64::MAX, |h| i64::try_from(h).unwrap_or(i64::MAX));
+        let set = if with_boot { "AND a.listed = true" } else { "AND a.listed = true AND a.boot = false" };
+        let range = vec![principal.into(), height_val(from), to.map_or(i64::MAX.into(), height_val)];
         let count = query(
-            "SELECT COUNT(*) AS n FROM account_txs a \
-             WHERE a.principal = $1 AND a.canonical = true AND a.block_height <= $2",
-            vec![principal.into(), max.into()],
+            &format!(
+                "SELECT COUNT(*) AS n FROM account_txs a WHERE a.principal = $1 {set} AND a.canonical = true \
+                 AND a.block_height >= $2 AND a.block_height <= $3"
+            ),
+            range.clone(),
         )
         .fetch_one(&self.pool)
         .await?;
@@ -386,17 +525,110 @@ impl Store {
             "SELECT {MINED_TX_COLUMNS} FROM account_txs a \
              JOIN txs t ON t.tx_id = a.tx_id AND t.index_block_hash = a.index_block_hash \
              JOIN blocks b ON b.index_block_hash = t.index_block_hash \
-             WHERE a.principal = $1 AND a.canonical = true AND a.block_height <= $2 AND t.canonical = true \
+             WHERE a.principal = $1 {set} AND a.canonical = true AND a.block_height >= $2 \
+             AND a.block_height <= $3 AND t.canonical = true \
              ORDER BY a.block_height DESC, COALESCE(t.microblock_sequence, 2147483647) DESC, a.tx_index DESC \
-             LIMIT $3 OFFSET $4"
+             LIMIT $4 OFFSET $5"
         );
-        let vals = vec![
-            principal.into(),
-            max.into(),
-            i64::from(paging.limit).into(),
-            i64::try_from(paging.offset).unwrap_or(i64::MAX).into(),
-        ];
+        let mut vals = range;
+        vals.extend(page_vals(paging));
         let rows = query(&sql, vals).fetch_all(&self.pool).await?;
         Ok((total, self.with_abis(&rows).await?))
+    }
+
+    async fn address_assets_page(
+        &self,
+        principal: &str,
+        height: Option<u64>,
+        paging: Paging,
+    ) -> Result<(u64, Vec<TxEvent>), StoreError> {
+        let filter = "FROM events e WHERE (e.sender = $1 OR e.recipient = $1) AND e.kind <> 'contract_log' \
+             AND e.canonical = true AND e.block_height <= $2";
+        let vals = vec![principal.into(), up_to(height).into()];
+        let count =
+            query(&format!("SELECT COUNT(*) AS n {filter}"), vals.clone()).fetch_one(&self.pool).await?;
+        let total = u64::try_from(count.try_get::<i64, _>("n")?).unwrap_or_default();
+        let cols =
+            EVENT_COLUMNS.split(", ").map(|c| format!("e.{}", c.trim())).collect::<Vec<_>>().join(", ");
+        let sql = format!(
+            "SELECT {cols} {filter} ORDER BY e.block_height DESC, \
+             (SELECT {SEQ} FROM txs t WHERE t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash \
+              AND t.microblock_hash = e.microblock_hash) DESC, e.tx_index DESC, e.event_index DESC \
+             LIMIT $3 OFFSET $4"
+        );
+        let mut vals = vals;
+        vals.extend(page_vals(paging));
+        let rows = query(&sql, vals).fetch_all(&self.pool).await?;
+        Ok((total, rows.iter().map(tx_event).collect::<Result<_, _>>()?))
+    }
+
+    /// The incumbent's three sources of inbound STX, merged newest first. Each branch seeks an
+    /// index on the recipient (`txs_recipient`, `events_recipient`).
+    async fn stx_inbound_page(
+        &self,
+        principal: &str,
+        from: u64,
+        to: Option<u64>,
+        paging: Paging,
+    ) -> Result<(u64, Vec<StxInbound>), StoreError> {
+        let inbound = "SELECT 'stx-transfer' AS transfer_type, t.sender_address AS sender, \
+               CAST(t.token_transfer_amount AS TEXT) AS amount, t.raw_tx AS raw_tx, NULL AS memo, \
+               t.block_height AS block_height, COALESCE(t.microblock_sequence, 2147483647) AS seq, \
+               t.tx_index AS tx_index, t.tx_id AS tx_id \
+             FROM txs t WHERE t.token_transfer_recipient = $1 AND t.canonical = true \
+               AND t.tx_type = 'token_transfer' AND t.block_height >= $2 AND t.block_height <= $3 \
+             UNION ALL \
+             SELECT 'stx-transfer-memo', e.sender, e.amount, NULL, e.memo, e.block_height, \
+               COALESCE(t.microblock_sequence, 2147483647), e.tx_index, e.tx_id \
+             FROM events e JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash \
+               AND t.microblock_hash = e.microblock_hash \
+             WHERE e.recipient = $1 AND e.canonical = true AND e.kind = 'stx_transfer' \
+               AND e.memo IS NOT NULL AND e.memo <> '' AND e.block_height >= $2 AND e.block_height <= $3 \
+             UNION ALL \
+             SELECT 'bulk-send', e.sender, e.amount, NULL, l.value_hex, e.block_height, \
+               COALESCE(t.microblock_sequence, 2147483647), e.tx_index, e.tx_id \
+             FROM events e JOIN events l ON l.tx_id = e.tx_id AND l.index_block_hash = e.index_block_hash \
+               AND l.microblock_hash = e.microblock_hash AND l.event_index = e.event_index + 1 \
+             JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash \
+               AND t.microblock_hash = e.microblock_hash \
+             WHERE e.recipient = $1 AND e.canonical = true AND e.kind = 'stx_transfer' \
+               AND l.kind = 'contract_log' AND l.contract_identifier = $4 \
+               AND e.block_height >= $2 AND e.block_height <= $3";
+        let vals = vec![
+            principal.into(),
+            height_val(from),
+            to.map_or(i64::MAX.into(), height_val),
+            send_many_contract(self.network()).into(),
+        ];
+        let count = query(&format!("SELECT COUNT(*) AS n FROM ({inbound}) x"), vals.clone())
+            .fetch_one(&self.pool)
+            .await?;
+        let total = u64::try_from(count.try_get::<i64, _>("n")?).unwrap_or_default();
+        let sql = format!(
+            "SELECT * FROM ({inbound}) x \
+             ORDER BY block_height DESC, seq DESC, tx_index DESC, transfer_type LIMIT $5 OFFSET $6"
+        );
+        let mut vals = vals;
+        vals.extend(page_vals(paging));
+        let rows = query(&sql, vals).fetch_all(&self.pool).await?;
+        let page = rows
+            .iter()
+            .map(|r| {
+                let memo = match r.try_get::<Option<String>, _>("memo")? {
+                    Some(m) => m,
+                    None => transfer_memo(&r.try_get::<Option<String>, _>("raw_tx")?.unwrap_or_default()),
+                };
+                Ok(StxInbound {
+                    sender: r.try_get("sender")?,
+                    amount: r.try_get::<Option<String>, _>("amount")?.unwrap_or_default(),
+                    memo,
+                    block_height: u64_of(Some(r.try_get("block_height")?)).unwrap_or(0),
+                    tx_id: r.try_get("tx_id")?,
+                    transfer_type: r.try_get("transfer_type")?,
+                    tx_index: u32::try_from(r.try_get::<i64, _>("tx_index")?).unwrap_or(0),
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()?;
+        Ok((total, page))
     }
 }

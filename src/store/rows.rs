@@ -313,7 +313,7 @@ pub const ACCOUNT_UPSERT: &str = "ON CONFLICT (account) DO UPDATE SET block_heig
     lock_burn_height = excluded.lock_burn_height, pox_version = excluded.pox_version";
 
 pub const ACCOUNT_TX_COLS: &[&str] =
-    &["principal", "tx_id", "index_block_hash", "block_height", "tx_index", "canonical"];
+    &["principal", "tx_id", "index_block_hash", "block_height", "tx_index", "canonical", "listed", "boot"];
 
 pub fn account_tx_vals(a: &AccountTxRow, at: &At) -> Vec<Val> {
     vec![
@@ -323,6 +323,8 @@ pub fn account_tx_vals(a: &AccountTxRow, at: &At) -> Vec<Val> {
         at.block_height.into(),
         a.tx_index.into(),
         at.canonical.into(),
+        a.listed.into(),
+        a.boot.into(),
     ]
 }
 

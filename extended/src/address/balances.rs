@@ -5,17 +5,20 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 use warp::{Filter, Rejection, Reply};
 
+use super::transfers;
 use super::{
-    block_ref, cached_json, principal, reject, AddressReader, MempoolDelta, NonceState, StxTotals, UntilBlock,
+    block_ref, cached_json, principal, principal_etag, reject, AddressReader, MempoolDelta, NonceState,
+    StxTotals, UntilBlock,
 };
 use crate::error::ApiError;
 use crate::params::{query, LimitRule, Page, Query};
 use crate::status::chain_tip_etag;
+use crate::tx::TxReader;
 
 const FT_BALANCES: LimitRule = LimitRule::new(100, 200);
 const TOKEN_HOLDERS: LimitRule = LimitRule::new(100, 200);
 
-pub fn routes<R: AddressReader>(
+pub fn routes<R: AddressReader + TxReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
     let r = warp::any().map(move || reader.clone());
@@ -25,6 +28,12 @@ pub fn routes<R: AddressReader>(
         match what.as_str() {
             "stx" | "balances" | "nonces" => v1_route(&*r, &p, &what, &q, inm).await.map_err(reject),
             "transactions" => super::txs::v1_transactions(&*r, &p, &q, inm).await.map_err(reject),
+            "transactions_with_transfers" => {
+                transfers::v1_transactions_with_transfers(&*r, &p, &q, inm).await.map_err(reject)
+            }
+            "assets" => transfers::v1_assets(&*r, &p, &q, inm).await.map_err(reject),
+            "stx_inbound" => transfers::v1_stx_inbound(&*r, &p, &q, inm).await.map_err(reject),
+            "mempool" => transfers::v1_mempool(&*r, &p, &q, inm).await.map_err(reject),
             _ => Err(warp::reject::not_found()),
         }
     });
@@ -50,11 +59,35 @@ pub fn routes<R: AddressReader>(
         .and(warp::path!("extended" / "v1" / "tokens" / "ft" / String / "holders"))
         .and(query())
         .and(inm)
-        .and(r)
+        .and(r.clone())
         .and_then(|token: String, q: Query, inm: Option<String>, r: Arc<R>| async move {
             ft_holders(&*r, &token, &q, inm).await.map_err(reject)
         });
-    v1.or(v2).or(v2_token).or(holders)
+    let v1_tx = warp::get()
+        .and(warp::path!("extended" / "v1" / "address" / String / String / "with_transfers"))
+        .and(query())
+        .and(inm)
+        .and(r.clone())
+        .and_then(|p: String, tx: String, q: Query, inm: Option<String>, r: Arc<R>| async move {
+            transfers::v1_tx_with_transfers(&*r, &p, &tx, &q, inm).await.map_err(reject)
+        });
+    let v2_txs = warp::get()
+        .and(warp::path!("extended" / "v2" / "addresses" / String / "transactions"))
+        .and(query())
+        .and(inm)
+        .and(r.clone())
+        .and_then(|p: String, q: Query, inm: Option<String>, r: Arc<R>| async move {
+            transfers::v2_transactions(&*r, &p, &q, inm).await.map_err(reject)
+        });
+    let v2_events = warp::get()
+        .and(warp::path!("extended" / "v2" / "addresses" / String / "transactions" / String / "events"))
+        .and(query())
+        .and(inm)
+        .and(r)
+        .and_then(|p: String, tx: String, q: Query, inm: Option<String>, r: Arc<R>| async move {
+            transfers::v2_tx_events(&*r, &p, &tx, &q, inm).await.map_err(reject)
+        });
+    v1.or(v2).or(v2_token).or(holders).or(v1_tx).or(v2_txs).or(v2_events)
 }
 
 pub(super) async fn tip_etag<R: AddressReader>(r: &R) -> Result<Option<String>, ApiError> {
@@ -132,7 +165,7 @@ async fn v1_route<R: AddressReader>(
             }
         }
     };
-    Ok(cached_json(&body, tip_etag(r).await?, inm.as_deref()))
+    Ok(cached_json(&body, principal_etag(r, &p, true).await?, inm.as_deref()))
 }
 
 /// The v2 `StxBalance` fields, then the mempool ones when asked for.
@@ -204,8 +237,8 @@ async fn v2_route<R: AddressReader>(
     inm: Option<String>,
 ) -> Result<warp::reply::Response, ApiError> {
     let p = principal(raw, "principal")?;
+    let with_mempool = what == "stx" && q.bool("include_mempool")?.unwrap_or(false);
     let body = if what == "stx" {
-        let with_mempool = q.bool("include_mempool")?.unwrap_or(false);
         let totals = r.stx_totals(&p, None).await?;
         let delta = if with_mempool { Some(r.mempool_delta(&p).await?) } else { None };
         stx_base_json(&totals, delta)
@@ -215,7 +248,7 @@ async fn v2_route<R: AddressReader>(
         let results = rows.into_iter().map(|(token, b)| json!({ "token": token, "balance": b.to_string() }));
         serde_json::to_value(Page::new(paging, total, results.collect())).unwrap_or_default()
     };
-    Ok(cached_json(&body, tip_etag(r).await?, inm.as_deref()))
+    Ok(cached_json(&body, principal_etag(r, &p, with_mempool).await?, inm.as_deref()))
 }
 
 async fn ft_balance<R: AddressReader>(
@@ -227,7 +260,11 @@ async fn ft_balance<R: AddressReader>(
     let p = principal(raw, "principal")?;
     let (_, rows) = r.ft_balances(&p, Some(token), 1, 0).await?;
     let balance = rows.first().map(|(_, b)| *b).unwrap_or(0);
-    Ok(cached_json(&json!({ "balance": balance.to_string() }), tip_etag(r).await?, inm.as_deref()))
+    Ok(cached_json(
+        &json!({ "balance": balance.to_string() }),
+        principal_etag(r, &p, false).await?,
+        inm.as_deref(),
+    ))
 }
 
 async fn ft_holders<R: AddressReader>(

@@ -3,6 +3,7 @@
 
 mod balances;
 mod reader;
+mod transfers;
 mod txs;
 
 use std::sync::Arc;
@@ -14,12 +15,16 @@ use warp::reply::Response;
 use warp::{Filter, Rejection, Reply};
 
 pub use balances::stx_balance_json;
-pub use reader::{AddressReader, AssetTotals, FtHolder, MempoolDelta, NonceState, StxTotals, UntilBlock};
+pub use reader::{
+    AddressReader, AssetTotals, FtHolder, MempoolDelta, NonceState, PrincipalActivity, StxInbound, StxTotals,
+    UntilBlock,
+};
 
 use crate::error::ApiError;
 use crate::headers::with_common_headers;
+use crate::reply::sha256_hex;
 
-pub fn routes<R: AddressReader>(
+pub fn routes<R: AddressReader + crate::tx::TxReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
     balances::routes(reader)
@@ -81,6 +86,22 @@ pub(crate) fn cached_json(body: &Value, etag: Option<String>, if_none_match: Opt
     with_common_headers(res)
 }
 
+/// The incumbent's principal ETag: sha256 of `last_tx_id:last_mempool_tx_id:pox_state` (empty
+/// parts for none); `mempool` for the routes whose answer includes pending transactions.
+pub(crate) async fn principal_etag<R: AddressReader>(
+    r: &R,
+    principal: &str,
+    mempool: bool,
+) -> Result<Option<String>, ApiError> {
+    let a = r.principal_activity(principal, mempool).await?;
+    Ok(Some(activity_etag(&a)))
+}
+
+fn activity_etag(a: &PrincipalActivity) -> String {
+    let part = |v: &Option<String>| v.clone().unwrap_or_default();
+    sha256_hex(&format!("{}:{}:{}", part(&a.last_tx_id), part(&a.last_mempool_tx_id), part(&a.pox_state)))
+}
+
 pub(crate) fn reject(e: impl Into<ApiError>) -> Rejection {
     warp::reject::custom(e.into())
 }
@@ -102,6 +123,16 @@ mod tests {
             let e = principal(bad, "principal").unwrap_err();
             assert!(matches!(e, ApiError::InvalidParam { param: "principal", .. }), "{bad}");
         }
+    }
+
+    #[test]
+    fn principal_etag_is_the_incumbents_formula() {
+        // Recorded: mocknet, `/extended/v1/address/ST16G69GQBDPMRY6308JN0GDTYF265JX3KQ6C0VEH/balances`.
+        let a = PrincipalActivity {
+            last_tx_id: Some("0x8ba559335b84ed9bc57494e888ae53f0121a8ca7c91977ef84b122a1739c268d".into()),
+            ..Default::default()
+        };
+        assert_eq!(activity_etag(&a), "c987b9cf538577797c9cadbb014ce4f068993f3c10100310169f5f13ec121ebd");
     }
 
     #[test]

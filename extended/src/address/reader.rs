@@ -4,7 +4,7 @@
 use std::future::Future;
 
 use crate::reader::{ExplorerReader, ReadError};
-use crate::tx::MinedTx;
+use crate::tx::{MinedTx, TxEvent};
 use crate::Paging;
 
 /// A block named by a request (`until_block`, `block_height`, `block_hash`).
@@ -62,6 +62,31 @@ pub struct NonceState {
     pub mempool_nonces: Vec<u64>,
 }
 
+/// One inbound STX transfer (`/address/{p}/stx_inbound`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StxInbound {
+    pub sender: String,
+    pub amount: String,
+    /// `0x` hex.
+    pub memo: String,
+    pub block_height: u64,
+    pub tx_id: String,
+    /// `bulk-send`, `stx-transfer` or `stx-transfer-memo`.
+    pub transfer_type: String,
+    pub tx_index: u32,
+}
+
+/// What the incumbent's principal ETag hashes (`last_tx:last_mempool_tx:pox_state`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PrincipalActivity {
+    /// The newest canonical transaction involving the principal.
+    pub last_tx_id: Option<String>,
+    /// Its newest pending transaction (only when asked for).
+    pub last_mempool_tx_id: Option<String>,
+    /// Set while STX of the principal are locked, so an unlock changes the ETag.
+    pub pox_state: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FtHolder {
     pub address: String,
@@ -104,12 +129,54 @@ pub trait AddressReader: ExplorerReader {
         limit: u32,
         offset: u64,
     ) -> impl Future<Output = Result<(u64, i128, Vec<FtHolder>), ReadError>> + Send;
-    /// A page of the canonical transactions involving `principal` up to block `height` (the
-    /// tip when `None`), newest first, and how many there are.
+    /// A page of the canonical transactions the incumbent lists for `principal` (see
+    /// `docs/store.md`, "Principal transactions"; not the boot block's) in blocks `from..=to`
+    /// (`to` = `None`: the tip), newest first, and how many there are.
     fn address_txs(
+        &self,
+        principal: &str,
+        from: u64,
+        to: Option<u64>,
+        paging: Paging,
+    ) -> impl Future<Output = Result<(u64, Vec<MinedTx>), ReadError>> + Send;
+
+    /// [`AddressReader::address_txs`] with the boot block's transactions, as the incumbent's
+    /// `transactions_with_transfers` lists them.
+    fn address_txs_with_boot(
+        &self,
+        principal: &str,
+        from: u64,
+        to: Option<u64>,
+        paging: Paging,
+    ) -> impl Future<Output = Result<(u64, Vec<MinedTx>), ReadError>> + Send;
+    /// Per transaction of `txs`: its STX/FT/NFT asset events that `principal` sends or
+    /// receives, newest event first.
+    fn principal_tx_events(
+        &self,
+        principal: &str,
+        txs: &[MinedTx],
+    ) -> impl Future<Output = Result<Vec<Vec<TxEvent>>, ReadError>> + Send;
+    /// A page of the canonical asset and lock events of `principal` up to `height`, newest
+    /// first, and how many there are.
+    fn address_assets(
         &self,
         principal: &str,
         height: Option<u64>,
         paging: Paging,
-    ) -> impl Future<Output = Result<(u64, Vec<MinedTx>), ReadError>> + Send;
+    ) -> impl Future<Output = Result<(u64, Vec<TxEvent>), ReadError>> + Send;
+    /// A page of the STX `principal` received in blocks `from..=to` (token transfers, transfer
+    /// events with a memo, send-many-memo calls), newest first, and how many there are.
+    fn stx_inbound(
+        &self,
+        principal: &str,
+        from: u64,
+        to: Option<u64>,
+        paging: Paging,
+    ) -> impl Future<Output = Result<(u64, Vec<StxInbound>), ReadError>> + Send;
+    /// The principal's latest activity, for its ETag; the mempool part only when `mempool`.
+    fn principal_activity(
+        &self,
+        principal: &str,
+        mempool: bool,
+    ) -> impl Future<Output = Result<PrincipalActivity, ReadError>> + Send;
 }

@@ -3,8 +3,8 @@
 use serde_json::Value;
 use warp::reply::Response;
 
-use super::balances::{height_of, tip_etag};
-use super::{block_ref, cached_json, principal, AddressReader, UntilBlock};
+use super::balances::height_of;
+use super::{block_ref, cached_json, principal, principal_etag, AddressReader, UntilBlock};
 use crate::error::ApiError;
 use crate::params::{LimitRule, Page, Query};
 use crate::reply::deprecated;
@@ -12,12 +12,20 @@ use crate::tx::{mined_tx_json, RenderOptions};
 
 const ADDRESS_TXS: LimitRule = LimitRule::new(20, 50);
 
-/// The block bound of a list: `height` wins over `until_block`, as with the incumbent.
-fn bound(q: &Query) -> Result<Option<UntilBlock>, ApiError> {
+/// The block bound of a list and whether it names a single block: `height` (that block only)
+/// wins over `until_block` (up to that block), as with the incumbent.
+pub(super) fn bound(q: &Query) -> Result<(Option<UntilBlock>, bool), ApiError> {
     if q.get("height").is_some() {
-        return Ok(q.u64("height")?.map(UntilBlock::Height));
+        return Ok((q.u64("height")?.map(UntilBlock::Height), true));
     }
-    q.get("until_block").map(|b| block_ref(b, "until_block")).transpose()
+    Ok((q.get("until_block").map(|b| block_ref(b, "until_block")).transpose()?, false))
+}
+
+/// The `(from, to)` heights of a list's block bound (`to` = `None`: the tip).
+pub(super) async fn heights<R: AddressReader>(r: &R, q: &Query) -> Result<(u64, Option<u64>), ApiError> {
+    let (at, single) = bound(q)?;
+    let to = height_of(r, at).await?;
+    Ok((if single { to.unwrap_or(0) } else { 0 }, to))
 }
 
 /// `GET /extended/v1/address/{principal}/transactions`: paged `Transaction`s, newest first.
@@ -31,11 +39,11 @@ pub(super) async fn v1_transactions<R: AddressReader>(
     let paging = q.paging(ADDRESS_TXS)?;
     q.bool("unanchored")?;
     let opts = RenderOptions { exclude_function_args: q.bool("exclude_function_args")?.unwrap_or(false) };
-    let height = height_of(r, bound(q)?).await?;
-    let (total, txs) = r.address_txs(&p, height, paging).await?;
+    let (from, to) = heights(r, q).await?;
+    let (total, txs) = r.address_txs(&p, from, to, paging).await?;
     let results = txs.iter().map(|t| mined_tx_json(t, None, opts)).collect::<Result<Vec<_>, _>>()?;
     let body = serde_json::to_value(Page::new(paging, total, results)).unwrap_or(Value::Null);
-    Ok(deprecated(cached_json(&body, tip_etag(r).await?, inm.as_deref())))
+    Ok(deprecated(cached_json(&body, principal_etag(r, &p, false).await?, inm.as_deref())))
 }
 
 #[cfg(test)]
@@ -45,9 +53,10 @@ mod tests {
     #[test]
     fn height_wins_over_until_block() {
         let q = Query::parse(&format!("height=3&until_block=0x{}", "ab".repeat(32)));
-        assert_eq!(bound(&q).unwrap(), Some(UntilBlock::Height(3)));
+        assert_eq!(bound(&q).unwrap(), (Some(UntilBlock::Height(3)), true));
+        assert_eq!(bound(&Query::parse("until_block=3")).unwrap(), (Some(UntilBlock::Height(3)), false));
         assert!(bound(&Query::parse("until_block=nope")).is_err());
         assert!(bound(&Query::parse("height=-1")).is_err());
-        assert_eq!(bound(&Query::parse("")).unwrap(), None);
+        assert_eq!(bound(&Query::parse("")).unwrap(), (None, false));
     }
 }

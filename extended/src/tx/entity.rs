@@ -69,7 +69,7 @@ fn decoded(
     Ok((head, tail))
 }
 
-fn clarity_json(hex: &str) -> Json {
+pub fn clarity_json(hex: &str) -> Json {
     let repr = stacks_codec::decode_hex(hex)
         .ok()
         .and_then(|b| Clarity::deserialize(&b).ok())
