@@ -71,7 +71,8 @@ pub(super) fn called_contract(r: &AnyRow) -> Result<Option<String>, sqlx::Error>
     Ok(if tx_type == "contract_call" { r.try_get("contract_id")? } else { None })
 }
 
-const EVENT_COLUMNS: &str = "tx_id, event_index, kind, sender, recipient, amount, asset_identifier, \
+pub(super) const EVENT_COLUMNS: &str =
+    "tx_id, event_index, kind, sender, recipient, amount, asset_identifier, \
     value_hex, contract_identifier, topic, memo, unlock_height";
 
 pub(super) fn tx_event(r: &AnyRow) -> Result<TxEvent, sqlx::Error> {
