@@ -19,13 +19,14 @@ use super::{Store, StoreError};
 const COLUMNS: &str = "m.microblock_hash, m.index_block_hash, m.microblock_sequence, m.microblock_parent_hash, \
     m.block_height, (CASE WHEN m.index_block_hash = '' OR m.canonical THEN 1 ELSE 0 END) AS canonical, \
     (CASE WHEN m.microblock_canonical THEN 1 ELSE 0 END) AS microblock_canonical, \
-    p.block_height AS parent_block_height, p.block_hash AS parent_block_hash, \
+    COALESCE(p.block_height, m.block_height - 1) AS parent_block_height, \
+    COALESCE(p.block_hash, b.parent_block_hash) AS parent_block_hash, \
     COALESCE(s.stream_burn_block_hash, b.parent_burn_block_hash, p.burn_block_hash) AS parent_burn_block_hash, \
     COALESCE(s.stream_burn_block_time, b.parent_burn_block_time, p.burn_block_time) AS parent_burn_block_time, \
     COALESCE(s.stream_burn_block_height, b.parent_burn_block_height, p.burn_block_height) AS parent_burn_block_height, \
     b.block_hash";
 
-const FROM: &str = "FROM microblocks m JOIN blocks p ON p.index_block_hash = m.parent_index_block_hash \
+const FROM: &str = "FROM microblocks m LEFT JOIN blocks p ON p.index_block_hash = m.parent_index_block_hash \
     LEFT JOIN blocks b ON b.index_block_hash = m.index_block_hash \
     LEFT JOIN microblocks s ON s.microblock_hash = m.microblock_hash AND s.index_block_hash = ''";
 
@@ -45,11 +46,17 @@ fn record(r: &AnyRow) -> Result<MicroblockRecord, sqlx::Error> {
         microblock_sequence: u32::try_from(r.try_get::<i64, _>("microblock_sequence")?).unwrap_or_default(),
         microblock_parent_hash: r.try_get("microblock_parent_hash")?,
         block_height: u(r.try_get("block_height")?),
-        parent_block_height: u(r.try_get("parent_block_height")?),
-        parent_block_hash: r.try_get("parent_block_hash")?,
-        parent_burn_block_hash: r.try_get("parent_burn_block_hash")?,
-        parent_burn_block_time: u(r.try_get("parent_burn_block_time")?),
-        parent_burn_block_height: u(r.try_get("parent_burn_block_height")?),
+        parent_block_height: r.try_get::<Option<i64>, _>("parent_block_height")?.map(u).unwrap_or_default(),
+        parent_block_hash: r.try_get::<Option<String>, _>("parent_block_hash")?.unwrap_or_default(),
+        parent_burn_block_hash: r.try_get::<Option<String>, _>("parent_burn_block_hash")?.unwrap_or_default(),
+        parent_burn_block_time: r
+            .try_get::<Option<i64>, _>("parent_burn_block_time")?
+            .map(u)
+            .unwrap_or_default(),
+        parent_burn_block_height: r
+            .try_get::<Option<i64>, _>("parent_burn_block_height")?
+            .map(u)
+            .unwrap_or_default(),
         block_hash: r.try_get::<Option<String>, _>("block_hash")?.unwrap_or_else(|| "0x".into()),
         txs: Vec::new(),
     })

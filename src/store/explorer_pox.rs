@@ -215,7 +215,7 @@ impl PoxCycleReader for Store {
         // incumbent's solo names include a misspelt `stacks-increase`, so stack-increase
         // events never count as the latest solo event).
         let rows = query(
-            "SELECT stacker, name, signer_key, locked, pox_addr, data FROM pox_events \
+            "SELECT stacker, name, signer_key, locked, amount_ustx, pox_addr, data FROM pox_events \
              WHERE pox_contract = 'pox-4' AND canonical = true AND start_cycle_id <= $1 AND end_cycle_id > $1 \
              AND name IN ('stack-stx', 'stack-extend', 'delegate-stack-stx', 'delegate-stack-increase', \
              'delegate-stack-extend') ORDER BY stacker, block_height DESC, tx_index DESC, event_index DESC",
@@ -257,11 +257,27 @@ impl PoxCycleReader for Store {
             } else {
                 r.try_get("signer_key").map_err(StoreError::from)?
             };
+            // The print carries the state before the operation: the amount locked after it.
             let locked: Option<String> = r.try_get("locked").map_err(StoreError::from)?;
+            let mut locked: u128 = locked.and_then(|l| l.parse().ok()).unwrap_or_default();
+            let amount: Option<String> = r.try_get("amount_ustx").map_err(StoreError::from)?;
+            let amount: Option<u128> = amount.and_then(|a| a.parse().ok());
+            match name.as_str() {
+                "stack-stx" | "delegate-stack-stx" => locked = amount.unwrap_or(locked),
+                "delegate-stack-increase" => {
+                    let data: String = r.try_get("data").map_err(StoreError::from)?;
+                    let data: serde_json::Value = serde_json::from_str(&data).unwrap_or_default();
+                    let by = data["increase-by"]
+                        .as_str()
+                        .and_then(|v| v.trim_start_matches('u').parse::<u128>().ok());
+                    locked = locked.saturating_add(by.unwrap_or_default());
+                }
+                _ => {}
+            }
             out.push(CycleStacker {
                 stacker,
                 signer_key,
-                locked: locked.and_then(|l| l.parse().ok()).unwrap_or_default(),
+                locked,
                 pox_addr: r.try_get("pox_addr").map_err(StoreError::from)?,
                 pooled,
             });

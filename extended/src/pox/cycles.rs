@@ -42,6 +42,13 @@ fn percent(part: f64, whole: f64) -> Json {
     js_number(part / whole * 100.0)
 }
 
+fn percent_of_scaled(scaled: f64, whole: f64) -> Json {
+    if whole == 0.0 {
+        return json!(0);
+    }
+    js_number(scaled / whole)
+}
+
 fn signer_json(c: &PoxCycleRecord, s: &CycleSigner, stackers: &[CycleStacker]) -> Json {
     let total_weight: u64 = c.signers.iter().map(|s| s.weight).sum();
     let under = |pooled: bool| {
@@ -56,7 +63,8 @@ fn signer_json(c: &PoxCycleRecord, s: &CycleSigner, stackers: &[CycleStacker]) -
         "weight": s.weight,
         "stacked_amount": s.stacked_amount.to_string(),
         "weight_percent": percent(s.weight as f64, total_weight as f64),
-        "stacked_amount_percent": percent(s.stacked_amount as f64, total_stacked(c) as f64),
+        // The incumbent multiplies the amount first (`amount * 100 / total`), the weight after.
+        "stacked_amount_percent": percent_of_scaled(s.stacked_amount as f64 * 100.0, total_stacked(c) as f64),
         "solo_stacker_count": under(false),
         "pooled_stacker_count": under(true),
     })
