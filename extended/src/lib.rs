@@ -8,7 +8,9 @@ mod cors;
 mod error;
 mod head;
 mod headers;
+mod microblock;
 mod params;
+mod pox;
 mod reader;
 pub mod reply;
 mod search;
@@ -30,12 +32,16 @@ pub use chain::{
 pub use contract::{ContractLog, ContractReader, DeployStatus, LogKey, SmartContract};
 pub use error::{not_found_fallback, recover, ApiError, ErrorBody};
 pub use headers::{with_common_headers, API_VERSION, SERVER_VERSION};
+pub use microblock::{MicroblockReader, MicroblockRecord};
 pub use params::{query, LimitRule, Page, Paging, Query};
+pub use pox::{
+    CycleSigner, CycleStacker, PoolDelegation, PoxCycleReader, PoxCycleRecord, PoxEventRecord, PoxReader,
+};
 pub use reader::{ChainTip, ExplorerReader, ReadError};
 pub use search::{ContractHit, HashHit, MinedAt, SearchReader};
 pub use time::iso8601;
 pub use tokens::{NftEvent, NftHolding, TokenReader};
-pub use tx::TxReader;
+pub use tx::{TxReader, TxStatsReader};
 
 use std::sync::Arc;
 
@@ -44,7 +50,17 @@ use warp::{Filter, Rejection, Reply};
 /// Every `/extended` route (and the root redirects), with the incumbent's common headers.
 /// Unmatched requests are left for the caller's fallback, so other APIs can be mounted beside.
 pub fn routes<
-    R: ExplorerReader + TxReader + ChainReader + AddressReader + ContractReader + TokenReader + SearchReader,
+    R: ExplorerReader
+        + TxReader
+        + ChainReader
+        + AddressReader
+        + ContractReader
+        + TokenReader
+        + SearchReader
+        + MicroblockReader
+        + TxStatsReader
+        + PoxReader
+        + PoxCycleReader,
 >(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
@@ -54,6 +70,8 @@ pub fn routes<
         .or(address::routes(reader.clone()))
         .or(contract::routes(reader.clone()))
         .or(tokens::routes(reader.clone()))
-        .or(search::routes(reader));
+        .or(search::routes(reader.clone()))
+        .or(microblock::routes(reader.clone()))
+        .or(pox::routes(reader));
     head::head_as_get(get.clone()).or(get).or(cors::preflight())
 }

@@ -73,6 +73,7 @@ pub fn derive_block(
                         microblock_parent_hash: mb.1.microblock_parent_hash.clone().unwrap_or_default(),
                         parent_index_block_hash: normalize_hex(&b.parent_index_block_hash),
                         tx_count: 1,
+                        stream_burn_block: None,
                     }),
                 }
             }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::block::{derive_tx, group_events};
 use super::rows::{EventRow, MicroblockRow, TxRow};
 use super::tx::ChainCheck;
-use super::{normalize_hex, LedgerError, Network};
+use super::{int, normalize_hex, LedgerError, Network};
 use crate::events::payload::NewMicroblocks;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -43,6 +43,11 @@ pub fn derive_stream(m: &NewMicroblocks, network: Network) -> Result<DerivedStre
                     microblock_parent_hash: t.row.microblock_parent_hash.clone().unwrap_or_default(),
                     parent_index_block_hash: parent.clone(),
                     tx_count: 1,
+                    stream_burn_block: Some((
+                        normalize_hex(&m.burn_block_hash),
+                        int(m.burn_block_timestamp),
+                        int(m.burn_block_height),
+                    )),
                 });
             }
         }

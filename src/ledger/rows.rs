@@ -235,6 +235,10 @@ pub struct MicroblockRow {
     /// The anchor block the stream builds on.
     pub parent_index_block_hash: String,
     pub tx_count: i64,
+    /// A streamed microblock's burn block as the stream announced it (hash, time, height):
+    /// the incumbent shows these as the microblock's `parent_burn_block_*`. `None` on rows
+    /// derived from an anchor block.
+    pub stream_burn_block: Option<(String, i64, i64)>,
 }
 
 /// Links a principal to a transaction it is involved in (`account_txs`).

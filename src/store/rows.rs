@@ -448,6 +448,9 @@ pub const MICROBLOCK_COLS: &[&str] = &[
     "tx_count",
     "canonical",
     "microblock_canonical",
+    "stream_burn_block_hash",
+    "stream_burn_block_time",
+    "stream_burn_block_height",
 ];
 
 pub fn microblock_vals(m: &MicroblockRow, at: &At, microblock_canonical: bool) -> Vec<Val> {
@@ -461,6 +464,9 @@ pub fn microblock_vals(m: &MicroblockRow, at: &At, microblock_canonical: bool) -
         m.tx_count.into(),
         at.canonical.into(),
         microblock_canonical.into(),
+        m.stream_burn_block.as_ref().map(|b| b.0.clone()).into(),
+        m.stream_burn_block.as_ref().map(|b| b.1).into(),
+        m.stream_burn_block.as_ref().map(|b| b.2).into(),
     ]
 }
 

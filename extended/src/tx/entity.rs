@@ -107,9 +107,16 @@ pub fn mined_tx_json(
         "block_time_iso".into(),
         if tx.block_time > 0 { iso(tx.block_time) } else { String::new() }.into(),
     );
-    m.insert("burn_block_time".into(), tx.burn_block_time.into());
-    m.insert("burn_block_height".into(), tx.burn_block_height.into());
-    m.insert("burn_block_time_iso".into(), iso(tx.burn_block_time).into());
+    if tx.block_hash == "0x" {
+        // A streamed microblock transaction: no burn block yet, which the incumbent shows as -1.
+        m.insert("burn_block_time".into(), (-1).into());
+        m.insert("burn_block_height".into(), (-1).into());
+        m.insert("burn_block_time_iso".into(), "".into());
+    } else {
+        m.insert("burn_block_time".into(), tx.burn_block_time.into());
+        m.insert("burn_block_height".into(), tx.burn_block_height.into());
+        m.insert("burn_block_time_iso".into(), iso(tx.burn_block_time).into());
+    }
     m.insert("parent_burn_block_time".into(), tx.parent_burn_block_time.into());
     m.insert("parent_burn_block_time_iso".into(), iso(tx.parent_burn_block_time).into());
     m.insert("canonical".into(), tx.canonical.into());

@@ -4,14 +4,21 @@
 
 mod abi;
 pub mod entity;
+mod events;
 mod lists;
 pub mod model;
 mod reader;
 mod routes;
+mod stats;
 
 pub use entity::{
     any_tx_json, clarity_json, event_json, mempool_tx_json, mined_tx_json, RenderError, RenderOptions,
 };
 pub use model::{AnyTx, MempoolTx, MinedTx, TxEvent};
-pub use reader::{BlockRef, MempoolFilter, MempoolSort, TxListFilter, TxReader, TxSort};
+pub use reader::{
+    BlockRef, EventFilter, EventOwner, MempoolFilter, MempoolSort, MempoolStatRow, TxListFilter, TxReader,
+    TxSort, TxStatsReader,
+};
+pub(crate) use routes::tip_etag;
 pub use routes::{parse_tx_id, raw_query, routes, tx_etag};
+pub(crate) use stats::js_number;

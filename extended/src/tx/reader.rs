@@ -100,3 +100,46 @@ pub trait TxReader: Send + Sync + 'static {
     /// `(tx_type, fee)` of every pending mempool transaction.
     fn mempool_fees(&self) -> impl Future<Output = Result<Vec<(String, u64)>, ReadError>> + Send;
 }
+
+/// One pending mempool transaction, as the mempool stats need it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MempoolStatRow {
+    pub tx_type: String,
+    pub fee: u64,
+    /// The serialized transaction's length.
+    pub byte_size: u64,
+    /// The canonical tip's height when it entered the mempool.
+    pub receipt_block_height: u64,
+}
+
+/// Whose events `GET /extended/v1/tx/events` lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventOwner {
+    /// `0x` id.
+    TxId(String),
+    /// A principal: the sender or recipient of asset events, the locked address of STX locks,
+    /// the contract of contract logs.
+    Address(String),
+}
+
+/// The validated filters of `GET /extended/v1/tx/events`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventFilter {
+    pub owner: EventOwner,
+    /// Stored event kinds (`stx_transfer`, `contract_log`, ...), sorted, never empty.
+    pub kinds: Vec<String>,
+}
+
+/// The reads of the mempool stats and event search routes.
+pub trait TxStatsReader: Send + Sync + 'static {
+    /// Every pending mempool transaction.
+    fn mempool_stat_rows(&self) -> impl Future<Output = Result<Vec<MempoolStatRow>, ReadError>> + Send;
+
+    /// A page of canonical events matching `filter`, newest first (block height, microblock
+    /// sequence, tx index, event index, all descending).
+    fn events_filtered(
+        &self,
+        filter: &EventFilter,
+        paging: Paging,
+    ) -> impl Future<Output = Result<Vec<TxEvent>, ReadError>> + Send;
+}

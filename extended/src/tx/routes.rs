@@ -9,7 +9,8 @@ use warp::{Filter, Rejection, Reply};
 use super::entity::any_tx_json;
 use super::lists;
 use super::model::AnyTx;
-use super::reader::TxReader;
+use super::reader::{TxReader, TxStatsReader};
+use super::{events, stats};
 use crate::error::ApiError;
 use crate::headers::with_common_headers;
 use crate::params::{query, LimitRule, Query};
@@ -121,7 +122,7 @@ fn reply(r: Result<Response, ApiError>) -> Result<Response, Rejection> {
 }
 
 /// The chain-tip ETag, or the 304 when `If-None-Match` names it.
-async fn tip_etag<R: ExplorerReader>(
+pub(crate) async fn tip_etag<R: ExplorerReader>(
     reader: &R,
     inm: Option<&str>,
 ) -> Result<Result<Option<String>, Response>, ApiError> {
@@ -135,7 +136,7 @@ async fn tip_etag<R: ExplorerReader>(
     Ok(Ok(etag))
 }
 
-pub fn routes<R: ExplorerReader + TxReader>(
+pub fn routes<R: ExplorerReader + TxReader + TxStatsReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
     let with_reader = warp::any().map(move || reader.clone());
@@ -199,6 +200,26 @@ pub fn routes<R: ExplorerReader + TxReader>(
                 )
             })
     };
+    let stats = warp::get()
+        .and(warp::path!("extended" / "v1" / "tx" / "mempool" / "stats"))
+        .and(with_reader.clone())
+        .and_then(|r: Arc<R>| async move { reply(stats::mempool_stats(r).await) });
+    let events = warp::get()
+        .and(warp::path!("extended" / "v1" / "tx" / "events"))
+        .and(with_reader.clone())
+        .and(query())
+        .and(inm())
+        .and_then(|r: Arc<R>, q: Query, inm: Option<String>| async move {
+            reply(
+                async {
+                    match tip_etag(r.as_ref(), inm.as_deref()).await? {
+                        Err(res) => Ok(res),
+                        Ok(etag) => events::tx_events(r, q, etag).await,
+                    }
+                }
+                .await,
+            )
+        });
     let by_id = warp::get()
         .and(warp::path!("extended" / "v1" / "tx" / String))
         .and(with_reader.clone())
@@ -217,7 +238,16 @@ pub fn routes<R: ExplorerReader + TxReader>(
         .and_then(|id: String, r: Arc<R>, q: Query, raw_q: String, inm: Option<String>| async move {
             reply(tx_by_id(r, id, true, q, raw_q, inm).await)
         });
-    list.or(multiple).or(mempool).or(fees).or(fee_rate).or(block(true)).or(block(false)).or(by_id).or(raw)
+    list.or(multiple)
+        .or(stats)
+        .or(events)
+        .or(mempool)
+        .or(fees)
+        .or(fee_rate)
+        .or(block(true))
+        .or(block(false))
+        .or(by_id)
+        .or(raw)
 }
 
 #[cfg(test)]
