@@ -73,10 +73,7 @@ fn wait_for(port: u16, server: &mut Server) {
     }
 }
 
-// 19 of the script's 20 calls pass; `/extended/v1/address/{p}/assets` is served by the
-// wt-addr2 branch. Un-ignore once it is merged (`cargo test --test client_smoke -- --ignored`).
 #[test]
-#[ignore = "needs GET /extended/v1/address/{principal}/assets (branch wt-addr2)"]
 fn the_incumbents_generated_client_passes_against_our_server() {
     let Some(script) = test_support::shared_path("tools/client-smoke/client-smoke.mjs") else { return };
     let Some(tsv) = test_support::shared_path("fixtures/mocknet.tsv") else { return };

@@ -141,16 +141,7 @@ fn normalize(e: &OracleEntry, body: &mut Value) {
     }
 }
 
-const FIXTURES: [(&str, Network); 8] = [
-    ("mocknet", Network::Testnet),
-    ("mainnet-block0", Network::Mainnet),
-    ("epoch-3-transition", Network::Testnet),
-    ("regtest-env-pox-4-stack-stx-in-reward-phase-S1", Network::Testnet),
-    ("mainnet-reorg-scenario1", Network::Mainnet),
-    ("mainnet-reorg-scenario2", Network::Mainnet),
-    ("mainnet-out-of-order-microblock", Network::Mainnet),
-    ("poisonmicroblock", Network::Mainnet),
-];
+use common::ORACLE_FIXTURES as FIXTURES;
 
 /// Per route: (matched, compared).
 type Table = BTreeMap<&'static str, (usize, usize)>;

@@ -10,19 +10,9 @@ mod common;
 use std::sync::Arc;
 
 use common::{replay, shared_file, Db, TestStore};
-use stacks_ledger::ledger::Network;
 use test_support::oracle::OracleEntry;
 
-const FIXTURES: [(&str, Network); 8] = [
-    ("mocknet", Network::Testnet),
-    ("mainnet-block0", Network::Mainnet),
-    ("epoch-3-transition", Network::Testnet),
-    ("regtest-env-pox-4-stack-stx-in-reward-phase-S1", Network::Testnet),
-    ("mainnet-reorg-scenario1", Network::Mainnet),
-    ("mainnet-reorg-scenario2", Network::Mainnet),
-    ("mainnet-out-of-order-microblock", Network::Mainnet),
-    ("poisonmicroblock", Network::Mainnet),
-];
+use common::ORACLE_FIXTURES as FIXTURES;
 
 /// The recorded requests this family serves. HEAD/OPTIONS belong to ext-tx (CORS and HEAD for
 /// every route); `/pox-transactions` is listed apart until it lands.

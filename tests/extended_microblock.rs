@@ -8,19 +8,9 @@ mod common;
 use std::sync::Arc;
 
 use common::{replay, shared_file, Db, TestStore};
-use stacks_ledger::ledger::Network;
 use test_support::oracle::OracleEntry;
 
-const FIXTURES: [(&str, Network); 8] = [
-    ("mocknet", Network::Testnet),
-    ("mainnet-block0", Network::Mainnet),
-    ("epoch-3-transition", Network::Testnet),
-    ("regtest-env-pox-4-stack-stx-in-reward-phase-S1", Network::Testnet),
-    ("mainnet-reorg-scenario1", Network::Mainnet),
-    ("mainnet-reorg-scenario2", Network::Mainnet),
-    ("mainnet-out-of-order-microblock", Network::Mainnet),
-    ("poisonmicroblock", Network::Mainnet),
-];
+use common::ORACLE_FIXTURES as FIXTURES;
 
 /// Keys that cannot match by nature (docs/extended-deviations.md, microblocks): the incumbent
 /// gives a streamed, not yet anchored transaction its own wall-clock time as `block_time`.
@@ -49,17 +39,8 @@ async fn microblocks_match_oracle(db: Db) {
             return;
         };
         for report in [&entities, &unanchored] {
-            let matched = report.compared - report.mismatches.len();
-            println!("{db:?} {fixture}: {matched}/{} matched", report.compared);
-            for m in &report.mismatches {
-                println!(
-                    "    differs: {} {} ({:?})",
-                    m.method,
-                    m.url,
-                    m.diffs.iter().take(4).collect::<Vec<_>>()
-                );
-            }
-            totals.0 += matched;
+            report.print(&format!("{db:?} {fixture}"));
+            totals.0 += report.matched();
             totals.1 += report.compared;
         }
         entities.assert_all_match();

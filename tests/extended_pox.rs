@@ -8,19 +8,9 @@ mod common;
 use std::sync::Arc;
 
 use common::{replay, shared_file, Db, TestStore};
-use stacks_ledger::ledger::Network;
 use test_support::oracle::OracleEntry;
 
-const FIXTURES: [(&str, Network); 8] = [
-    ("mocknet", Network::Testnet),
-    ("mainnet-block0", Network::Mainnet),
-    ("epoch-3-transition", Network::Testnet),
-    ("regtest-env-pox-4-stack-stx-in-reward-phase-S1", Network::Testnet),
-    ("mainnet-reorg-scenario1", Network::Mainnet),
-    ("mainnet-reorg-scenario2", Network::Mainnet),
-    ("mainnet-out-of-order-microblock", Network::Mainnet),
-    ("poisonmicroblock", Network::Mainnet),
-];
+use common::ORACLE_FIXTURES as FIXTURES;
 
 /// `/extended/v1/pox2/...`, `/pox9/events`, `/pox4_events` and `/extended/v2/pox/cycles/...`.
 fn is_pox(e: &OracleEntry) -> bool {
@@ -39,17 +29,8 @@ async fn pox_matches_oracle(db: Db) {
         replay(&ts.store, &tsv, &[]).await;
         let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
         let Some(report) = common::parity::check_parity(&api, fixture, is_pox, &[]).await else { return };
-        let matched = report.compared - report.mismatches.len();
-        println!("{db:?} {fixture}: {matched}/{} matched", report.compared);
-        for m in &report.mismatches {
-            println!(
-                "    differs: {} {} ({:?})",
-                m.method,
-                m.url,
-                m.diffs.iter().take(4).collect::<Vec<_>>()
-            );
-        }
-        totals.0 += matched;
+        report.print(&format!("{db:?} {fixture}"));
+        totals.0 += report.matched();
         totals.1 += report.compared;
         report.assert_all_match();
         ts.finish().await;

@@ -9,19 +9,9 @@ mod common;
 use std::sync::Arc;
 
 use common::{replay, shared_file, Db, TestStore};
-use stacks_ledger::ledger::Network;
 use test_support::oracle::OracleEntry;
 
-const FIXTURES: [(&str, Network); 8] = [
-    ("mocknet", Network::Testnet),
-    ("mainnet-block0", Network::Mainnet),
-    ("epoch-3-transition", Network::Testnet),
-    ("regtest-env-pox-4-stack-stx-in-reward-phase-S1", Network::Testnet),
-    ("mainnet-reorg-scenario1", Network::Mainnet),
-    ("mainnet-reorg-scenario2", Network::Mainnet),
-    ("mainnet-out-of-order-microblock", Network::Mainnet),
-    ("poisonmicroblock", Network::Mainnet),
-];
+use common::ORACLE_FIXTURES as FIXTURES;
 
 /// Keys that cannot match by nature (see docs/extended-deviations.md, ext-tx): a mempool
 /// transaction's receipt time is when this server received it, not when the incumbent did.

@@ -653,16 +653,7 @@ async fn btc_faucet_without_a_key_fails_as_the_incumbent() {
 // ---------------------------------------------------------------------------------------------
 // The oracle: the incumbent's recorded faucet answers (no node, no bitcoind, no faucet key).
 
-const ORACLE_FIXTURES: [(&str, Network); 8] = [
-    ("mocknet", Network::Testnet),
-    ("epoch-3-transition", Network::Testnet),
-    ("regtest-env-pox-4-stack-stx-in-reward-phase-S1", Network::Testnet),
-    ("mainnet-block0", Network::Mainnet),
-    ("mainnet-reorg-scenario1", Network::Mainnet),
-    ("mainnet-reorg-scenario2", Network::Mainnet),
-    ("mainnet-out-of-order-microblock", Network::Mainnet),
-    ("poisonmicroblock", Network::Mainnet),
-];
+use common::ORACLE_FIXTURES;
 
 #[tokio::test]
 async fn recorded_faucet_answers_match_the_oracle() {

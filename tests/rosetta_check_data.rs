@@ -56,16 +56,7 @@ async fn fixture_passes(db: Db, fixture: &str, network: Network) {
     ts.finish().await;
 }
 
-const FIXTURES: [(&str, Network); 8] = [
-    ("mocknet", Network::Testnet),
-    ("mainnet-block0", Network::Mainnet),
-    ("epoch-3-transition", Network::Testnet),
-    ("regtest-env-pox-4-stack-stx-in-reward-phase-S1", Network::Testnet),
-    ("mainnet-reorg-scenario1", Network::Mainnet),
-    ("mainnet-reorg-scenario2", Network::Mainnet),
-    ("mainnet-out-of-order-microblock", Network::Mainnet),
-    ("poisonmicroblock", Network::Mainnet),
-];
+use common::ORACLE_FIXTURES as FIXTURES;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_check_data_passes_on_every_fixture() {

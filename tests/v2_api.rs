@@ -13,16 +13,7 @@ use serde_json::Value;
 use stacks_ledger::ledger::Network;
 use stacks_ledger::v2::{PROOF_HEADER, SOURCE_HEADER};
 
-const FIXTURES: [(&str, Network); 8] = [
-    ("mocknet", Network::Testnet),
-    ("mainnet-block0", Network::Mainnet),
-    ("epoch-3-transition", Network::Testnet),
-    ("regtest-env-pox-4-stack-stx-in-reward-phase-S1", Network::Testnet),
-    ("mainnet-reorg-scenario1", Network::Mainnet),
-    ("mainnet-reorg-scenario2", Network::Mainnet),
-    ("mainnet-out-of-order-microblock", Network::Mainnet),
-    ("poisonmicroblock", Network::Mainnet),
-];
+use common::ORACLE_FIXTURES as FIXTURES;
 
 /// The recorded incumbent answers of a fixture, as `(url, status, body)`.
 fn oracle(fixture: &str) -> Option<Vec<(String, u16, Value)>> {

@@ -24,6 +24,19 @@ pub enum Db {
     Postgres,
 }
 
+/// The fixtures the incumbent's answers were recorded on (`../shared/oracle/<fixture>/`), with
+/// their networks.
+pub const ORACLE_FIXTURES: [(&str, Network); 8] = [
+    ("mocknet", Network::Testnet),
+    ("mainnet-block0", Network::Mainnet),
+    ("epoch-3-transition", Network::Testnet),
+    ("regtest-env-pox-4-stack-stx-in-reward-phase-S1", Network::Testnet),
+    ("mainnet-reorg-scenario1", Network::Mainnet),
+    ("mainnet-reorg-scenario2", Network::Mainnet),
+    ("mainnet-out-of-order-microblock", Network::Mainnet),
+    ("poisonmicroblock", Network::Mainnet),
+];
+
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
 fn in_ci() -> bool {

@@ -28,6 +28,25 @@ pub struct ParityReport {
 }
 
 impl ParityReport {
+    /// Answers that matched.
+    pub fn matched(&self) -> usize {
+        self.compared - self.mismatches.len()
+    }
+
+    /// Prints `matched/compared` under `heading` and each differing request with its first
+    /// differences (for the per-fixture tables the parity tests print).
+    pub fn print(&self, heading: &str) {
+        println!("{heading}: {}/{} matched", self.matched(), self.compared);
+        for m in &self.mismatches {
+            println!(
+                "    differs: {} {} ({:?})",
+                m.method,
+                m.url,
+                m.diffs.iter().take(4).collect::<Vec<_>>()
+            );
+        }
+    }
+
     /// Fails with the first differences when any answer differed, or when nothing was compared
     /// (a selection that matches no recording proves nothing).
     pub fn assert_all_match(&self) {

@@ -148,7 +148,7 @@ async fn answer<R: PoxCycleReader>(r: &R, segs: &[String], q: &Query) -> Option<
                     .into_iter()
                     .filter(|k| k.signer_key.as_deref() == Some(&key))
                     .collect();
-                under.sort_by(|a, b| b.locked.cmp(&a.locked));
+                under.sort_by_key(|s| std::cmp::Reverse(s.locked));
                 let results = under
                     .iter()
                     .skip(usize::try_from(paging.offset).unwrap_or(usize::MAX))

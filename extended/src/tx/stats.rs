@@ -97,7 +97,8 @@ mod tests {
             j["tx_simple_fee_averages"]["contract_call"],
             json!({"p25": 1000.5, "p50": 1001, "p75": 1001.5, "p95": 1001.9})
         );
-        assert_eq!(j["tx_ages"]["contract_call"]["p50"], 2);
+        // Tip 10, received at 8: the incumbent counts the block being built (10 + 1 − 8).
+        assert_eq!(j["tx_ages"]["contract_call"]["p50"], 3);
         assert_eq!(j["tx_byte_sizes"]["contract_call"]["p95"], 405);
         assert_eq!(
             j["tx_byte_sizes"]["token_transfer"],
