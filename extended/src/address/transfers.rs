@@ -13,7 +13,7 @@ use crate::params::{LimitRule, Page, Paging, Query};
 use crate::reply::deprecated;
 use crate::tx::{
     clarity_json, event_json, mempool_tx_json, mined_tx_json, parse_tx_id, tx_etag, AnyTx, MempoolFilter,
-    MempoolSort, MinedTx, RenderOptions, TxEvent, TxReader,
+    MempoolSort, MinedTx, TxEvent, TxReader,
 };
 
 const TXS: LimitRule = LimitRule::new(20, 50);
@@ -23,10 +23,6 @@ const MEMPOOL: LimitRule = LimitRule::new(20, 50);
 const TX_EVENTS: LimitRule = LimitRule::new(20, 50);
 /// The incumbent's `microblock_sequence` of an anchored transaction in its cursors.
 const ANCHORED_SEQ: u32 = 2_147_483_647;
-
-fn options(q: &Query) -> Result<RenderOptions, ApiError> {
-    Ok(RenderOptions { exclude_function_args: q.bool("exclude_function_args")?.unwrap_or(false) })
-}
 
 fn page_json<T: serde::Serialize>(paging: Paging, total: u64, results: Vec<T>) -> Value {
     serde_json::to_value(Page::new(paging, total, results)).unwrap_or(Value::Null)
@@ -109,7 +105,7 @@ pub(super) async fn v1_transactions_with_transfers<R: AddressReader>(
     let p = principal(raw, "principal")?;
     let paging = q.paging(TXS)?;
     q.bool("unanchored")?;
-    let opts = options(q)?;
+    let opts = crate::tx::render_options(q)?;
     let (from, to) = heights(r, q).await?;
     let (total, txs) = r.address_txs_with_boot(&p, from, to, paging).await?;
     let events = r.principal_tx_events(&p, &txs).await?;
@@ -139,7 +135,7 @@ pub(super) async fn v1_tx_with_transfers<R: AddressReader + TxReader>(
     inm: Option<String>,
 ) -> Result<Response, ApiError> {
     let p = principal(raw, "principal")?;
-    let opts = options(q)?;
+    let opts = crate::tx::render_options(q)?;
     let tx = mined(r, raw_id).await?;
     let events = r.principal_tx_events(&p, std::slice::from_ref(&tx)).await?;
     let body = with_transfers_json(&p, mined_tx_json(&tx, None, opts)?, &events[0], false);
@@ -214,7 +210,7 @@ pub(super) async fn v1_mempool<R: AddressReader + TxReader>(
     let p = principal(raw, "principal")?;
     let paging = q.paging(MEMPOOL)?;
     q.bool("unanchored")?;
-    let opts = options(q)?;
+    let opts = crate::tx::render_options(q)?;
     let filter = MempoolFilter {
         address: Some(p.clone()),
         sort: MempoolSort::Age,
@@ -264,7 +260,7 @@ pub(super) async fn v2_transactions<R: AddressReader>(
 ) -> Result<Response, ApiError> {
     let p = principal(raw, "address")?;
     let paging = q.paging(TXS)?;
-    let opts = options(q)?;
+    let opts = crate::tx::render_options(q)?;
     // One row past the page gives the older page's cursor.
     let (total, mut txs) = r.address_txs(&p, 0, None, Paging { limit: paging.limit + 1, ..paging }).await?;
     let prev = (txs.len() > paging.limit as usize).then(|| txs.pop().map(|t| cursor(&t))).flatten();

@@ -8,7 +8,7 @@ use super::{block_ref, cached_json, principal, principal_etag, AddressReader, Un
 use crate::error::ApiError;
 use crate::params::{LimitRule, Page, Query};
 use crate::reply::deprecated;
-use crate::tx::{mined_tx_json, RenderOptions};
+use crate::tx::mined_tx_json;
 
 const ADDRESS_TXS: LimitRule = LimitRule::new(20, 50);
 
@@ -38,7 +38,7 @@ pub(super) async fn v1_transactions<R: AddressReader>(
     let p = principal(raw, "principal")?;
     let paging = q.paging(ADDRESS_TXS)?;
     q.bool("unanchored")?;
-    let opts = RenderOptions { exclude_function_args: q.bool("exclude_function_args")?.unwrap_or(false) };
+    let opts = crate::tx::render_options(q)?;
     let (from, to) = heights(r, q).await?;
     let (total, txs) = r.address_txs(&p, from, to, paging).await?;
     let results = txs.iter().map(|t| mined_tx_json(t, None, opts)).collect::<Result<Vec<_>, _>>()?;

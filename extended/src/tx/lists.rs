@@ -25,7 +25,7 @@ fn invalid(param: &'static str, reason: impl Into<String>) -> ApiError {
     ApiError::InvalidParam { param, reason: reason.into() }
 }
 
-pub(super) fn options(q: &Query) -> Result<RenderOptions, ApiError> {
+pub(crate) fn options(q: &Query) -> Result<RenderOptions, ApiError> {
     Ok(RenderOptions { exclude_function_args: q.bool("exclude_function_args")?.unwrap_or(false) })
 }
 

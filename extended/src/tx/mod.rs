@@ -14,6 +14,8 @@ mod stats;
 pub use entity::{
     any_tx_json, clarity_json, event_json, mempool_tx_json, mined_tx_json, RenderError, RenderOptions,
 };
+/// `exclude_function_args` of a request, for every route that renders transactions.
+pub(crate) use lists::options as render_options;
 pub use model::{AnyTx, MempoolTx, MinedTx, TxEvent};
 pub use reader::{
     BlockRef, EventFilter, EventOwner, MempoolFilter, MempoolSort, MempoolStatRow, TxListFilter, TxReader,
