@@ -214,6 +214,17 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
+/// CPU seconds (user + system) this process has used: on a shared machine the wall time
+/// depends on the load, the CPU time much less. (PostgreSQL's server CPU is not included.)
+fn cpu_secs() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the parenthesised command name; utime and stime are the 14th and 15th
+    // fields of the line, in clock ticks (100 per second on Linux).
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = rest.split_whitespace().map(|x| x.parse().unwrap_or(0.0)).collect();
+    (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
+}
+
 /// `VmRSS` and `VmHWM` (peak) of this process, in MiB.
 fn rss_mib() -> (f64, f64) {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -298,6 +309,8 @@ struct PathStats {
 
 struct RunResult {
     secs: f64,
+    /// CPU seconds of this process during the run.
+    cpu: f64,
     events: u64,
     txs: i64,
     /// (percent of the log, events so far, seconds so far, VmRSS MiB, VmHWM MiB)
@@ -319,6 +332,7 @@ async fn run_once(o: &Opts, log: &Path, run: usize) -> anyhow::Result<RunResult>
     let mut events = 0u64;
     let mut pending: Vec<(IncomingEvent, String)> = Vec::with_capacity(o.batch);
     let started = Instant::now();
+    let cpu_start = cpu_secs();
     let record = |path: &str, took: Duration, n: u64, per_path: &mut BTreeMap<String, PathStats>| {
         let s = per_path.entry(path.to_owned()).or_default();
         s.count += n;
@@ -382,11 +396,12 @@ async fn run_once(o: &Opts, log: &Path, run: usize) -> anyhow::Result<RunResult>
         record("(batch)", t.elapsed(), n, &mut per_path);
     }
     let secs = started.elapsed().as_secs_f64();
+    let cpu = cpu_secs() - cpu_start;
     let (rss, hwm) = rss_mib();
     samples.push((100, events, secs, rss, hwm));
     let txs = bs.store.table_counts().await?.get("txs").copied().unwrap_or(0);
     bs.finish(o.keep).await?;
-    Ok(RunResult { secs, events, txs, samples, per_path })
+    Ok(RunResult { secs, cpu, events, txs, samples, per_path })
 }
 
 fn main() -> anyhow::Result<()> {
@@ -411,13 +426,15 @@ fn main() -> anyhow::Result<()> {
     for run in 0..o.repeat {
         let r = rt.block_on(run_once(&o, &log, run))?;
         println!(
-            "run {}: {} events, {} txs in {:.2} s: {:.0} tx/s, {:.0} events/s",
+            "run {}: {} events, {} txs in {:.2} s: {:.0} tx/s, {:.0} events/s; {:.2} CPU s: {:.0} tx per CPU s",
             run + 1,
             r.events,
             r.txs,
             r.secs,
             r.txs as f64 / r.secs,
-            r.events as f64 / r.secs
+            r.events as f64 / r.secs,
+            r.cpu,
+            r.txs as f64 / r.cpu.max(1e-9)
         );
         results.push(r);
     }
@@ -444,13 +461,15 @@ fn main() -> anyhow::Result<()> {
     }
     println!(
         "RESULT engine={engine} mode={mode} events={} txs={} secs={:.2} tx_per_s={:.0} events_per_s={:.0} \
-         median_secs={:.2} peak_rss_mib={:.0} runs={}",
+         median_secs={:.2} cpu_secs={:.2} tx_per_cpu_s={:.0} peak_rss_mib={:.0} runs={}",
         best.events,
         best.txs,
         best.secs,
         best.txs as f64 / best.secs,
         best.events as f64 / best.secs,
         median.secs,
+        best.cpu,
+        best.txs as f64 / best.cpu.max(1e-9),
         best.samples.last().map_or(f64::NAN, |s| s.4),
         results.len()
     );

@@ -2,6 +2,8 @@
 //! placeholders (SQLite accepts them too), values limited to what both engines share
 //! (`i64`, text, booleans), and multi-row INSERTs chunked under SQLite's parameter limit.
 
+use std::borrow::Cow;
+
 use sqlx::any::AnyArguments;
 use sqlx::{Any, AnyConnection};
 
@@ -74,12 +76,11 @@ pub fn query(sql: &str, vals: Vec<Val>) -> sqlx::query::Query<'_, Any, AnyArgume
     q
 }
 
-/// Executes `sql` with `vals`; returns the number of rows affected.
+/// Executes `sql` with `vals`; returns the number of rows affected. Writes go through here
+/// only inside a transaction (see [`for_engine`]).
 pub async fn exec(conn: &mut AnyConnection, sql: &str, vals: Vec<Val>) -> Result<u64, sqlx::Error> {
-    if let Some((sql, vals)) = sqlite_positional(conn, sql, &vals) {
-        return Ok(query(&sql, vals).execute(conn).await?.rows_affected());
-    }
-    Ok(query(sql, vals).execute(conn).await?.rows_affected())
+    let (sql, vals) = for_engine(conn, sql, vals);
+    Ok(query(&sql, vals).execute(conn).await?.rows_affected())
 }
 
 /// Like [`query`]`(..).fetch_all(conn)`.
@@ -88,34 +89,57 @@ pub async fn fetch_all(
     sql: &str,
     vals: Vec<Val>,
 ) -> Result<Vec<sqlx::any::AnyRow>, sqlx::Error> {
-    if let Some((sql, vals)) = sqlite_positional(conn, sql, &vals) {
-        return query(&sql, vals).fetch_all(conn).await;
-    }
-    query(sql, vals).fetch_all(conn).await
+    let (sql, vals) = for_engine(conn, sql, vals);
+    query(&sql, vals).fetch_all(conn).await
 }
 
 /// Statements with more values than this are bound positionally on SQLite (see
-/// [`sqlite_positional`]).
+/// [`for_engine`]).
 const POSITIONAL_FROM: usize = 16;
 
-/// On SQLite, a long statement rewritten from `$N` placeholders to anonymous `?`s, with its
-/// values in the order the placeholders appear. SQLite keeps named parameters (`$N`, and `?N`
-/// too) in a list it searches linearly, and sqlx asks it the name of every parameter when it
-/// binds, so binding an n-value statement cost O(n²) string compares: a 100-row INSERT of
-/// transactions (3,600 values) spent longer binding than inserting. Anonymous parameters
-/// are not in that list. `None` when nothing needs rewriting.
-fn sqlite_positional(conn: &AnyConnection, sql: &str, vals: &[Val]) -> Option<(String, Vec<Val>)> {
-    if vals.len() < POSITIONAL_FROM || conn.backend_name() != "SQLite" {
-        return None;
+/// The statement as SQLite gets it (PostgreSQL gets it unchanged):
+///
+/// - `INSERT` / `UPDATE` with the FAIL conflict algorithm. With the default, ABORT, SQLite
+///   must be able to undo a failed statement alone, so a statement that may write several
+///   rows copies every page it changes into a statement journal first: a replay spent 12% of
+///   its CPU copying pages (and allocating for them) into a journal it never used. Our writes
+///   run inside a transaction that is rolled back whole when any statement fails, so FAIL
+///   (stop at the error, which then rolls everything back) loses nothing.
+/// - Long statements rewritten from `$N` placeholders to anonymous `?`s, with the values in
+///   the order the placeholders appear. SQLite keeps named parameters (`$N`, and `?N` too) in
+///   a list it searches linearly, and sqlx asks it the name of every parameter when it binds,
+///   so binding an n-value statement cost O(n²) string compares: a 100-row INSERT of
+///   transactions (3,600 values) spent longer binding than inserting. Anonymous parameters
+///   are not in that list.
+fn for_engine<'s>(conn: &AnyConnection, sql: &'s str, vals: Vec<Val>) -> (Cow<'s, str>, Vec<Val>) {
+    if conn.backend_name() != "SQLite" {
+        return (Cow::Borrowed(sql), vals);
     }
-    Some(to_positional(sql, vals))
+    let sql = with_fail_conflict(sql);
+    if vals.len() < POSITIONAL_FROM {
+        return (sql, vals);
+    }
+    let (sql, vals) = to_positional(&sql, vals);
+    (Cow::Owned(sql), vals)
 }
 
-/// `$N` → `?`, and the values in placeholder order (a value used twice is bound twice). The
-/// statements are ours: no `$` occurs in their string literals.
-fn to_positional(sql: &str, vals: &[Val]) -> (String, Vec<Val>) {
+/// `INSERT INTO` → `INSERT OR FAIL INTO`, `UPDATE t` → `UPDATE OR FAIL t` (see [`for_engine`]);
+/// statements that name their own algorithm, and all others, unchanged.
+fn with_fail_conflict(sql: &str) -> Cow<'_, str> {
+    if let Some(rest) = sql.strip_prefix("INSERT INTO ") {
+        Cow::Owned(format!("INSERT OR FAIL INTO {rest}"))
+    } else if let Some(rest) = sql.strip_prefix("UPDATE ").filter(|r| !r.starts_with("OR ")) {
+        Cow::Owned(format!("UPDATE OR FAIL {rest}"))
+    } else {
+        Cow::Borrowed(sql)
+    }
+}
+
+/// `$N` → `?`, and the values in placeholder order (a value used twice is bound twice, and
+/// only then cloned). The statements are ours: no `$` occurs in their string literals.
+fn to_positional(sql: &str, vals: Vec<Val>) -> (String, Vec<Val>) {
     let mut out = String::with_capacity(sql.len());
-    let mut ordered = Vec::with_capacity(vals.len());
+    let mut order = Vec::with_capacity(vals.len());
     let bytes = sql.as_bytes();
     let mut i = 0;
     let mut copied = 0;
@@ -124,10 +148,10 @@ fn to_positional(sql: &str, vals: &[Val]) -> (String, Vec<Val>) {
             let digits = bytes[i + 1..].iter().take_while(|b| b.is_ascii_digit()).count();
             if digits > 0 {
                 let n: usize = sql[i + 1..i + 1 + digits].parse().unwrap_or(0);
-                if let Some(v) = n.checked_sub(1).and_then(|k| vals.get(k)) {
+                if let Some(k) = n.checked_sub(1).filter(|&k| k < vals.len()) {
                     out.push_str(&sql[copied..i]);
                     out.push('?');
-                    ordered.push(v.clone());
+                    order.push(k);
                     i += 1 + digits;
                     copied = i;
                     continue;
@@ -137,12 +161,39 @@ fn to_positional(sql: &str, vals: &[Val]) -> (String, Vec<Val>) {
         i += 1;
     }
     out.push_str(&sql[copied..]);
+    // Move each value to its last use; earlier uses get a clone.
+    let mut uses = vec![0usize; vals.len()];
+    for &k in &order {
+        uses[k] += 1;
+    }
+    let mut slots: Vec<Option<Val>> = vals.into_iter().map(Some).collect();
+    let ordered = order
+        .into_iter()
+        .map(|k| {
+            uses[k] -= 1;
+            let v = if uses[k] == 0 { slots[k].take() } else { slots[k].clone() };
+            v.expect("a value is taken only at its last use")
+        })
+        .collect();
     (out, ordered)
 }
 
 /// `$a, $a+1, ...` placeholders for `n` values starting at `first`.
 pub fn placeholders(first: usize, n: usize) -> String {
-    (first..first + n).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
+    let mut out = String::with_capacity(n * 6);
+    push_placeholders(&mut out, first, n);
+    out
+}
+
+/// [`placeholders`], appended to `out` (a 64-row INSERT has thousands: no string each).
+fn push_placeholders(out: &mut String, first: usize, n: usize) {
+    use std::fmt::Write;
+    for i in first..first + n {
+        if i > first {
+            out.push_str(", ");
+        }
+        let _ = write!(out, "${i}");
+    }
 }
 
 /// Rows per multi-row INSERT. Statements are prepared once per connection and cached by their
@@ -195,7 +246,7 @@ fn insert_sql(table: &str, columns: &[&str], n: usize, suffix: &str) -> String {
             sql.push_str(", ");
         }
         sql.push('(');
-        sql.push_str(&placeholders(i * width + 1, width));
+        push_placeholders(&mut sql, i * width + 1, width);
         sql.push(')');
     }
     sql.push(' ');
@@ -281,15 +332,32 @@ mod tests {
     fn positional_follows_placeholder_order() {
         let vals: Vec<Val> = vec!["a".into(), "b".into(), 3i64.into()];
         let (sql, ordered) =
-            to_positional("UPDATE t SET x = $2, y = $3 WHERE z = $1 OR w = $2 AND v = '$'", &vals);
+            to_positional("UPDATE t SET x = $2, y = $3 WHERE z = $1 OR w = $2 AND v = '$'", vals);
         assert_eq!(sql, "UPDATE t SET x = ?, y = ? WHERE z = ? OR w = ? AND v = '$'");
         assert_eq!(texts(&ordered), ["b", "3", "a", "b"]);
         let (sql, ordered) = to_positional(
             &insert_sql("t", &["a", "b"], 2, "ON CONFLICT DO NOTHING"),
-            &["1".into(), "2".into(), "3".into(), "4".into()],
+            vec!["1".into(), "2".into(), "3".into(), "4".into()],
         );
         assert_eq!(sql, "INSERT INTO t (a, b) VALUES (?, ?), (?, ?) ON CONFLICT DO NOTHING");
         assert_eq!(texts(&ordered), ["1", "2", "3", "4"]);
+    }
+
+    #[test]
+    fn sqlite_writes_use_the_fail_algorithm() {
+        assert_eq!(
+            with_fail_conflict("INSERT INTO t (a) VALUES ($1)"),
+            "INSERT OR FAIL INTO t (a) VALUES ($1)"
+        );
+        assert_eq!(with_fail_conflict("UPDATE t SET a = 1"), "UPDATE OR FAIL t SET a = 1");
+        for unchanged in [
+            "INSERT OR IGNORE INTO t VALUES (1)",
+            "UPDATE OR REPLACE t SET a = 1",
+            "SELECT 1",
+            "DELETE FROM t",
+        ] {
+            assert_eq!(with_fail_conflict(unchanged), unchanged);
+        }
     }
 
     #[test]
