@@ -30,7 +30,15 @@ pub fn change_of(event: &IncomingEvent) -> Option<Change> {
         }
         EventPayload::DropMempoolTx(d) => Some(Change::MempoolDropped { tx_ids: d.dropped_txids }),
         EventPayload::NewMicroblocks(m) => {
-            Some(Change::Microblocks { tx_ids: m.transactions.into_iter().map(|t| t.txid).collect() })
+            let mut microblock_hashes: Vec<String> = Vec::new();
+            for h in m.transactions.iter().filter_map(|t| t.microblock_hash.as_ref()) {
+                let h = format!("0x{}", h.trim_start_matches("0x").to_ascii_lowercase());
+                if !microblock_hashes.contains(&h) {
+                    microblock_hashes.push(h);
+                }
+            }
+            let tx_ids = m.transactions.into_iter().map(|t| t.txid).collect();
+            Some(Change::Microblocks { tx_ids, microblock_hashes })
         }
         EventPayload::AttachmentsNew(_) | EventPayload::Unmodelled(_) => None,
     }
@@ -48,7 +56,21 @@ fn notify_payloads(change: &Change) -> Vec<String> {
         Change::Chain => vec![Change::Chain],
         Change::MempoolAdded { tx_ids } => split(tx_ids, |tx_ids| Change::MempoolAdded { tx_ids }),
         Change::MempoolDropped { tx_ids } => split(tx_ids, |tx_ids| Change::MempoolDropped { tx_ids }),
-        Change::Microblocks { tx_ids } => split(tx_ids, |tx_ids| Change::Microblocks { tx_ids }),
+        Change::Microblocks { tx_ids, microblock_hashes } => {
+            // The hashes (a few per stream) ride on the first part.
+            let mut parts =
+                split(tx_ids, |tx_ids| Change::Microblocks { tx_ids, microblock_hashes: Vec::new() });
+            match parts.first_mut() {
+                Some(Change::Microblocks { microblock_hashes: first, .. }) => {
+                    first.clone_from(microblock_hashes)
+                }
+                _ => parts.push(Change::Microblocks {
+                    tx_ids: Vec::new(),
+                    microblock_hashes: microblock_hashes.clone(),
+                }),
+            }
+            parts
+        }
     };
     parts.iter().filter_map(|c| serde_json::to_string(c).ok()).collect()
 }
@@ -112,6 +134,8 @@ impl<S: EventSink> EventSink for LiveSink<S> {
 pub struct Live {
     pub hub: Arc<Hub>,
     pub config: LiveConfig,
+    /// `/socket.io/` sessions.
+    pub socketio: stacks_live::socketio::SocketIo,
     feed: Feed,
     processed: Arc<AtomicU64>,
 }
@@ -154,7 +178,8 @@ impl Live {
             }
         };
         debug_assert!(matches!(feed, Feed::Postgres(_)) == (store.engine() == Engine::Postgres));
-        Ok(Live { hub, config, feed, processed })
+        let socketio = stacks_live::socketio::SocketIo::new(Arc::clone(&hub), config.clone());
+        Ok(Live { hub, config, socketio, feed, processed })
     }
 
     /// How many changes this process's notifier has turned into notifications (tests wait on it).
@@ -167,9 +192,9 @@ impl Live {
         self.feed.clone()
     }
 
-    /// `/extended/v1/ws`.
+    /// `/extended/v1/ws` and `/socket.io/`.
     pub fn routes(&self) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
-        stacks_live::ws::route(Arc::clone(&self.hub), self.config.clone())
+        stacks_live::ws::route(Arc::clone(&self.hub), self.config.clone()).or(self.socketio.routes())
     }
 }
 

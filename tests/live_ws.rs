@@ -638,3 +638,83 @@ async fn two_processes_share_updates_postgres() {
     reader.close().await;
     db.drop_db().await;
 }
+
+/// Every microblock the store accepts is announced once, as the `/extended/v1/microblock/{hash}`
+/// entity at that moment, to `microblock` subscribers only.
+async fn microblocks(db: Db, network: Network, events: Vec<RawEvent>, label: &str, at_least: usize) {
+    let Some(ts) = TestStore::new(db, "live_micro", network).await else { return };
+    let server = start(Arc::clone(&ts.store), fast_config()).await;
+    let mut micro = Client::connect(server.addr).await;
+    micro.subscribe(json!({"event": "microblock"})).await;
+    let mut blocks = Client::connect(server.addr).await;
+    blocks.subscribe(json!({"event": "block"})).await;
+    let mut expected = Vec::new();
+    let mut announced = server.live.processed();
+    for ev in &events {
+        let change = change_of(&incoming(ev));
+        let applied = matches!(
+            server.sink.ingest(incoming(ev)).await,
+            Ok(stacks_ledger::ingest::IngestOutcome::Applied { .. })
+        );
+        let Some(change) = change.filter(|_| applied) else { continue };
+        // In lockstep with the notifier, so the entity read here is the one it rendered.
+        announced += 1;
+        while server.live.processed() < announced {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        let Change::Microblocks { microblock_hashes, .. } = change else { continue };
+        for hash in microblock_hashes {
+            let url = format!("http://{}/extended/v1/microblock/{hash}", server.addr);
+            let r = server.http.get(url).send().await.unwrap();
+            if r.status() == 404 {
+                continue;
+            }
+            assert_eq!(r.status(), 200, "{label}: {hash}");
+            let m: Value = r.json().await.unwrap();
+            if m["canonical"] == true && m["microblock_canonical"] == true {
+                expected.push(m);
+            }
+        }
+    }
+    server.settle().await;
+    micro.drain(QUIET).await;
+    blocks.drain(QUIET).await;
+    assert!(expected.len() >= at_least, "{label}: {} microblocks accepted", expected.len());
+    let got: Vec<Value> = micro.of("microblock").into_iter().map(|n| n["params"].clone()).collect();
+    assert_eq!(got.len(), expected.len(), "{label}: one notification per accepted microblock");
+    for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+        assert_eq!(g, e, "{label}: microblock #{i}");
+    }
+    // Reorg notices go to every subscribed connection; nothing else may arrive.
+    assert!(
+        micro.methods().iter().all(|m| m == "microblock" || m == "reorg"),
+        "{label}: {:?}",
+        micro.methods()
+    );
+    assert!(blocks.of("microblock").is_empty(), "{label}: a block subscriber got microblocks");
+    assert!(!blocks.of("block").is_empty() || events.iter().all(|e| !is_new_block(e)), "{label}");
+    println!("{label}: {} microblocks announced", got.len());
+    ts.finish().await;
+}
+
+async fn microblocks_all(db: Db) {
+    microblocks(db, Network::Testnet, chain(40), "devnet", 5).await;
+    // A stream that arrives before its parent block is refused; the poison fixture has a
+    // poison-microblock transaction and no stream: neither announces anything.
+    for fixture in
+        ["mainnet-out-of-order-microblock.tsv", "poisonmicroblock.tsv", "mainnet-reorg-scenario1.tsv"]
+    {
+        let Some(path) = shared_file(&format!("fixtures/{fixture}")) else { return };
+        microblocks(db, Network::Mainnet, read_tsv(&path), fixture, 0).await;
+    }
+}
+
+#[tokio::test]
+async fn microblocks_sqlite() {
+    microblocks_all(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn microblocks_postgres() {
+    microblocks_all(Db::Postgres).await;
+}

@@ -32,7 +32,7 @@ pub use chain::{
 pub use contract::{ContractLog, ContractReader, DeployStatus, LogKey, SmartContract};
 pub use error::{not_found_fallback, recover, ApiError, ErrorBody};
 pub use headers::{with_common_headers, API_VERSION, SERVER_VERSION};
-pub use microblock::{MicroblockReader, MicroblockRecord};
+pub use microblock::{microblock_json, MicroblockReader, MicroblockRecord};
 pub use params::{query, LimitRule, Page, Paging, Query};
 pub use pox::{
     CycleSigner, CycleStacker, PoolDelegation, PoxCycleReader, PoxCycleRecord, PoxEventRecord, PoxReader,

@@ -3,7 +3,7 @@
 //! channel. A connection filters what it receives by its own subscriptions.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 use tokio::sync::broadcast;
@@ -51,6 +51,27 @@ pub struct Notification {
     pub seq: u64,
     pub topic: Topic,
     pub payload: Value,
+    /// The frame text per protocol, encoded by the first connection that sends it and shared
+    /// by all others (10,000 subscribers must not serialise a block 10,000 times).
+    encoded: [OnceLock<String>; 2],
+}
+
+/// The wire protocols a notification is encoded for.
+#[derive(Debug, Clone, Copy)]
+pub enum Wire {
+    JsonRpc = 0,
+    SocketIo = 1,
+}
+
+impl Notification {
+    pub fn new(seq: u64, topic: Topic, payload: Value) -> Notification {
+        Notification { seq, topic, payload, encoded: Default::default() }
+    }
+
+    /// The frame for `wire`, encoded once by `encode`.
+    pub fn encoded(&self, wire: Wire, encode: impl FnOnce(&Notification) -> String) -> &str {
+        self.encoded[wire as usize].get_or_init(|| encode(self))
+    }
 }
 
 /// Why missed notifications cannot be replayed exactly.
@@ -94,7 +115,7 @@ impl Hub {
         let mut ring = self.ring();
         let seq = ring.next_seq;
         ring.next_seq += 1;
-        let n = Arc::new(Notification { seq, topic, payload });
+        let n = Arc::new(Notification::new(seq, topic, payload));
         if self.replay_window > 0 {
             if ring.items.len() == self.replay_window {
                 ring.items.pop_front();

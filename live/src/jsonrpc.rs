@@ -1,12 +1,12 @@
 //! JSON-RPC 2.0 over WebSocket, the incumbent's `/extended/v1/ws` protocol: requests parsed
 //! into subscriptions, acks and errors, notifications filtered per connection. No I/O here.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use crate::hub::{Hub, Notification, Topic};
+use crate::hub::{Hub, Notification, Topic, Wire};
+use crate::subs::Subscriptions;
 
 const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
@@ -15,13 +15,10 @@ const INVALID_PARAMS: i64 = -32602;
 /// Ours: `since_seq` cannot be honoured exactly (see docs/live.md).
 pub const RESUME_FAILED: i64 = -32010;
 
-/// One connection's subscriptions: topic → the sequence number it was subscribed at (only later
-/// notifications are sent live; earlier ones come from the replay, exactly once).
+/// One connection's subscriptions.
 #[derive(Debug, Default)]
 pub struct Connection {
-    subs: HashMap<Topic, u64>,
-    /// The newest reorg notice sent, so a replay does not repeat one.
-    reorg_sent: u64,
+    subs: Subscriptions,
 }
 
 fn error(id: Value, code: i64, message: &str) -> Value {
@@ -31,6 +28,11 @@ fn error(id: Value, code: i64, message: &str) -> Value {
 /// A notification as sent: the incumbent's form plus our top-level `seq`.
 pub fn notification_json(n: &Notification) -> Value {
     json!({"jsonrpc": "2.0", "method": n.topic.method(), "params": n.payload, "seq": n.seq})
+}
+
+/// [`notification_json`] as frame text, encoded once per notification for all connections.
+pub fn notification_text(n: &Notification) -> &str {
+    n.encoded(Wire::JsonRpc, |n| notification_json(n).to_string())
 }
 
 /// `0x` + 64 hex digits, normalised to lower case with the prefix.
@@ -121,15 +123,7 @@ impl Connection {
 
     /// Whether `n` goes to this connection (and records a reorg notice as sent).
     pub fn wants(&mut self, n: &Notification) -> bool {
-        if n.topic == Topic::Reorg {
-            let any = self.subs.values().any(|from| n.seq > *from);
-            if any && n.seq > self.reorg_sent {
-                self.reorg_sent = n.seq;
-                return true;
-            }
-            return false;
-        }
-        self.subs.get(&n.topic).is_some_and(|from| n.seq > *from)
+        self.subs.wants(n)
     }
 
     /// Handles one text frame: the replies (a batch reply as one array) and then any replayed
@@ -180,31 +174,17 @@ impl Connection {
             self.subs.remove(&topic);
             return Some(json!({"jsonrpc": "2.0", "result": result, "id": id}));
         }
-        let latest = hub.latest_seq();
-        match params.get("since_seq") {
-            None => {}
-            Some(v) => {
-                let Some(since) = v.as_u64() else {
-                    return Some(error(id, INVALID_PARAMS, "since_seq must be a non-negative integer"));
-                };
-                match hub.replay(since, latest) {
-                    Ok(missed) => {
-                        for n in missed {
-                            let reorg = n.topic == Topic::Reorg && n.seq > self.reorg_sent;
-                            if reorg {
-                                self.reorg_sent = n.seq;
-                            }
-                            if reorg || n.topic == topic {
-                                replay.push(n);
-                            }
-                        }
-                    }
-                    Err(e) => return Some(error(id, RESUME_FAILED, &e.to_string())),
-                }
-            }
+        let since = match params.get("since_seq") {
+            None => None,
+            Some(v) => match v.as_u64() {
+                Some(since) => Some(since),
+                None => return Some(error(id, INVALID_PARAMS, "since_seq must be a non-negative integer")),
+            },
+        };
+        match self.subs.subscribe(hub, topic, since) {
+            Ok(missed) => replay.extend(missed),
+            Err(e) => return Some(error(id, RESUME_FAILED, &e.to_string())),
         }
-        // Live delivery starts after `latest`; anything up to it came from the replay.
-        self.subs.insert(topic, latest);
         Some(json!({"jsonrpc": "2.0", "result": result, "id": id}))
     }
 }

@@ -6,8 +6,10 @@ pub mod config;
 pub mod hub;
 pub mod jsonrpc;
 pub mod notifier;
+pub mod socketio;
+pub mod subs;
 pub mod ws;
 
 pub use config::LiveConfig;
-pub use hub::{Hub, Notification, Topic};
+pub use hub::{Hub, Notification, Topic, Wire};
 pub use notifier::{Change, LiveReader, Notifier};

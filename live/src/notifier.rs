@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use stacks_extended::tx::{any_tx_json, mempool_tx_json, mined_tx_json, AnyTx, MinedTx, RenderOptions};
 use stacks_extended::{
-    block_v1, stx_balance_json, AddressReader, BlockRecord, BlockRef, ChainReader, Paging, ReadError,
-    TxReader,
+    block_v1, microblock_json, stx_balance_json, AddressReader, BlockRecord, BlockRef, ChainReader,
+    MicroblockReader, Paging, ReadError, TxReader,
 };
 
 use crate::hub::{Hub, Topic};
@@ -27,15 +27,19 @@ pub enum Change {
     MempoolDropped {
         tx_ids: Vec<String>,
     },
-    /// Transactions streamed in microblocks (unanchored).
+    /// Microblocks streamed (unanchored): the microblocks, in stream order, and their
+    /// transactions.
     Microblocks {
         tx_ids: Vec<String>,
+        /// Absent in payloads of older processes.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        microblock_hashes: Vec<String>,
     },
 }
 
 /// Everything the notifier reads.
-pub trait LiveReader: ChainReader + TxReader + AddressReader {}
-impl<R: ChainReader + TxReader + AddressReader> LiveReader for R {}
+pub trait LiveReader: ChainReader + TxReader + AddressReader + MicroblockReader {}
+impl<R: ChainReader + TxReader + AddressReader + MicroblockReader> LiveReader for R {}
 
 /// Page size for reading a block's transactions.
 const PAGE: u32 = 200;
@@ -75,8 +79,11 @@ impl<R: LiveReader> Notifier<R> {
                 }
                 Ok(())
             }
-            Change::MempoolDropped { tx_ids } | Change::Microblocks { tx_ids } => {
+            Change::MempoolDropped { tx_ids } | Change::Microblocks { tx_ids, .. } => {
                 let unanchored = matches!(change, Change::Microblocks { .. });
+                if let Change::Microblocks { microblock_hashes, .. } = change {
+                    self.microblocks(microblock_hashes).await?;
+                }
                 for id in tx_ids {
                     if let Some(tx) = self.reader.tx(id, unanchored).await? {
                         let events = match &tx {
@@ -92,6 +99,20 @@ impl<R: LiveReader> Notifier<R> {
                 Ok(())
             }
         }
+    }
+
+    /// The incumbent's `microblock` notification, one per microblock the store accepted (a
+    /// stream it rejected, e.g. on a parent that is not the tip, has no canonical row).
+    async fn microblocks(&self, hashes: &[String]) -> Result<(), ReadError> {
+        for hash in hashes {
+            match self.reader.microblock(hash).await? {
+                Some(m) if m.canonical && m.microblock_canonical => {
+                    self.hub.publish(Topic::Microblock, microblock_json(&m));
+                }
+                _ => tracing::debug!(%hash, "live: microblock not accepted, not announced"),
+            }
+        }
+        Ok(())
     }
 
     async fn chain(&mut self) -> Result<(), ReadError> {

@@ -12,7 +12,7 @@ use warp::{Filter, Rejection, Reply};
 
 use crate::config::LiveConfig;
 use crate::hub::Hub;
-use crate::jsonrpc::{notification_json, Connection};
+use crate::jsonrpc::{notification_text, Connection};
 
 /// Largest request frame accepted (a batch of subscriptions fits easily).
 const MAX_REQUEST: usize = 1 << 20;
@@ -65,7 +65,7 @@ pub async fn serve(mut socket: WebSocket, hub: Arc<Hub>, config: LiveConfig) {
             update = updates.recv() => match update {
                 Ok(n) => {
                     if conn.wants(&n)
-                        && !send(&mut socket, Message::text(notification_json(&n).to_string()), config.message_timeout).await
+                        && !send(&mut socket, Message::text(notification_text(&n)), config.message_timeout).await
                     {
                         break "write timed out".into();
                     }
