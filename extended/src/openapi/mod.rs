@@ -83,7 +83,12 @@ mod tests {
         let r = |p: &str| route_for("GET", p).map(|r| r.path);
         assert_eq!(r("/extended/v1/tx/events"), Some("/extended/v1/tx/events"));
         assert_eq!(r("/extended/v1/pox4/events"), Some("/extended/v1/{pox}/events"));
-        assert_eq!(r("/extended/v1/pox9/events"), None, "the pox param is an enum");
+        assert_eq!(
+            r("/extended/v1/pox9/events"),
+            Some("/extended/v1/{pox}/events"),
+            "its handler rejects pox9"
+        );
+        assert_eq!(r("/extended/v1/tx/block/0xab"), Some("/extended/v1/tx/block/{block_hash}"));
         assert_eq!(r("/extended/v1/tx/0xabc"), Some("/extended/v1/tx/{tx_id}"));
         assert_eq!(r("/extended/v1/tx/"), Some("/extended/v1/tx"));
         assert_eq!(r("/extended/v1/block/by_height/3"), Some("/extended/v1/block/by_height/{height}"));
