@@ -9,7 +9,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use common::{replay, shared_file, Db, TestStore};
-use serde_json::Value;
 use stacks_ledger::ledger::Network;
 use test_support::oracle::{manifest, OracleEntry};
 
