@@ -9,13 +9,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use common::{replay, shared_file, Db, TestStore};
-use serde_json::Value;
 use stacks_ledger::ledger::Network;
 use test_support::oracle::{manifest, OracleEntry};
 
-/// Keys that differ by nature (docs/extended-deviations.md, family ext-addr): when this server
+/// Keys that differ by nature (the one list, tests/common/parity_allow.rs): when this server
 /// received a pending transaction (`/address/{p}/mempool`), as for ext-tx.
-const IGNORED: &[&str] = &["receipt_time", "receipt_time_iso"];
+fn ignored() -> Vec<&'static str> {
+    common::parity_allow::ignored_keys("")
+}
 
 /// The route template of a recorded request of this family, `None` for other families.
 fn route_of(e: &OracleEntry) -> Option<&'static str> {
@@ -114,33 +115,6 @@ fn boot_block_only(diffs: &[String]) -> bool {
         })
 }
 
-/// The row key the incumbent documents for a principal's transaction lists (block height,
-/// microblock sequence with anchored last, tx index).
-fn tx_key(tx: &Value) -> (i64, i64, i64) {
-    let n = |k: &str, d: i64| tx[k].as_i64().unwrap_or(d);
-    (n("block_height", 0), n("microblock_sequence", i64::from(i32::MAX)), n("tx_index", 0))
-}
-
-/// Answers whose row order the incumbent leaves undefined get both sides sorted by the documented
-/// key first (docs/extended-deviations.md, ext-addr): v1 `address/{p}/transactions` and
-/// `transactions_with_transfers` (the incumbent's default page comes back in join order on the
-/// reorg and microblock fixtures) and `stx_inbound` (a token transfer with a memo is listed twice,
-/// as `stx-transfer` and `stx-transfer-memo`, in either order).
-fn normalize(e: &OracleEntry, body: &mut Value) {
-    let Some(results) = body.get_mut("results").and_then(Value::as_array_mut) else { return };
-    match route_of(e) {
-        Some("v1 address/{p}/transactions") => results.sort_by_key(|r| std::cmp::Reverse(tx_key(r))),
-        Some("v1 address/{p}/transactions_with_transfers") => {
-            results.sort_by_key(|r| std::cmp::Reverse(tx_key(&r["tx"])))
-        }
-        Some("v1 address/{p}/stx_inbound") => results.sort_by_key(|r| {
-            let n = |k: &str| r[k].as_i64().unwrap_or(0);
-            (std::cmp::Reverse((n("block_height"), n("tx_index"))), r["transfer_type"].to_string())
-        }),
-        _ => {}
-    }
-}
-
 use common::ORACLE_FIXTURES as FIXTURES;
 
 /// Per route: (matched, compared).
@@ -159,9 +133,15 @@ async fn fixture_parity(db: Db, fixture: &str, network: Network, table: &mut Tab
     let (mut matched, mut compared, mut boot) = (0, 0, 0);
     for route in routes {
         let select = |e: &OracleEntry| route_of(e) == Some(route);
-        let report = common::parity::check_parity_normalized(&api, fixture, select, IGNORED, normalize)
-            .await
-            .expect("the manifest was just read");
+        let report = common::parity::check_parity_normalized(
+            &api,
+            fixture,
+            select,
+            &ignored(),
+            common::parity_allow::normalize_entry,
+        )
+        .await
+        .expect("the manifest was just read");
         let ok = report.compared - report.mismatches.len();
         let row = table.entry(route).or_default();
         row.0 += ok;

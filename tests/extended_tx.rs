@@ -13,9 +13,11 @@ use test_support::oracle::OracleEntry;
 
 use common::ORACLE_FIXTURES as FIXTURES;
 
-/// Keys that cannot match by nature (see docs/extended-deviations.md, ext-tx): a mempool
-/// transaction's receipt time is when this server received it, not when the incumbent did.
-const IGNORED: &[&str] = &["receipt_time", "receipt_time_iso"];
+/// Keys that cannot match by nature: the ones every route may differ in (a mempool
+/// transaction's receipt time), from the one list in tests/common/parity_allow.rs.
+fn ignored() -> Vec<&'static str> {
+    common::parity_allow::ignored_keys("")
+}
 
 /// The recorded requests of this family.
 fn is_ext_tx(e: &OracleEntry) -> bool {
@@ -49,7 +51,7 @@ async fn family_matches_oracle(db: Db) {
         replay(&ts.store, &tsv, &[]).await;
         let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
         let served = |e: &OracleEntry| is_ext_tx(e) && !not_served_yet(e);
-        let Some(report) = common::parity::check_parity(&api, fixture, served, IGNORED).await else {
+        let Some(report) = common::parity::check_parity(&api, fixture, served, &ignored()).await else {
             return;
         };
         let pending = test_support::oracle::manifest(fixture).unwrap_or_default();

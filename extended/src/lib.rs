@@ -9,6 +9,7 @@ mod error;
 mod head;
 mod headers;
 mod microblock;
+pub mod openapi;
 mod params;
 mod pox;
 mod reader;
@@ -72,6 +73,7 @@ pub fn routes<
         .or(tokens::routes(reader.clone()))
         .or(search::routes(reader.clone()))
         .or(microblock::routes(reader.clone()))
-        .or(pox::routes(reader));
+        .or(pox::routes(reader))
+        .or(openapi::routes());
     head::head_as_get(get.clone()).or(get).or(cors::preflight())
 }

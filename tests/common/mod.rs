@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod parity;
+pub mod parity_allow;
 
 use std::collections::BTreeMap;
 use std::fs::File;

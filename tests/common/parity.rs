@@ -100,14 +100,7 @@ where
     let mut report = ParityReport { label: fixture.to_string(), ..Default::default() };
     for e in entries.iter().filter(|e| select(e)) {
         report.compared += 1;
-        let mut req = warp::test::request().method(&e.method).path(&e.url);
-        for (k, v) in &e.req_headers {
-            req = req.header(k.as_str(), v.as_str());
-        }
-        if let Some(body) = &e.body {
-            req = req.header("content-type", "application/json").body(body.to_string());
-        }
-        let res = req.reply(api).await;
+        let res = send(api, e).await;
         let diffs = compare(e, res.status().as_u16(), res.headers(), res.body(), ignore_keys, &normalize);
         if !diffs.is_empty() {
             report.mismatches.push(Mismatch { method: e.method.clone(), url: e.url.clone(), diffs });
@@ -116,7 +109,25 @@ where
     Some(report)
 }
 
-fn compare(
+/// Sends the recorded request `e` (method, URL, headers, JSON body) to `api`.
+pub async fn send<F, R>(api: &F, e: &OracleEntry) -> warp::http::Response<warp::hyper::body::Bytes>
+where
+    F: Filter<Extract = (R,), Error = Infallible> + Clone + Send + Sync + 'static,
+    R: Reply + Send,
+{
+    let mut req = warp::test::request().method(&e.method).path(&e.url);
+    for (k, v) in &e.req_headers {
+        req = req.header(k.as_str(), v.as_str());
+    }
+    if let Some(body) = &e.body {
+        req = req.header("content-type", "application/json").body(body.to_string());
+    }
+    req.reply(api).await
+}
+
+/// Where our answer (`status`, `headers`, `body`) differs from the recording `e`, by the rules
+/// above; empty when it matches.
+pub fn compare(
     e: &OracleEntry,
     status: u16,
     headers: &warp::http::HeaderMap,

@@ -15,8 +15,8 @@ use crate::params::{query, LimitRule, Page, Query};
 use crate::status::chain_tip_etag;
 use crate::tx::TxReader;
 
-const FT_BALANCES: LimitRule = LimitRule::new(100, 200);
-const TOKEN_HOLDERS: LimitRule = LimitRule::new(100, 200);
+pub(crate) const FT_BALANCES: LimitRule = LimitRule::new(100, 200);
+pub(crate) const TOKEN_HOLDERS: LimitRule = LimitRule::new(100, 200);
 
 pub fn routes<R: AddressReader + TxReader>(
     reader: Arc<R>,

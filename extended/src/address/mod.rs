@@ -1,10 +1,10 @@
 //! `/extended/v1/address/*`, `/extended/v2/addresses/*` (balances, nonces) and
 //! `/extended/v1/tokens/ft/{token}/holders`: the incumbent's principal-centred routes.
 
-mod balances;
+pub(crate) mod balances;
 mod reader;
-mod transfers;
-mod txs;
+pub(crate) mod transfers;
+pub(crate) mod txs;
 
 use std::sync::Arc;
 

@@ -16,11 +16,11 @@ use crate::tx::{
     MempoolSort, MinedTx, TxEvent, TxReader,
 };
 
-const TXS: LimitRule = LimitRule::new(20, 50);
-const EVENTS: LimitRule = LimitRule::new(20, 100);
-const INBOUND: LimitRule = LimitRule::new(20, 50);
-const MEMPOOL: LimitRule = LimitRule::new(20, 50);
-const TX_EVENTS: LimitRule = LimitRule::new(20, 50);
+pub(crate) const TXS: LimitRule = LimitRule::new(20, 50);
+pub(crate) const EVENTS: LimitRule = LimitRule::new(20, 100);
+pub(crate) const INBOUND: LimitRule = LimitRule::new(20, 50);
+pub(crate) const MEMPOOL: LimitRule = LimitRule::new(20, 50);
+pub(crate) const TX_EVENTS: LimitRule = LimitRule::new(20, 50);
 /// The incumbent's `microblock_sequence` of an anchored transaction in its cursors.
 const ANCHORED_SEQ: u32 = 2_147_483_647;
 

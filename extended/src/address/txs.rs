@@ -10,7 +10,7 @@ use crate::params::{LimitRule, Page, Query};
 use crate::reply::deprecated;
 use crate::tx::mined_tx_json;
 
-const ADDRESS_TXS: LimitRule = LimitRule::new(20, 50);
+pub(crate) const ADDRESS_TXS: LimitRule = LimitRule::new(20, 50);
 
 /// The block bound of a list and whether it names a single block: `height` (that block only)
 /// wins over `until_block` (up to that block), as with the incumbent.

@@ -12,9 +12,9 @@ use crate::reader::ExplorerReader;
 use crate::reply::deprecated;
 use crate::tx::{mined_tx_json, BlockRef as TxBlock, RenderOptions, TxReader};
 
-const BLOCK_LIMIT: LimitRule = LimitRule::new(20, 30);
-const TX_LIMIT: LimitRule = LimitRule::new(20, 50);
-const SIGNATURE_LIMIT: LimitRule = LimitRule::new(500, 1000);
+pub(crate) const BLOCK_LIMIT: LimitRule = LimitRule::new(20, 30);
+pub(crate) const TX_LIMIT: LimitRule = LimitRule::new(20, 50);
+pub(crate) const SIGNATURE_LIMIT: LimitRule = LimitRule::new(500, 1000);
 /// v2 cursor offsets go ±(max limit × 10).
 const CURSOR_OFFSET_BOUND: i64 = 300;
 

@@ -11,8 +11,8 @@ use crate::error::ApiError;
 use crate::params::{LimitRule, Page};
 use crate::reader::ExplorerReader;
 
-const BURN_BLOCK_LIMIT: LimitRule = LimitRule::new(20, 30);
-const BURNCHAIN_LIMIT: LimitRule = LimitRule::new(96, 250);
+pub(crate) const BURN_BLOCK_LIMIT: LimitRule = LimitRule::new(20, 30);
+pub(crate) const BURNCHAIN_LIMIT: LimitRule = LimitRule::new(96, 250);
 
 type Answer = Result<Response, ApiError>;
 

@@ -5,8 +5,8 @@
 //! (`/block-tenures//blocks`, `/by_height/-1`) with a validation error, which warp's typed
 //! path params would turn into an unknown route.
 
-mod blocks;
-mod burn;
+pub(crate) mod blocks;
+pub(crate) mod burn;
 mod reader;
 mod render;
 mod supply;

@@ -15,9 +15,9 @@ use crate::error::ApiError;
 use crate::params::{query, LimitRule, Query};
 use crate::status::chain_tip_etag;
 
-const CONTRACTS: LimitRule = LimitRule::new(20, 50);
-const CONTRACT_EVENTS: LimitRule = LimitRule::new(20, 50);
-const LOGS: LimitRule = LimitRule::new(20, 100);
+pub(crate) const CONTRACTS: LimitRule = LimitRule::new(20, 50);
+pub(crate) const CONTRACT_EVENTS: LimitRule = LimitRule::new(20, 50);
+pub(crate) const LOGS: LimitRule = LimitRule::new(20, 100);
 /// The incumbent's microblock sequence for anchored-block transactions, in cursors.
 const ANCHORED: u64 = i32::MAX as u64;
 

@@ -2,7 +2,7 @@
 //! `/{pox}/stacker/{principal}`, the decoded `print` events of the boot PoX contracts, in the
 //! incumbent's `PoxEvent` shape (its `data` members differ per event name).
 
-mod cycles;
+pub(crate) mod cycles;
 mod reader;
 
 pub use reader::{

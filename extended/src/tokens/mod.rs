@@ -15,7 +15,7 @@ use crate::error::ApiError;
 use crate::params::{query, LimitRule, Page, Query};
 use crate::status::chain_tip_etag;
 
-const TOKENS: LimitRule = LimitRule::new(50, 200);
+pub(crate) const TOKENS: LimitRule = LimitRule::new(50, 200);
 
 pub fn routes<R: TokenReader>(
     reader: Arc<R>,

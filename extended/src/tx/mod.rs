@@ -4,11 +4,11 @@
 
 mod abi;
 pub mod entity;
-mod events;
-mod lists;
+pub(crate) mod events;
+pub(crate) mod lists;
 pub mod model;
 mod reader;
-mod routes;
+pub(crate) mod routes;
 mod stats;
 
 pub use entity::{

@@ -1,7 +1,9 @@
-//! Instance validation against OpenAPI schemas, covering what the Rosetta documents use:
-//! `$ref`, `type`, `format` (int32/int64 ranges), `enum`, `minimum`/`maximum`, `required`,
-//! `properties` and `items`. Undeclared properties are allowed. Composition keywords
-//! (`allOf`, `anyOf`, `oneOf`, `not`) are reported as unsupported rather than silently passed.
+//! Instance validation against OpenAPI 3.0 schemas, covering what the Rosetta documents and the
+//! generated `/extended` document use: `$ref`, `type`, `nullable`, `format` (int32/int64
+//! ranges), `enum`, `minimum`/`maximum`, `required`, `properties`, `additionalProperties` (a
+//! schema for the undeclared properties), `items`, `anyOf` and `oneOf`. Undeclared properties are
+//! allowed unless `additionalProperties` says otherwise. The other composition keywords (`allOf`,
+//! `not`) are reported as unsupported rather than silently passed.
 
 use serde_json::{Number, Value};
 
@@ -49,9 +51,17 @@ impl Validator<'_> {
             }
             return;
         }
-        for keyword in ["allOf", "anyOf", "oneOf", "not"] {
+        for keyword in ["allOf", "not"] {
             if schema.get(keyword).is_some() {
                 self.fail(path, format!("unsupported schema keyword `{keyword}`"));
+            }
+        }
+        if instance.is_null() && schema.get("nullable").and_then(Value::as_bool) == Some(true) {
+            return;
+        }
+        for (keyword, exactly_one) in [("anyOf", false), ("oneOf", true)] {
+            if let Some(branches) = schema.get(keyword).and_then(Value::as_array) {
+                self.check_branches(keyword, branches, exactly_one, instance, path, hops);
             }
         }
         if let Some(ty) = schema.get("type").and_then(Value::as_str) {
@@ -82,6 +92,21 @@ impl Validator<'_> {
                         self.check(sub, value, &format!("{path}.{name}"), 0);
                     }
                 }
+                match schema.get("additionalProperties") {
+                    Some(Value::Bool(false)) => {
+                        for name in map.keys().filter(|k| !props.is_some_and(|p| p.contains_key(*k))) {
+                            self.fail(path, format!("undeclared property `{name}`"));
+                        }
+                    }
+                    Some(extra) if extra.is_object() => {
+                        for (name, value) in
+                            map.iter().filter(|(k, _)| !props.is_some_and(|p| p.contains_key(*k)))
+                        {
+                            self.check(extra, value, &format!("{path}.{name}"), 0);
+                        }
+                    }
+                    _ => {}
+                }
             }
             Value::Array(items) => {
                 if let Some(item_schema) = schema.get("items") {
@@ -91,6 +116,34 @@ impl Validator<'_> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// `anyOf` (at least one branch) or `oneOf` (exactly one); a failure names each branch's
+    /// first error.
+    fn check_branches(
+        &mut self,
+        keyword: &str,
+        branches: &[Value],
+        exactly_one: bool,
+        instance: &Value,
+        path: &str,
+        hops: usize,
+    ) {
+        let mut passed = 0;
+        let mut firsts = Vec::new();
+        for branch in branches {
+            let mut sub = Validator { doc: self.doc, errors: Vec::new() };
+            sub.check(branch, instance, path, hops + 1);
+            match sub.errors.into_iter().next() {
+                None => passed += 1,
+                Some(first) => firsts.push(first),
+            }
+        }
+        if passed == 0 {
+            self.fail(path, format!("matches no `{keyword}` branch ({})", firsts.join("; ")));
+        } else if exactly_one && passed > 1 {
+            self.fail(path, format!("matches {passed} `oneOf` branches"));
         }
     }
 
@@ -195,7 +248,12 @@ mod tests {
             "Curve": {"type": "string", "enum": ["secp256k1", "edwards25519"]},
             "Loop": {"$ref": "#/components/schemas/Loop"},
             "Dangling": {"$ref": "#/components/schemas/Missing"},
-            "Composed": {"oneOf": [{"type": "string"}]},
+            "Composed": {"allOf": [{"type": "string"}]},
+            "Either": {"anyOf": [{"type": "string"}, {"$ref": "#/components/schemas/BlockIdentifier"}]},
+            "Exactly": {"oneOf": [{"type": "integer"}, {"type": "number"}]},
+            "Maybe": {"type": "string", "nullable": true},
+            "Map": {"type": "object", "properties": {"n": {"type": "string"}}, "additionalProperties": {"type": "integer"}},
+            "Closed": {"type": "object", "properties": {"n": {"type": "string"}}, "additionalProperties": false},
             "Odd": {"type": "date"}
         }}})
     }
@@ -286,8 +344,25 @@ mod tests {
         assert_eq!(errors("Nope", json!({})), ["unknown schema `Nope`"]);
         assert_eq!(errors("Loop", json!({})), ["$: $ref chain longer than 32"]);
         assert_eq!(errors("Dangling", json!({})), ["$: unresolvable $ref \"#/components/schemas/Missing\""]);
-        assert_eq!(errors("Composed", json!("x")), ["$: unsupported schema keyword `oneOf`"]);
+        assert_eq!(errors("Composed", json!("x")), ["$: unsupported schema keyword `allOf`"]);
         assert_eq!(errors("Odd", json!("x")), ["$: unsupported type `date` in schema"]);
+    }
+
+    #[test]
+    fn composition_nullable_and_additional_properties() {
+        assert_eq!(validate(&doc(), "Either", &json!("x")), Ok(()));
+        assert_eq!(validate(&doc(), "Either", &json!({"index": 1, "hash": "h"})), Ok(()));
+        assert_eq!(
+            errors("Either", json!({"index": 1})),
+            ["$: matches no `anyOf` branch ($: expected string, got object; $: missing required field `hash`)"]
+        );
+        assert_eq!(validate(&doc(), "Exactly", &json!(1.5)), Ok(()));
+        assert_eq!(errors("Exactly", json!(1)), ["$: matches 2 `oneOf` branches"]);
+        assert_eq!(validate(&doc(), "Maybe", &json!(null)), Ok(()));
+        assert_eq!(errors("Curve", json!(null)), ["$: expected string, got null"]);
+        assert_eq!(validate(&doc(), "Map", &json!({"n": "x", "a": 1, "b": 2})), Ok(()));
+        assert_eq!(errors("Map", json!({"n": "x", "a": "1"})), ["$.a: expected integer, got string"]);
+        assert_eq!(errors("Closed", json!({"n": "x", "a": 1})), ["$: undeclared property `a`"]);
     }
 
     #[test]
