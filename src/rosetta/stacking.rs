@@ -33,7 +33,7 @@ pub fn stacking_metadata(function: &str, args: &[Value], result: Option<&Value>,
         "stack-stx" => {
             // (stack-stx amount-ustx pox-addr start-burn-ht lock-period ...)
             put(&mut m, "lock_period", args.get(3).and_then(number));
-            put(&mut m, "amount_ustx", args.get(0).and_then(number));
+            put(&mut m, "amount_ustx", args.first().and_then(number));
             put(&mut m, "start_burn_height", args.get(2).and_then(number));
             if let Some(Value::ResponseOk(ok)) = result {
                 if let Value::Tuple(entries) = ok.as_ref() {
@@ -51,7 +51,7 @@ pub fn stacking_metadata(function: &str, args: &[Value], result: Option<&Value>,
         }
         "delegate-stx" => {
             // (delegate-stx amount-ustx delegate-to until-burn-ht pox-addr)
-            put(&mut m, "amount_ustx", args.get(0).and_then(number));
+            put(&mut m, "amount_ustx", args.first().and_then(number));
             put(&mut m, "delegate_to", args.get(1).and_then(principal));
             let until = match args.get(2) {
                 Some(Value::OptionalNone) => Some("none".to_owned()),
