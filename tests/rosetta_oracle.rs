@@ -12,7 +12,8 @@ use common::{replay, shared_file, Db, TestStore};
 use serde_json::{json, Value};
 use stacks_ledger::ledger::Network;
 
-/// An operation as compared: type, status, account (with sub-account), amount.
+/// An operation as compared: type, status, account (with sub-account), amount, and the
+/// metadata parsed from the payload (stacking calls, tenure changes).
 fn op_key(op: &Value) -> Value {
     // Deviation: a lock's amount is the change of the locked balance; the incumbent served the
     // lock event's total (a stack-extend re-sends it: its change is 0).
@@ -20,19 +21,17 @@ fn op_key(op: &Value) -> Value {
     // Deviation: a failed transaction's fee is charged, so its operation is `success`; the
     // incumbent gave it the transaction's failure status (uncounted by rosetta-cli).
     let status = if op["type"] == "fee" { Value::Null } else { op["status"].clone() };
-    json!([op["type"], status, op["account"], amount])
+    let ty = op["type"].as_str().unwrap_or_default();
+    // Deviation: tenure_change has the sender as account here (the incumbent had none).
+    let account = if ty == "tenure_change" { Value::Null } else { op["account"].clone() };
+    let parsed = matches!(ty, "stack_stx" | "delegate_stx" | "revoke_delegate_stx" | "tenure_change");
+    let metadata = if parsed { op["metadata"].clone() } else { Value::Null };
+    json!([op["type"], status, account, amount, metadata])
 }
 
 /// The incumbent's operations, less what it got wrong on purpose-listed points.
 fn their_ops(tx: &Value) -> Vec<Value> {
-    tx["operations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        // Deviation: tenure_change has the sender as account here.
-        .filter(|o| o["type"] != "tenure_change")
-        .map(op_key)
-        .collect()
+    tx["operations"].as_array().unwrap().iter().map(op_key).collect()
 }
 
 fn our_ops(tx: &Value) -> Vec<Value> {
@@ -40,7 +39,6 @@ fn our_ops(tx: &Value) -> Vec<Value> {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|o| o["type"] != "tenure_change")
         // Deviation: locks and unlocks also move the `locked` sub-account.
         .filter(|o| o["account"]["sub_account"].is_null())
         .map(op_key)

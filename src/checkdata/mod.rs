@@ -12,8 +12,9 @@
 //!   compared with `/account/balance` at that block, by index and by hash;
 //!   `metadata.sequence_number` never decreases;
 //! * inactive reconciliation: at the end every account seen is reconciled at the tip;
-//! * indexer extras: `/events/blocks` replays the synced chain, `/search/transactions` finds
-//!   each sampled transaction as `/block` shows it, mempool answers validate.
+//! * indexer extras: `/events/blocks`, applied in order (removals at the tip), replays the
+//!   synced chain, `/search/transactions` finds each sampled transaction as `/block` shows it,
+//!   mempool answers validate.
 //!
 //! [`Checker::sync`] can be called repeatedly while the server's chain grows (or reorgs).
 
@@ -585,10 +586,13 @@ impl Checker {
         self.report
     }
 
+    /// Follows `/events/blocks` from the start as an indexer would: each `block_added` extends
+    /// a chain view, each `block_removed` must remove its tip. Sequences must follow each other
+    /// without gaps, and the view must end as the synced chain.
     async fn check_events(&mut self) {
-        let first = self.chain.first().map_or(0, |b| b.id.index);
-        let mut offset = first;
-        let mut replayed: Vec<BlockIdentifier> = Vec::new();
+        let mut offset = 0;
+        let mut last_sequence: Option<i64> = None;
+        let mut view: Vec<BlockIdentifier> = Vec::new();
         loop {
             let body = json!({ "network_identifier": self.network, "offset": offset, "limit": 100 });
             let Some(v) = self.ok("indexer", "/events/blocks", body).await else { return };
@@ -597,17 +601,37 @@ impl Checker {
                 break;
             }
             for e in &events {
-                if e["type"] == "block_added" {
-                    if let Ok(id) = serde_json::from_value(e["block_identifier"].clone()) {
-                        replayed.push(id);
+                let Some(sequence) = e["sequence"].as_i64() else {
+                    return self.fail("indexer", format!("/events/blocks: event without a sequence: {e}"));
+                };
+                if last_sequence.is_some_and(|l| sequence != l + 1) {
+                    return self.fail(
+                        "indexer",
+                        format!("/events/blocks: sequence {sequence} after {last_sequence:?}"),
+                    );
+                }
+                last_sequence = Some(sequence);
+                offset = sequence + 1;
+                let Ok(id) = serde_json::from_value::<BlockIdentifier>(e["block_identifier"].clone()) else {
+                    return self.fail("indexer", format!("/events/blocks: bad block_identifier in {e}"));
+                };
+                match e["type"].as_str() {
+                    Some("block_added") => view.push(id),
+                    Some("block_removed") if view.last() == Some(&id) => {
+                        view.pop();
+                    }
+                    _ => {
+                        return self.fail(
+                            "indexer",
+                            format!("/events/blocks: event {e} does not apply to the tip {:?}", view.last()),
+                        )
                     }
                 }
-                offset = e["sequence"].as_i64().unwrap_or(offset) + 1;
             }
         }
         let synced: Vec<BlockIdentifier> = self.chain.iter().map(|b| b.id.clone()).collect();
-        let replayed: Vec<BlockIdentifier> =
-            replayed.into_iter().filter(|b| b.index <= synced.last().map_or(0, |s| s.index)).collect();
+        let top = synced.last().map_or(0, |s| s.index);
+        let replayed: Vec<BlockIdentifier> = view.into_iter().filter(|b| b.index <= top).collect();
         if replayed != synced {
             self.fail(
                 "indexer",

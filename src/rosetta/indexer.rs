@@ -1,8 +1,8 @@
 //! The indexer endpoints (Rosetta 1.4.7): `/events/blocks` and `/search/transactions`.
 //!
-//! `/events/blocks` lists the canonical chain as `block_added` events whose sequence is the
-//! block height, so replaying them rebuilds today's canonical chain (reorgs already applied; see
-//! docs/rosetta-deviations.md). `/search/transactions` needs a transaction hash or an account
+//! `/events/blocks` pages over the store's block event log: every block that became canonical
+//! (`block_added`) and every block a reorg orphaned (`block_removed`, tip first), in order, so
+//! applying the events from sequence 1 rebuilds today's canonical chain. `/search/transactions` needs a transaction hash or an account
 //! to start from; type, status, success and currency then filter the candidates.
 
 use bytes::Bytes;
@@ -36,9 +36,7 @@ fn limit_of(limit: Option<i64>) -> RosettaResult<i64> {
 pub async fn events_blocks(ctx: &Rosetta, body: &Bytes) -> RosettaResult<EventsBlocksResponse> {
     let req: EventsBlocksRequest = parse(body, ctx.network, &[])?;
     let limit = limit_of(req.limit)?;
-    let Some(tip) = ctx.store.rosetta_tip().await? else {
-        return Ok(EventsBlocksResponse { max_sequence: 0, events: Vec::new() });
-    };
+    let max_sequence = ctx.store.rosetta_max_sequence().await?;
     let from = match req.offset {
         Some(o) if o < 0 => {
             return Err(RosettaError::with_message(
@@ -48,17 +46,17 @@ pub async fn events_blocks(ctx: &Rosetta, body: &Bytes) -> RosettaResult<EventsB
         }
         Some(o) => o,
         // Without an offset: the last `limit` events.
-        None => (tip.block_height - limit + 1).max(0),
+        None => (max_sequence - limit + 1).max(0),
     };
-    let blocks = ctx.store.rosetta_canonical_blocks(from, limit).await?;
+    let events = ctx.store.rosetta_block_events(from, limit).await?;
     Ok(EventsBlocksResponse {
-        max_sequence: tip.block_height,
-        events: blocks
+        max_sequence,
+        events: events
             .into_iter()
-            .map(|(height, hash)| BlockEvent {
-                sequence: height,
-                block_identifier: BlockIdentifier::new(height, hash),
-                r#type: BlockEventType::BlockAdded,
+            .map(|e| BlockEvent {
+                sequence: e.sequence,
+                block_identifier: BlockIdentifier::new(e.block_height, e.block_hash),
+                r#type: if e.added { BlockEventType::BlockAdded } else { BlockEventType::BlockRemoved },
             })
             .collect(),
     })

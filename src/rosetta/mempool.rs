@@ -70,6 +70,8 @@ fn pending_transaction(tx_id: &str, raw: &str, ctx: &Rosetta) -> RosettaResult<T
         status: "pending".into(),
         contract_id: row.contract_id.clone(),
         function_name: row.function_name.clone(),
+        raw_tx: Some(raw.to_owned()),
+        raw_result: None,
     };
     Ok(Transaction {
         transaction_identifier: TransactionIdentifier::new(tx_id),

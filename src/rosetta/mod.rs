@@ -17,6 +17,7 @@ pub mod network;
 pub mod offline;
 pub mod ops;
 pub mod request;
+pub mod stacking;
 
 use std::convert::Infallible;
 use std::sync::Arc;

@@ -11,6 +11,7 @@ use rosetta_spec::{
 };
 use serde_json::Value;
 
+use super::stacking;
 use crate::store::rosetta::{BlockContents, RosettaTx, StoredOp};
 
 /// The sub-account holding locked (stacked) STX.
@@ -43,29 +44,32 @@ fn metadata(text: Option<&str>) -> Option<Metadata> {
     }
 }
 
-/// Whether `contract_id` is a boot PoX contract (`pox`, `pox-2`, `pox-3`, `pox-4`).
-fn is_pox_contract(contract_id: &str) -> bool {
-    let Some((addr, name)) = contract_id.split_once('.') else { return false };
-    let boot = addr == "SP000000000000000000002Q6VF78" || addr == "ST000000000000000000002AMW42H";
-    boot && (name == "pox" || name.strip_prefix("pox-").is_some_and(|v| v.parse::<u8>().is_ok()))
-}
-
 /// The Rosetta type of a stored operation: direct PoX stacking calls are retyped as the
 /// incumbent did (`stack_stx`, `delegate_stx`, `revoke_delegate_stx`).
 fn op_type(op: &StoredOp, tx: Option<&RosettaTx>) -> String {
     if op.op_type == "contract_call" {
         if let Some(tx) = tx {
-            if tx.contract_id.as_deref().is_some_and(is_pox_contract) {
-                match tx.function_name.as_deref() {
-                    Some("stack-stx") => return "stack_stx".into(),
-                    Some("delegate-stx") => return "delegate_stx".into(),
-                    Some("revoke-delegate-stx") => return "revoke_delegate_stx".into(),
-                    _ => {}
+            if tx.contract_id.as_deref().is_some_and(stacking::is_pox_contract) {
+                if let Some(t) = tx.function_name.as_deref().and_then(stacking::stacking_op_type) {
+                    return t.into();
                 }
             }
         }
     }
     op.op_type.clone()
+}
+
+/// The metadata the transaction's payload gives its stacking-call or tenure-change operation.
+fn payload_metadata(tx: &RosettaTx) -> Option<Metadata> {
+    let raw = tx.raw_tx.as_deref()?;
+    match stacks_codec::decode_hex(raw).and_then(|b| stacks_codec::tx::Transaction::deserialize(&b)) {
+        Ok(decoded) => stacking::payload_metadata(&decoded, tx.raw_result.as_deref()),
+        Err(e) => {
+            // Stored bytes were decoded on ingest: failing now is a store problem, not the caller's.
+            tracing::error!(tx_id = %tx.tx_id, error = %e, "stored transaction does not decode");
+            None
+        }
+    }
 }
 
 /// The Rosetta operations of one transaction's stored rows (or of the block-level rows),
@@ -78,8 +82,13 @@ pub fn operations(rows: &[&StoredOp], tx: Option<&RosettaTx>, first_index: i64) 
     for row in rows {
         let ty = op_type(row, tx);
         let mut meta = metadata(row.metadata.as_deref());
-        if ty == "contract_call" || ty == "stack_stx" || ty == "delegate_stx" || ty == "revoke_delegate_stx" {
-            if let Some(tx) = tx {
+        let parsed =
+            matches!(ty.as_str(), "stack_stx" | "delegate_stx" | "revoke_delegate_stx" | "tenure_change");
+        if let Some(m) = tx.filter(|_| parsed).and_then(payload_metadata) {
+            // As the incumbent: the parsed arguments / tenure fields are the whole metadata.
+            meta = (!m.is_empty()).then_some(m);
+        } else if ty == "contract_call" || parsed {
+            if let Some(tx) = tx.filter(|_| ty != "tenure_change") {
                 let m = meta.get_or_insert_with(Metadata::new);
                 if let Some(c) = &tx.contract_id {
                     m.insert("contract_id".into(), Value::from(c.clone()));
@@ -203,6 +212,8 @@ mod tests {
             status: "success".into(),
             contract_id: Some("ST000000000000000000002AMW42H.pox-4".into()),
             function_name: Some("stack-stx".into()),
+            raw_tx: None,
+            raw_result: None,
         };
         let r = row(1, "contract_call", None, 0);
         assert_eq!(operations(&[&r], Some(&tx), 0)[0].r#type, "stack_stx");

@@ -30,7 +30,17 @@ pub struct RosettaTx {
     pub status: String,
     pub contract_id: Option<String>,
     pub function_name: Option<String>,
+    /// The raw transaction (hex), loaded only when its payload gives operation metadata
+    /// (stacking calls, tenure changes).
+    pub raw_tx: Option<String>,
+    /// The raw Clarity result (hex) of such a transaction; `None` while pending.
+    pub raw_result: Option<String>,
 }
+
+/// Loads `raw_tx` / `raw_result` only for the transactions whose payload is parsed into
+/// operation metadata (`src/rosetta/stacking.rs`), not for every contract deployment.
+const PAYLOAD_NEEDED: &str = "(tx_type = 'tenure_change' OR (tx_type = 'contract_call' AND function_name IN \
+     ('stack-stx', 'delegate-stx', 'revoke-delegate-stx')))";
 
 /// One row of the `operations` ledger.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +63,15 @@ pub struct StoredOp {
 pub struct BlockContents {
     pub txs: Vec<RosettaTx>,
     pub ops: Vec<StoredOp>,
+}
+
+/// One entry of the block event log: a block became canonical (`added`) or was orphaned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockEventRow {
+    pub sequence: i64,
+    pub added: bool,
+    pub block_height: i64,
+    pub block_hash: String,
 }
 
 /// An account's state after a block.
@@ -117,8 +136,12 @@ impl Store {
     /// The transactions and operations of the block `index_block_hash`, in ledger order.
     pub async fn rosetta_block_contents(&self, index_block_hash: &str) -> Result<BlockContents, StoreError> {
         let txs = query(
-            "SELECT tx_id, tx_index, tx_type, status, contract_id, function_name FROM txs \
-             WHERE index_block_hash = $1 ORDER BY tx_index",
+            &format!(
+                "SELECT tx_id, tx_index, tx_type, status, contract_id, function_name, \
+                 CASE WHEN {PAYLOAD_NEEDED} THEN raw_tx END AS raw_tx, \
+                 CASE WHEN {PAYLOAD_NEEDED} THEN raw_result END AS raw_result FROM txs \
+                 WHERE index_block_hash = $1 ORDER BY tx_index"
+            ),
             vec![index_block_hash.into()],
         )
         .fetch_all(&self.pool)
@@ -132,6 +155,8 @@ impl Store {
                 status: r.try_get("status")?,
                 contract_id: r.try_get("contract_id")?,
                 function_name: r.try_get("function_name")?,
+                raw_tx: r.try_get("raw_tx")?,
+                raw_result: r.try_get("raw_result")?,
             })
         })
         .collect::<Result<Vec<_>, sqlx::Error>>()?;
@@ -219,23 +244,40 @@ impl Store {
 }
 
 impl Store {
-    /// Canonical blocks from `from_height` up, `(height, block_hash)`, at most `limit`.
-    pub async fn rosetta_canonical_blocks(
+    /// The block event log (`/events/blocks`) from sequence `from`, at most `limit` entries,
+    /// in order: `(sequence, added, block_height, block_hash)`.
+    pub async fn rosetta_block_events(
         &self,
-        from_height: i64,
+        from: i64,
         limit: i64,
-    ) -> Result<Vec<(i64, String)>, StoreError> {
+    ) -> Result<Vec<BlockEventRow>, StoreError> {
         let rows = query(
-            "SELECT block_height, block_hash FROM blocks WHERE canonical = true AND block_height >= $1 \
-             ORDER BY block_height LIMIT $2",
-            vec![from_height.into(), limit.into()],
+            "SELECT sequence, kind, block_height, block_hash FROM block_events WHERE sequence >= $1 \
+             ORDER BY sequence LIMIT $2",
+            vec![from.into(), limit.into()],
         )
         .fetch_all(&self.pool)
         .await?;
         Ok(rows
             .iter()
-            .map(|r| Ok((r.try_get("block_height")?, r.try_get("block_hash")?)))
+            .map(|r| {
+                let kind: String = r.try_get("kind")?;
+                Ok(BlockEventRow {
+                    sequence: r.try_get("sequence")?,
+                    added: kind == "block_added",
+                    block_height: r.try_get("block_height")?,
+                    block_hash: r.try_get("block_hash")?,
+                })
+            })
             .collect::<Result<_, sqlx::Error>>()?)
+    }
+
+    /// The last sequence of the block event log (0 when empty).
+    pub async fn rosetta_max_sequence(&self) -> Result<i64, StoreError> {
+        let row = query("SELECT CAST(COALESCE(MAX(sequence), 0) AS BIGINT) AS n FROM block_events", vec![])
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(row.try_get("n")?)
     }
 
     /// The canonical transactions involving `principal` at or below `max_height`, newest first:

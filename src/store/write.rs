@@ -92,6 +92,7 @@ pub async fn wipe(conn: &mut AnyConnection) -> Result<(), StoreError> {
         "burn_blocks",
         "burnchain_rewards",
         "reward_slot_holders",
+        "block_events",
     ]) {
         exec(&mut tx, &format!("DELETE FROM {t}"), vec![]).await?;
     }
@@ -240,6 +241,8 @@ async fn apply_block(conn: &mut AnyConnection, ctx: &Ctx, b: &NewBlock) -> Resul
     insert_static(conn, &derived, canonical, ctx.raw_event_id).await?;
     if canonical {
         canonicalize(conn, &derived, false, true, receipt).await?;
+        let d = &derived.block;
+        log_block_event(conn, BLOCK_ADDED, &d.index_block_hash, &d.block_hash, d.block_height).await?;
         gc_mempool(conn, tip.map_or(0, |t| t.block_height)).await?;
     }
     Ok(())
@@ -713,6 +716,30 @@ async fn restore_mempool(
     .await
 }
 
+const BLOCK_ADDED: &str = "block_added";
+const BLOCK_REMOVED: &str = "block_removed";
+
+/// Appends one change of the canonical chain to the block event log (`/events/blocks`), with
+/// the next sequence. Runs inside the transaction that flips the flags, so the log and the
+/// chain never disagree; the write path is the only writer, and the primary key refuses a
+/// duplicate sequence rather than reordering the log.
+async fn log_block_event(
+    conn: &mut AnyConnection,
+    kind: &str,
+    index_block_hash: &str,
+    block_hash: &str,
+    block_height: i64,
+) -> Result<(), sqlx::Error> {
+    exec(
+        conn,
+        "INSERT INTO block_events (sequence, kind, index_block_hash, block_hash, block_height) \
+         SELECT COALESCE(MAX(sequence), 0) + 1, $1, $2, $3, $4 FROM block_events",
+        vec![kind.into(), index_block_hash.into(), block_hash.into(), block_height.into()],
+    )
+    .await?;
+    Ok(())
+}
+
 async fn flip(conn: &mut AnyConnection, blocks: &[String], canonical: bool) -> Result<(), sqlx::Error> {
     for t in BLOCK_TABLES {
         let sql = format!("UPDATE {t} SET canonical = $1 WHERE index_block_hash IN ({{in}})");
@@ -765,6 +792,10 @@ async fn restore_chain(
         nft.extend(nft_pairs(&d));
     }
     flip(conn, &ids, false).await?;
+    // Followers of the event log see the orphaned blocks removed from the tip down.
+    for b in orphaned.iter().rev() {
+        log_block_event(conn, BLOCK_REMOVED, &b.index_block_hash, &b.block_hash, b.block_height).await?;
+    }
     let accounts: Vec<String> = fetch_in(
         conn,
         "SELECT DISTINCT account FROM stx_balances WHERE index_block_hash IN ({in})",
@@ -784,6 +815,7 @@ async fn restore_chain(
         let d = derive_stored(conn, b, ctx.network).await?;
         flip(conn, std::slice::from_ref(&b.index_block_hash), true).await?;
         canonicalize(conn, &d, b.materialized, false, receipt).await?;
+        log_block_event(conn, BLOCK_ADDED, &b.index_block_hash, &b.block_hash, b.block_height).await?;
         nft.extend(nft_pairs(&d));
     }
     nft_recompute(conn, &nft).await?;

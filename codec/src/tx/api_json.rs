@@ -76,7 +76,7 @@ impl Transaction {
     }
 
     /// The payload object and the key the API serves it under.
-    fn api_payload(&self) -> (&'static str, Json) {
+    pub fn api_payload(&self) -> (&'static str, Json) {
         match &self.payload {
             Payload::TokenTransfer { recipient, amount, memo } => (
                 "token_transfer",
