@@ -44,6 +44,16 @@ fn parse_opts() -> anyhow::Result<Opts> {
     Ok(o)
 }
 
+/// User + system CPU seconds of this process (server and load generator), from /proc.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the `(comm)`: utime and stime are the 12th and 13th, in clock ticks (100/s).
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[i.min(sorted.len() - 1)]
@@ -72,6 +82,7 @@ async fn run(o: Opts) -> anyhow::Result<()> {
     for endpoint in ["block", "account/balance"] {
         let per_worker = o.requests / o.concurrency;
         let started = Instant::now();
+        let cpu_before = cpu_seconds();
         let mut workers = Vec::new();
         for w in 0..o.concurrency {
             let (client, net, accounts) = (client.clone(), net.clone(), accounts.clone());
@@ -104,9 +115,11 @@ async fn run(o: Opts) -> anyhow::Result<()> {
             all.extend(w.await??);
         }
         let wall = started.elapsed();
+        let cpu = cpu_seconds() - cpu_before;
         all.sort();
         println!(
-            "/{endpoint}: {} requests, concurrency {}, {:.0} req/s; p50 {:?} p90 {:?} p99 {:?} max {:?}",
+            "/{endpoint}: {} requests, concurrency {}, {:.0} req/s; p50 {:?} p90 {:?} p99 {:?} max {:?}; \
+             CPU {cpu:.1} s = {:.2} ms per request (server + client)",
             all.len(),
             o.concurrency,
             all.len() as f64 / wall.as_secs_f64(),
@@ -114,6 +127,7 @@ async fn run(o: Opts) -> anyhow::Result<()> {
             percentile(&all, 0.90),
             percentile(&all, 0.99),
             all.last().copied().unwrap_or_default(),
+            cpu * 1000.0 / all.len().max(1) as f64,
         );
     }
     Ok(())

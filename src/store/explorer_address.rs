@@ -200,18 +200,8 @@ impl Store {
     }
 
     async fn nonce_state(&self, principal: &str, height: Option<u64>) -> Result<NonceState, StoreError> {
-        let r = query(
-            "SELECT CAST(MAX(n) AS BIGINT) AS n FROM ( \
-               SELECT MAX(nonce) AS n FROM txs WHERE sender_address = $1 AND canonical = true \
-                 AND is_burnchain_op = false AND block_height <= $2 \
-               UNION ALL \
-               SELECT MAX(sponsor_nonce) AS n FROM txs WHERE sponsor_address = $1 AND canonical = true \
-                 AND block_height <= $2) m",
-            vec![principal.into(), up_to(height).into()],
-        )
-        .fetch_one(&self.pool)
-        .await?;
-        let mut state = NonceState { last_executed: u64_of(r.try_get("n")?), ..Default::default() };
+        let (origin, sponsor) = self.nonces_at(principal, up_to(height)).await?;
+        let mut state = NonceState { last_executed: u64_of(origin.max(sponsor)), ..Default::default() };
         if height.is_some() {
             return Ok(state);
         }
@@ -461,7 +451,7 @@ impl Store {
         mempool: bool,
     ) -> Result<PrincipalActivity, StoreError> {
         let last = query(
-            // The newest block first (an `account_txs_listed` seek), then its newest transaction
+            // The newest block first (an `account_txs_listed_page` seek), then its newest transaction
             // (`account_txs.canonical` follows the same block flag as the tx row's).
             "SELECT a.tx_id FROM account_txs a \
              JOIN txs t ON t.tx_id = a.tx_id AND t.index_block_hash = a.index_block_hash \
@@ -499,8 +489,15 @@ impl Store {
         Ok(a)
     }
 
-    /// Walks the `account_txs_listed` index (principal, listed, canonical, height, index): no
-    /// scan of the chain's history. The boot block's transactions only `with_boot`.
+    /// Walks the `account_txs_listed_page` index (principal, listed, canonical, height, index,
+    /// boot): no scan of the chain's history. The boot block's transactions only `with_boot`.
+    ///
+    /// A deep `offset` costs index entries, not rows: the page's first block height is found by
+    /// skipping `offset` entries of the index (covering: no table read), the total and the
+    /// entries above that height are counted in the same covering walk, and only the page itself
+    /// (at most a block's entries plus `limit`) joins `txs` and `blocks`. The order inside a
+    /// block (microblock sequence) needs the tx rows, which is why the skip stops at a block
+    /// boundary.
     async fn address_txs_page(
         &self,
         principal: &str,
@@ -510,17 +507,49 @@ impl Store {
         paging: Paging,
     ) -> Result<(u64, Vec<MinedTx>), StoreError> {
         let set = if with_boot { "AND a.listed = true" } else { "AND a.listed = true AND a.boot = false" };
-        let range = vec![principal.into(), height_val(from), to.map_or(i64::MAX.into(), height_val)];
+        let to = to.map_or(i64::MAX, |h| i64::try_from(h).unwrap_or(i64::MAX));
+        let offset = i64::try_from(paging.offset).unwrap_or(i64::MAX);
+        let range = vec![principal.into(), height_val(from), to.into()];
+        // The height of the entry at `offset`: the page starts in that block.
+        let start = if offset == 0 {
+            to
+        } else {
+            let mut vals = range.clone();
+            vals.push(offset.into());
+            let row = query(
+                &format!(
+                    "SELECT a.block_height FROM account_txs a WHERE a.principal = $1 {set} \
+                     AND a.canonical = true AND a.block_height >= $2 AND a.block_height <= $3 \
+                     ORDER BY a.block_height DESC LIMIT 1 OFFSET $4"
+                ),
+                vals,
+            )
+            .fetch_optional(&self.pool)
+            .await?;
+            match row {
+                Some(r) => r.try_get("block_height")?,
+                // Past the end: only the total is left to report.
+                None => -1,
+            }
+        };
+        let mut vals = range.clone();
+        vals.push(start.into());
         let count = query(
             &format!(
-                "SELECT COUNT(*) AS n FROM account_txs a WHERE a.principal = $1 {set} AND a.canonical = true \
+                "SELECT CAST(COUNT(*) AS BIGINT) AS n, \
+                 CAST(COALESCE(SUM(CASE WHEN a.block_height > $4 THEN 1 ELSE 0 END), 0) AS BIGINT) AS above \
+                 FROM account_txs a WHERE a.principal = $1 {set} AND a.canonical = true \
                  AND a.block_height >= $2 AND a.block_height <= $3"
             ),
-            range.clone(),
+            vals,
         )
         .fetch_one(&self.pool)
         .await?;
         let total = u64::try_from(count.try_get::<i64, _>("n")?).unwrap_or_default();
+        if start < 0 {
+            return Ok((total, Vec::new()));
+        }
+        let skip = offset - count.try_get::<i64, _>("above")?;
         let sql = format!(
             "SELECT {MINED_TX_COLUMNS} FROM account_txs a \
              JOIN txs t ON t.tx_id = a.tx_id AND t.index_block_hash = a.index_block_hash \
@@ -530,8 +559,13 @@ impl Store {
              ORDER BY a.block_height DESC, COALESCE(t.microblock_sequence, 2147483647) DESC, a.tx_index DESC \
              LIMIT $4 OFFSET $5"
         );
-        let mut vals = range;
-        vals.extend(page_vals(paging));
+        let vals = vec![
+            principal.into(),
+            height_val(from),
+            start.into(),
+            i64::from(paging.limit).into(),
+            skip.max(0).into(),
+        ];
         let rows = query(&sql, vals).fetch_all(&self.pool).await?;
         Ok((total, self.with_abis(&rows).await?))
     }

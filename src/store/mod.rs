@@ -139,6 +139,9 @@ pub struct Store {
     url: String,
     /// SQLite: the background WAL checkpointer (see [`Checkpointer`]).
     checkpointer: std::sync::Mutex<Option<Checkpointer>>,
+    /// The unfiltered `/extended/v1/tx` total, keyed by the canonical tip it was counted at
+    /// (`explorer_tx::canonical_tx_total`).
+    tx_total: std::sync::Mutex<Option<(String, u64)>>,
 }
 
 /// SQLite in WAL mode appends commits to the WAL file; a checkpoint copies them back into the
@@ -249,6 +252,7 @@ impl Store {
             url,
             writer: Mutex::new(None),
             checkpointer: std::sync::Mutex::new(checkpointer),
+            tx_total: std::sync::Mutex::new(None),
         })
     }
 

@@ -252,6 +252,33 @@ impl Store {
         Ok(s)
     }
 
+    /// The highest nonce `account` used as origin (burnchain operations aside) and as sponsor in
+    /// canonical transactions at or below `height`, `(origin, sponsor)`.
+    ///
+    /// On the canonical chain an account's nonces grow with the block (and within a block), so
+    /// the highest is the last transaction's: one seek down `txs_sender_height` /
+    /// `txs_sponsor_height` (migration 0014) instead of a `MAX` over every row up to `height`,
+    /// which the SQLite planner answered by walking all canonical transactions.
+    pub(crate) async fn nonces_at(
+        &self,
+        account: &str,
+        height: i64,
+    ) -> Result<(Option<i64>, Option<i64>), StoreError> {
+        let r = query(
+            "SELECT \
+               (SELECT nonce FROM txs WHERE sender_address = $1 AND canonical = true \
+                  AND block_height <= $2 AND is_burnchain_op = false \
+                  ORDER BY block_height DESC, nonce DESC LIMIT 1) AS n, \
+               (SELECT sponsor_nonce FROM txs WHERE sponsor_address = $1 AND canonical = true \
+                  AND block_height <= $2 \
+                  ORDER BY block_height DESC, sponsor_nonce DESC LIMIT 1) AS s",
+            vec![account.into(), height.into()],
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        Ok((r.try_get("n")?, r.try_get("s")?))
+    }
+
     /// The next nonce of `account`: one past the highest nonce it used as origin or sponsor
     /// in a canonical transaction (0 if none).
     pub async fn next_nonce(&self, account: &str) -> Result<i64, StoreError> {

@@ -199,18 +199,9 @@ impl Store {
             Some(r) => (r.try_get("liquid")?, r.try_get("locked")?),
             None => (0, 0),
         };
-        let nonce = query(
-            "SELECT CAST(COALESCE(MAX(n), -1) AS BIGINT) AS n FROM ( \
-               SELECT MAX(nonce) AS n FROM txs WHERE sender_address = $1 AND canonical = true \
-                 AND is_burnchain_op = false AND block_height <= $2 \
-               UNION ALL \
-               SELECT MAX(sponsor_nonce) AS n FROM txs WHERE sponsor_address = $1 AND canonical = true \
-                 AND block_height <= $2) m",
-            vec![account.into(), height.into()],
-        )
-        .fetch_one(&self.pool)
-        .await?;
-        Ok(AccountAt { liquid, locked, next_nonce: nonce.try_get::<i64, _>("n")? + 1 })
+        let (origin, sponsor) = self.nonces_at(account, height).await?;
+        let next_nonce = origin.max(sponsor).map_or(0, |n| n + 1);
+        Ok(AccountAt { liquid, locked, next_nonce })
     }
 
     /// Where the transaction `tx_id` is mined on the canonical chain: its block's index hash.
