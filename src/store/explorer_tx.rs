@@ -378,6 +378,17 @@ fn filtered(f: &TxListFilter, mut w: Where) -> Where {
     w
 }
 
+/// No filter but the order: the list of every transaction.
+fn unfiltered(f: &TxListFilter) -> bool {
+    f.types.is_empty()
+        && f.from_address.is_none()
+        && f.to_address.is_none()
+        && f.start_time.is_none()
+        && f.end_time.is_none()
+        && f.contract_id.is_none()
+        && f.function_name.is_none()
+}
+
 /// `t.tx_index` as the incumbent shows it ([`BootShift`]), for ordering.
 pub(super) fn shown_index_sql(shift: Option<BootShift>) -> String {
     match shift {
@@ -391,7 +402,10 @@ pub(super) fn shown_index_sql(shift: Option<BootShift>) -> String {
 
 fn list_order(f: &TxListFilter, shift: Option<BootShift>) -> String {
     let o = if f.ascending { "ASC" } else { "DESC" };
-    let chain = format!("t.block_height {o}, {SEQ} {o}, {} {o}", shown_index_sql(shift));
+    // Ties between a boot transaction and one of block 1's own: block 1's first when newest
+    // first, the boot one first when oldest first, as recorded.
+    let chain =
+        format!("t.block_height {o}, {SEQ} {o}, {} {o}, (0 - t.tx_index) {o}", shown_index_sql(shift));
     match f.sort {
         TxSort::BlockHeight => chain,
         TxSort::BurnBlockTime => format!("b.burn_block_time {o}, {chain}"),
@@ -433,8 +447,9 @@ impl TxReader for Store {
     async fn tx_list(&self, filter: &TxListFilter, paging: Paging) -> Result<(u64, Vec<MinedTx>), ReadError> {
         let w = list_where(filter);
         let shift = self.boot_shift(None).await?;
-        let boot = match shift {
-            // The incumbent's total leaves out the boot block's transactions it lists.
+        let boot = match shift.filter(|_| unfiltered(filter)) {
+            // The incumbent's unfiltered total leaves out the boot block's transactions it lists
+            // (a filtered total counts them, as recorded).
             Some(s) => {
                 let sql = format!(
                     "SELECT COUNT(*) AS n {} AND t.block_height = 1 AND t.tx_index >= {}",
@@ -495,7 +510,8 @@ impl TxReader for Store {
             BlockRef::Height(h) => w.and("b.block_height = ?", i64::try_from(*h).unwrap_or(i64::MAX)),
         }
         let index = shown_index_sql(self.boot_shift(None).await?);
-        let order = format!("{SEQ} DESC, {index} DESC");
+        // Ties between a boot transaction and one of block 1's own: the boot one first, as recorded.
+        let order = format!("{SEQ} DESC, {index} DESC, t.tx_index DESC");
         let (total, rows) = self.count_and_page(MINED_TX_COLUMNS, &w.sql, &order, w.vals, paging).await?;
         Ok((total, self.with_abis(&rows).await?))
     }
