@@ -662,7 +662,20 @@ impl Store {
                     tx_index: u32::try_from(r.try_get::<i64, _>("tx_index")?).unwrap_or(0),
                 })
             })
-            .collect::<Result<_, sqlx::Error>>()?;
-        Ok((total, page))
+            .collect::<Result<Vec<StxInbound>, sqlx::Error>>()?;
+        Ok((total, self.show_boot_inbound(page).await?))
+    }
+
+    /// The boot block's rows with the index the incumbent shows (`BootShift`).
+    async fn show_boot_inbound(&self, mut page: Vec<StxInbound>) -> Result<Vec<StxInbound>, StoreError> {
+        if !page.iter().any(|r| r.block_height == 1) {
+            return Ok(page);
+        }
+        if let Some(s) = self.boot_shift(None).await? {
+            for r in page.iter_mut().filter(|r| r.block_height == 1) {
+                r.tx_index = u32::try_from(s.shown_index(i64::from(r.tx_index))).unwrap_or(r.tx_index);
+            }
+        }
+        Ok(page)
     }
 }

@@ -92,6 +92,44 @@ pub(super) fn tx_event(r: &AnyRow) -> Result<TxEvent, sqlx::Error> {
     })
 }
 
+/// Block 1 of a chain with a stored block 0 holds block 0's transactions after its `own`
+/// (docs/store.md "Block 0"; Rosetta shows them so). The incumbent's /extended shows them with
+/// block 0's index plus one, block 0's burn time as `block_time` (block 1's when that is 0, as
+/// on the regtest chains) and `parent_burn_block_time` 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct BootShift {
+    pub own: i64,
+    pub boot_time: i64,
+}
+
+impl BootShift {
+    /// Whether the stored `tx_index` of a block 1 row is one of the boot block's.
+    pub fn is_boot(&self, stored_index: i64) -> bool {
+        stored_index >= self.own
+    }
+
+    /// The index the incumbent shows for a stored block 1 `tx_index`.
+    pub fn shown_index(&self, stored_index: i64) -> i64 {
+        if self.is_boot(stored_index) {
+            stored_index - self.own + 1
+        } else {
+            stored_index
+        }
+    }
+
+    fn apply(&self, tx: &mut MinedTx) {
+        let stored = i64::from(tx.tx_index);
+        if !self.is_boot(stored) {
+            return;
+        }
+        tx.tx_index = u32::try_from(self.shown_index(stored)).unwrap_or(tx.tx_index);
+        if self.boot_time > 0 {
+            tx.block_time = u(self.boot_time);
+        }
+        tx.parent_burn_block_time = 0;
+    }
+}
+
 impl Store {
     /// The ABI of `contract_id` (its canonical deployment first).
     pub(super) async fn contract_abi(&self, contract_id: &str) -> Result<Option<String>, StoreError> {
@@ -105,8 +143,76 @@ impl Store {
         Ok(row.map(|r| r.try_get::<Option<String>, _>("abi")).transpose()?.flatten())
     }
 
-    /// Fills each contract call's ABI (one lookup per distinct contract).
+    /// The tip's streamed transactions (`unanchored_txs`, newest first) that match `f`.
+    async fn previews(&self, f: &TxListFilter) -> Result<Vec<MinedTx>, ReadError> {
+        use stacks_extended::MicroblockReader;
+        let all = self.unanchored_txs().await?;
+        if all.is_empty() {
+            return Ok(all);
+        }
+        let w = preview_where(f);
+        let rows = query(&format!("SELECT t.tx_id {}", w.sql), w.vals)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(StoreError::from)?;
+        let ids: std::collections::HashSet<String> = rows
+            .iter()
+            .map(|r| r.try_get::<String, _>("tx_id"))
+            .collect::<Result<_, _>>()
+            .map_err(StoreError::from)?;
+        Ok(all.into_iter().filter(|t| ids.contains(&t.tx_id)).collect())
+    }
+
+    /// How block 1 at `index_block_hash` (or the canonical block 1) holds the boot block's
+    /// transactions: `None` unless it was built on a stored block 0 (docs/store.md "Block 0").
+    pub(super) async fn boot_shift(
+        &self,
+        index_block_hash: Option<&str>,
+    ) -> Result<Option<BootShift>, StoreError> {
+        let (cond, vals): (&str, Vec<Val>) = match index_block_hash {
+            Some(h) => ("b.index_block_hash = $1", vec![h.into()]),
+            None => ("b.canonical = true", vec![]),
+        };
+        let row = query(
+            &format!(
+                "SELECT b.tx_count - g.tx_count AS own, g.burn_block_time AS boot_time FROM blocks b \
+                 JOIN blocks g ON g.index_block_hash = b.parent_index_block_hash AND g.block_height = 0 \
+                 WHERE b.block_height = 1 AND {cond} LIMIT 1"
+            ),
+            vals,
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(match row {
+            Some(r) => Some(BootShift { own: r.try_get("own")?, boot_time: r.try_get("boot_time")? }),
+            None => None,
+        })
+    }
+
+    /// Shows the boot block's transactions of block 1 as the incumbent's /extended does.
+    async fn show_boot_txs(&self, txs: &mut [MinedTx]) -> Result<(), StoreError> {
+        let mut shifts: std::collections::HashMap<String, Option<BootShift>> = Default::default();
+        for tx in txs.iter_mut().filter(|t| t.block_height == 1 && !t.index_block_hash.is_empty()) {
+            if !shifts.contains_key(&tx.index_block_hash) {
+                let s = self.boot_shift(Some(&tx.index_block_hash)).await?;
+                shifts.insert(tx.index_block_hash.clone(), s);
+            }
+            if let Some(s) = &shifts[&tx.index_block_hash] {
+                s.apply(tx);
+            }
+        }
+        Ok(())
+    }
+
+    /// Fills each contract call's ABI (one lookup per distinct contract) and shows the boot
+    /// block's transactions as the incumbent does ([`BootShift`]).
     pub(super) async fn with_abis(&self, rows: &[AnyRow]) -> Result<Vec<MinedTx>, StoreError> {
+        let mut out = self.with_abis_only(rows).await?;
+        self.show_boot_txs(&mut out).await?;
+        Ok(out)
+    }
+
+    async fn with_abis_only(&self, rows: &[AnyRow]) -> Result<Vec<MinedTx>, StoreError> {
         let mut abis: std::collections::HashMap<String, Option<String>> = Default::default();
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
@@ -276,9 +382,24 @@ impl Where {
 }
 
 fn list_where(f: &TxListFilter) -> Where {
-    let mut w = Where::new(
-        "FROM txs t JOIN blocks b ON b.index_block_hash = t.index_block_hash WHERE t.canonical = true",
-    );
+    filtered(
+        f,
+        Where::new(
+            "FROM txs t JOIN blocks b ON b.index_block_hash = t.index_block_hash WHERE t.canonical = true",
+        ),
+    )
+}
+
+/// The streamed, not yet anchored rows (`index_block_hash` empty) matching `f`. They have no
+/// burn block yet: their burn time is -1, as the Transaction renderer shows it.
+fn preview_where(f: &TxListFilter) -> Where {
+    filtered(
+        f,
+        Where::new("FROM txs t CROSS JOIN (SELECT -1 AS burn_block_time) b WHERE t.index_block_hash = ''"),
+    )
+}
+
+fn filtered(f: &TxListFilter, mut w: Where) -> Where {
     if !f.types.is_empty() {
         let list: Vec<String> = f.types.iter().map(|t| w.next(t.as_str())).collect();
         w.sql.push_str(&format!(" AND t.tx_type IN ({})", list.join(", ")));
@@ -317,9 +438,23 @@ fn unfiltered(f: &TxListFilter) -> bool {
         && f.function_name.is_none()
 }
 
-fn list_order(f: &TxListFilter) -> String {
+/// `t.tx_index` as the incumbent shows it ([`BootShift`]), for ordering.
+pub(super) fn shown_index_sql(shift: Option<BootShift>) -> String {
+    match shift {
+        Some(s) => format!(
+            "(CASE WHEN t.block_height = 1 AND t.tx_index >= {own} THEN t.tx_index - {own} + 1 ELSE t.tx_index END)",
+            own = s.own
+        ),
+        None => "t.tx_index".into(),
+    }
+}
+
+fn list_order(f: &TxListFilter, shift: Option<BootShift>) -> String {
     let o = if f.ascending { "ASC" } else { "DESC" };
-    let chain = format!("t.block_height {o}, {SEQ} {o}, t.tx_index {o}");
+    // Ties between a boot transaction and one of block 1's own: block 1's first when newest
+    // first, the boot one first when oldest first, as recorded.
+    let chain =
+        format!("t.block_height {o}, {SEQ} {o}, {} {o}, (0 - t.tx_index) {o}", shown_index_sql(shift));
     match f.sort {
         TxSort::BlockHeight => chain,
         TxSort::BurnBlockTime => format!("b.burn_block_time {o}, {chain}"),
@@ -360,14 +495,59 @@ impl TxReader for Store {
 
     async fn tx_list(&self, filter: &TxListFilter, paging: Paging) -> Result<(u64, Vec<MinedTx>), ReadError> {
         let w = list_where(filter);
-        if unfiltered(filter) {
+        let shift = self.boot_shift(None).await?;
+        let boot = match shift.filter(|_| unfiltered(filter)) {
+            // The incumbent's unfiltered total leaves out the boot block's transactions it lists
+            // (a filtered total counts them, as recorded).
+            Some(s) => {
+                let sql = format!(
+                    "SELECT COUNT(*) AS n {} AND t.block_height = 1 AND t.tx_index >= {}",
+                    w.sql, s.own
+                );
+                let row =
+                    query(&sql, w.vals.clone()).fetch_one(&self.pool).await.map_err(StoreError::from)?;
+                u(row.try_get("n").map_err(StoreError::from)?)
+            }
+            None => 0,
+        };
+        let previews = if filter.unanchored { self.previews(filter).await? } else { Vec::new() };
+        let n = previews.len() as u64;
+        // The previews have the highest block height: first when newest first, else last.
+        let before = if filter.ascending || filter.sort != TxSort::BlockHeight { 0 } else { n };
+        let anchored_offset = paging.offset.saturating_sub(before);
+        let head: Vec<MinedTx> = if before > 0 {
+            previews
+                .iter()
+                .skip(usize::try_from(paging.offset).unwrap_or(usize::MAX))
+                .take(paging.limit as usize)
+                .cloned()
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let limit = paging.limit.saturating_sub(head.len() as u32);
+        let anchored = Paging { limit, offset: anchored_offset };
+        let order = list_order(filter, shift);
+        let (total, rows) = if unfiltered(filter) {
+            // Every canonical transaction: the count is kept per chain tip (a COUNT over the
+            // whole table per request cost seconds on a 1M-tx chain).
             let total = self.canonical_tx_total(true).await?;
-            let rows = self.page(MINED_TX_COLUMNS, &w.sql, &list_order(filter), w.vals, paging).await?;
-            return Ok((total, self.with_abis(&rows).await?));
+            (total, self.page(MINED_TX_COLUMNS, &w.sql, &order, w.vals, anchored).await?)
+        } else {
+            self.count_and_page(MINED_TX_COLUMNS, &w.sql, &order, w.vals, anchored).await?
+        };
+        let total = total.saturating_sub(boot);
+        let mut page = head;
+        page.extend(self.with_abis(&rows).await?);
+        if before == 0 && n > 0 {
+            // Oldest first (or another sort): the previews follow every anchored row.
+            let skip = paging.offset.saturating_sub(total);
+            let room = (paging.limit as usize).saturating_sub(page.len());
+            page.extend(
+                previews.into_iter().rev().skip(usize::try_from(skip).unwrap_or(usize::MAX)).take(room),
+            );
         }
-        let (total, rows) =
-            self.count_and_page(MINED_TX_COLUMNS, &w.sql, &list_order(filter), w.vals, paging).await?;
-        Ok((total, self.with_abis(&rows).await?))
+        Ok((total + n, page))
     }
 
     async fn block_txs(&self, block: &BlockRef, paging: Paging) -> Result<(u64, Vec<MinedTx>), ReadError> {
@@ -379,7 +559,9 @@ impl TxReader for Store {
             BlockRef::Hash(h) => w.and("b.block_hash = ?", h.as_str()),
             BlockRef::Height(h) => w.and("b.block_height = ?", i64::try_from(*h).unwrap_or(i64::MAX)),
         }
-        let order = format!("{SEQ} DESC, t.tx_index DESC");
+        let index = shown_index_sql(self.boot_shift(None).await?);
+        // Ties between a boot transaction and one of block 1's own: the boot one first, as recorded.
+        let order = format!("{SEQ} DESC, {index} DESC, t.tx_index DESC");
         let (total, rows) = self.count_and_page(MINED_TX_COLUMNS, &w.sql, &order, w.vals, paging).await?;
         Ok((total, self.with_abis(&rows).await?))
     }
@@ -420,5 +602,21 @@ impl TxReader for Store {
             .map(|r| Ok((r.try_get("tx_type")?, u(r.try_get("fee")?))))
             .collect::<Result<_, sqlx::Error>>()
             .map_err(StoreError::from)?)
+    }
+}
+
+#[cfg(test)]
+mod boot_tests {
+    use super::BootShift;
+
+    #[test]
+    fn boot_rows_follow_block_ones_own() {
+        // epoch-3-transition: block 1 has 5 own txs, block 0's 7 are stored at 5..=11.
+        let s = BootShift { own: 5, boot_time: 0 };
+        assert!(!s.is_boot(4));
+        assert_eq!(s.shown_index(4), 4);
+        assert!(s.is_boot(5));
+        assert_eq!(s.shown_index(5), 1);
+        assert_eq!(s.shown_index(11), 7);
     }
 }

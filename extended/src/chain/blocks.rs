@@ -127,6 +127,9 @@ async fn block_transactions<R: ChainReader + TxReader>(r: &R, req: &Req, id: &st
     let mirrored = Paging { limit: (end - start) as u32, offset: total - end };
     let (_, mut txs) = r.block_txs(&at, mirrored).await?;
     txs.reverse();
+    // The incumbent's total is the block's own count (block 1 leaves out the boot block's
+    // transactions it lists, `BlockRecord::tx_count`).
+    let total = if block.block_height == 1 { total.min(block.tx_count) } else { total };
     let results = txs
         .iter()
         .map(|t| mined_tx_json(t, None, RenderOptions::default()))

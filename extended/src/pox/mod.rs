@@ -3,6 +3,7 @@
 //! incumbent's `PoxEvent` shape (its `data` members differ per event name).
 
 pub(crate) mod cycles;
+mod legacy;
 mod reader;
 
 pub use reader::{
@@ -308,7 +309,7 @@ pub fn routes<R: ExplorerReader + PoxReader + PoxCycleReader>(
         .and_then(|pox: String, p: String, r: Arc<R>, inm: Option<String>| {
             handle(r, pox, Route::Stacker(p), inm)
         });
-    events.or(tx).or(stacker).or(cycles::routes(reader_for_cycles))
+    events.or(tx).or(stacker).or(cycles::routes(reader_for_cycles)).or(legacy::routes())
 }
 
 #[cfg(test)]

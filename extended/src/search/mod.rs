@@ -13,11 +13,13 @@ use warp::{Filter, Rejection, Reply};
 pub use reader::{ContractHit, HashHit, MinedAt, SearchReader};
 
 use crate::address::{principal, reject};
+use crate::chain::{block_v1, BlockRef, ChainReader};
 use crate::error::ApiError;
 use crate::headers::with_common_headers;
 use crate::params::{query, Query};
+use crate::tx::{any_tx_json, RenderOptions, TxReader};
 
-pub fn routes<R: SearchReader>(
+pub fn routes<R: SearchReader + TxReader + ChainReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
     warp::get()
@@ -27,13 +29,7 @@ pub fn routes<R: SearchReader>(
         .and_then(|term: String, q: Query, r: Arc<R>| async move {
             let metadata = q.bool("include_metadata").map_err(reject)?.unwrap_or(false);
             let term = percent_decode(&term);
-            match search(&*r, term.trim(), metadata).await.map_err(reject)? {
-                Some(res) => Ok(res),
-                // The metadata of a block, a transaction or a contract is the full Block or
-                // Transaction object, rendered by the families ext-chain and ext-tx: not served
-                // here until they are merged.
-                None => Err(warp::reject::not_found()),
-            }
+            search(&*r, term.trim(), metadata).await.map_err(reject)
         })
 }
 
@@ -84,18 +80,37 @@ fn not_found(entity_type: &str, error: String) -> warp::reply::Response {
     )
 }
 
-async fn search<R: SearchReader>(
+/// `include_metadata=true` for a transaction or a contract: the (deploy) transaction entity,
+/// with `events: []` as the incumbent sends it.
+async fn tx_metadata<R: TxReader>(r: &R, tx_id: &str) -> Result<Value, ApiError> {
+    let tx = r
+        .tx(tx_id, true)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("could not find transaction by ID {tx_id}")))?;
+    Ok(any_tx_json(&tx, None, RenderOptions::default())?)
+}
+
+/// `include_metadata=true` for a block: the v1 Block entity.
+async fn block_metadata<R: ChainReader>(r: &R, hash: &str) -> Result<Value, ApiError> {
+    let block = r
+        .block(BlockRef::Hash(hash.to_string()))
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("cannot find block by hash {hash}")))?;
+    let contents = r.block_contents(&block).await?;
+    Ok(block_v1(&block, &contents))
+}
+
+async fn search<R: SearchReader + TxReader + ChainReader>(
     r: &R,
     term: &str,
     metadata: bool,
-) -> Result<Option<warp::reply::Response>, ApiError> {
+) -> Result<warp::reply::Response, ApiError> {
     if let Some(hash) = as_hash(term) {
         let result = match r.search_hash(&hash).await? {
             None => {
                 let error = format!("No block or transaction found with hash \"{hash}\"");
-                return Ok(Some(not_found("unknown_hash", error)));
+                return Ok(not_found("unknown_hash", error));
             }
-            Some(_) if metadata => return Ok(None),
             Some(HashHit::Tx { tx_type, at }) => {
                 json!({ "entity_id": hash, "entity_type": "tx_id", "tx_data": mined_json(&at, &tx_type) })
             }
@@ -116,20 +131,24 @@ async fn search<R: SearchReader>(
                 })
             }
         };
-        return Ok(Some(reply(StatusCode::OK, json!({ "found": true, "result": result }))));
+        let mut result = result;
+        if metadata {
+            result["metadata"] = match result["entity_type"].as_str() {
+                Some("block_hash") => block_metadata(r, &hash).await?,
+                _ => tx_metadata(r, &hash).await?,
+            };
+        }
+        return Ok(reply(StatusCode::OK, json!({ "found": true, "result": result })));
     }
     if principal(term, "id").is_err() {
         let error = format!(
             "The term \"{term}\" is not a valid block hash, transaction ID, contract principal, or account address principal"
         );
-        return Ok(Some(not_found("invalid_term", error)));
+        return Ok(not_found("invalid_term", error));
     }
     let missing = |kind: &str| not_found(kind, format!("No principal found with address \"{term}\""));
     if term.contains('.') {
-        let Some(hit) = r.search_contract(term).await? else { return Ok(Some(missing("contract_address"))) };
-        if metadata {
-            return Ok(None);
-        }
+        let Some(hit) = r.search_contract(term).await? else { return Ok(missing("contract_address")) };
         let tx_data = match &hit.at {
             Some(at) => {
                 let mut v = json!({ "tx_type": hit.tx_type, "tx_id": hit.tx_id });
@@ -140,11 +159,14 @@ async fn search<R: SearchReader>(
             }
             None => json!({ "tx_type": hit.tx_type, "tx_id": hit.tx_id }),
         };
-        let result = json!({ "entity_id": term, "entity_type": "contract_address", "tx_data": tx_data });
-        return Ok(Some(reply(StatusCode::OK, json!({ "found": true, "result": result }))));
+        let mut result = json!({ "entity_id": term, "entity_type": "contract_address", "tx_data": tx_data });
+        if metadata {
+            result["metadata"] = tx_metadata(r, &hit.tx_id).await?;
+        }
+        return Ok(reply(StatusCode::OK, json!({ "found": true, "result": result })));
     }
     if !r.address_seen(term).await? {
-        return Ok(Some(missing("standard_address")));
+        return Ok(missing("standard_address"));
     }
     let mut result = json!({ "entity_id": term, "entity_type": "standard_address" });
     if metadata {
@@ -163,7 +185,7 @@ async fn search<R: SearchReader>(
             "total_fees_sent": t.total_fees_sent.to_string(),
         });
     }
-    Ok(Some(reply(StatusCode::OK, json!({ "found": true, "result": result }))))
+    Ok(reply(StatusCode::OK, json!({ "found": true, "result": result })))
 }
 
 #[cfg(test)]

@@ -14,10 +14,11 @@ use crate::address::{cached_json, principal, reject};
 use crate::error::ApiError;
 use crate::params::{query, LimitRule, Page, Query};
 use crate::status::chain_tip_etag;
+use crate::tx::{any_tx_json, RenderOptions, TxReader};
 
 pub(crate) const TOKENS: LimitRule = LimitRule::new(50, 200);
 
-pub fn routes<R: TokenReader>(
+pub fn routes<R: TokenReader + TxReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
     warp::get()
@@ -27,11 +28,6 @@ pub fn routes<R: TokenReader>(
         .and(warp::any().map(move || reader.clone()))
         .and_then(|what: String, q: Query, inm: Option<String>, r: Arc<R>| async move {
             if !matches!(what.as_str(), "holdings" | "history" | "mints") {
-                return Err(warp::reject::not_found());
-            }
-            // The transaction objects of `tx_metadata=true` come from the shared transaction
-            // renderer (family ext-tx); until it is merged those requests are not served here.
-            if q.bool("tx_metadata").map_err(reject)? == Some(true) {
                 return Err(warp::reject::not_found());
             }
             nft(&*r, &what, &q, inm).await.map_err(reject)
@@ -69,20 +65,41 @@ fn event_json(e: &NftEvent, with_value: bool) -> Value {
     v
 }
 
-async fn nft<R: TokenReader>(
+/// `tx_metadata=true`: each row's `tx_id` becomes `tx`, the transaction entity (shared
+/// renderer, without its events, as the incumbent sends it).
+async fn with_tx_metadata<R: TxReader>(r: &R, rows: &mut [Value], unanchored: bool) -> Result<(), ApiError> {
+    for row in rows.iter_mut() {
+        let Some(obj) = row.as_object_mut() else { continue };
+        let Some(id) = obj.get("tx_id").and_then(Value::as_str).map(str::to_string) else { continue };
+        let tx = r
+            .tx(&id, unanchored)
+            .await?
+            .ok_or_else(|| ApiError::NotFound(format!("could not find transaction by ID {id}")))?;
+        let rendered = any_tx_json(&tx, None, RenderOptions::default())?;
+        // Same position as `tx_id` (serde_json keeps insertion order).
+        *obj = std::mem::take(obj)
+            .into_iter()
+            .map(|(k, v)| if k == "tx_id" { ("tx".to_string(), rendered.clone()) } else { (k, v) })
+            .collect();
+    }
+    Ok(())
+}
+
+async fn nft<R: TokenReader + TxReader>(
     r: &R,
     what: &str,
     q: &Query,
     inm: Option<String>,
 ) -> Result<warp::reply::Response, ApiError> {
-    q.bool("unanchored")?;
+    let unanchored = q.bool("unanchored")?.unwrap_or(false);
+    let tx_metadata = q.bool("tx_metadata")?.unwrap_or(false);
     let body = match what {
         "holdings" => {
             let p = principal(required(q, "principal")?, "principal")?;
             let paging = q.paging(TOKENS)?;
             let assets = q.all("asset_identifiers");
             let (total, rows) = r.nft_holdings(&p, &assets, paging.limit, paging.offset).await?;
-            let results = rows
+            let mut results: Vec<Value> = rows
                 .iter()
                 .map(|h| {
                     json!({
@@ -93,6 +110,9 @@ async fn nft<R: TokenReader>(
                     })
                 })
                 .collect();
+            if tx_metadata {
+                with_tx_metadata(r, &mut results, unanchored).await?;
+            }
             serde_json::to_value(Page::new(paging, total, results)).unwrap_or_default()
         }
         "history" => {
@@ -100,14 +120,20 @@ async fn nft<R: TokenReader>(
             let value = clarity_hex(required(q, "value")?, "value")?;
             let paging = q.paging(TOKENS)?;
             let (total, rows) = r.nft_history(&asset, &value, paging.limit, paging.offset).await?;
-            let results = rows.iter().map(|e| event_json(e, false)).collect();
+            let mut results: Vec<Value> = rows.iter().map(|e| event_json(e, false)).collect();
+            if tx_metadata {
+                with_tx_metadata(r, &mut results, unanchored).await?;
+            }
             serde_json::to_value(Page::new(paging, total, results)).unwrap_or_default()
         }
         _ => {
             let asset = required(q, "asset_identifier")?.to_string();
             let paging = q.paging(TOKENS)?;
             let (total, rows) = r.nft_mints(&asset, paging.limit, paging.offset).await?;
-            let results = rows.iter().map(|e| event_json(e, true)).collect();
+            let mut results: Vec<Value> = rows.iter().map(|e| event_json(e, true)).collect();
+            if tx_metadata {
+                with_tx_metadata(r, &mut results, unanchored).await?;
+            }
             serde_json::to_value(Page::new(paging, total, results)).unwrap_or_default()
         }
     };

@@ -86,6 +86,7 @@ pub(super) fn tx_list_filter(q: &Query) -> Result<TxListFilter, ApiError> {
         contract_id: q.get("contract_id").map(String::from),
         function_name: q.get("function_name").map(String::from),
         nonce,
+        unanchored: q.bool("unanchored")?.unwrap_or(false),
     })
 }
 
@@ -102,7 +103,6 @@ pub(super) async fn tx_list<R: TxReader>(
     let paging = q.paging(TX_LIMIT)?;
     let filter = tx_list_filter(&q)?;
     let opts = options(&q)?;
-    q.bool("unanchored")?;
     let (total, txs) = reader.tx_list(&filter, paging).await?;
     let results = txs.iter().map(|t| mined_tx_json(t, None, opts)).collect::<Result<Vec<_>, _>>()?;
     Ok(deprecated(json_with_etag(&page_json(paging, total, results), etag.as_deref())))

@@ -29,6 +29,8 @@ pub struct TxListFilter {
     pub contract_id: Option<String>,
     pub function_name: Option<String>,
     pub nonce: Option<u64>,
+    /// `unanchored=true`: also the tip's streamed microblock transactions not anchored yet.
+    pub unanchored: bool,
 }
 
 /// `order_by` of the mempool list.
