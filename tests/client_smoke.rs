@@ -6,51 +6,16 @@
 //! script is run through a symlink with `--preserve-symlinks-main` so its import resolves there.
 //! Without node/npm this skips outside CI and fails under `CI=true`.
 
+mod common;
+
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const CLIENT: &str = "@stacks/blockchain-api-client@9.0.2";
 
-fn in_ci() -> bool {
-    std::env::var("CI").as_deref() == Ok("true")
-}
-
-fn have(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// A folder with the client installed and the shared script linked in.
-fn client_dir(script: &Path) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("client-smoke");
-    std::fs::create_dir_all(&dir).unwrap();
-    if !dir.join("node_modules/@stacks/blockchain-api-client").exists() {
-        std::fs::write(dir.join("package.json"), r#"{"private": true, "type": "module"}"#).unwrap();
-        let out = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--loglevel=error", CLIENT])
-            .current_dir(&dir)
-            .output()
-            .expect("running npm");
-        assert!(
-            out.status.success(),
-            "npm install {CLIENT} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-    let link = dir.join("client-smoke.mjs");
-    let _ = std::fs::remove_file(&link);
-    std::os::unix::fs::symlink(script, &link).unwrap();
-    link
 }
 
 struct Server(Child);
@@ -77,12 +42,11 @@ fn wait_for(port: u16, server: &mut Server) {
 fn the_incumbents_generated_client_passes_against_our_server() {
     let Some(script) = test_support::shared_path("tools/client-smoke/client-smoke.mjs") else { return };
     let Some(tsv) = test_support::shared_path("fixtures/mocknet.tsv") else { return };
-    if !have("node") || !have("npm") {
-        assert!(!in_ci(), "CI=true requires node and npm for the client smoke test");
-        println!("skipping: node/npm not found");
+    let Some(link) =
+        common::npm::script_with_packages("client-smoke", &[CLIENT], &script, "the client smoke test")
+    else {
         return;
-    }
-    let link = client_dir(&script);
+    };
     let tmp = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", tmp.path().join("smoke.db").display());
     let bin = env!("CARGO_BIN_EXE_stacks-ledger");

@@ -28,46 +28,10 @@ use stacks_live::{Change, LiveConfig, Notification, Topic};
 
 const PACKAGES: [&str; 2] = ["socket.io-client@4.8.1", "@stacks/blockchain-api-client@9.0.2"];
 
-fn in_ci() -> bool {
-    std::env::var("CI").as_deref() == Ok("true")
-}
-
-fn have(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-/// A folder with the clients installed and the script linked in (resolved there by Node).
+/// The clients installed and the script linked in beside them (resolved there by Node).
 fn client_dir() -> Option<PathBuf> {
-    if !have("node") || !have("npm") {
-        assert!(!in_ci(), "CI=true requires node and npm for the Socket.IO client test");
-        println!("skipping: node/npm not found");
-        return None;
-    }
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("socketio-smoke");
-    std::fs::create_dir_all(&dir).unwrap();
-    let installed = ["socket.io-client", "@stacks/blockchain-api-client"]
-        .iter()
-        .all(|p| dir.join("node_modules").join(p).exists());
-    if !installed {
-        std::fs::write(dir.join("package.json"), r#"{"private": true, "type": "module"}"#).unwrap();
-        let out = Command::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
-            .args(PACKAGES)
-            .current_dir(&dir)
-            .output()
-            .expect("running npm");
-        assert!(out.status.success(), "npm install failed: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    let link = dir.join("socketio-smoke.mjs");
-    let _ = std::fs::remove_file(&link);
     let script = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/node/socketio-smoke.mjs"));
-    std::os::unix::fs::symlink(script, &link).unwrap();
-    Some(link)
+    common::npm::script_with_packages("socketio-smoke", &PACKAGES, &script, "the Socket.IO client test")
 }
 
 /// The Node script: JSON lines out, commands in.
