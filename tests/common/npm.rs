@@ -18,14 +18,6 @@ fn have(tool: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// `name@version` → `name` (scoped names keep their leading `@`).
-fn package_name(spec: &str) -> &str {
-    match spec.rfind('@') {
-        Some(i) if i > 0 => &spec[..i],
-        _ => spec,
-    }
-}
-
 /// `script` linked into `CARGO_TARGET_TMPDIR/<dir>` where `packages` are installed (npm runs
 /// only when one is missing). `None` without node or npm: a skip outside CI, a failure under
 /// `CI=true` (`what` names the test in that message).
@@ -40,8 +32,14 @@ pub fn script_with_packages(dir: &str, packages: &[&str], script: &Path, what: &
     let _installing = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let installed = packages.iter().all(|p| dir.join("node_modules").join(package_name(p)).exists());
-    if !installed {
+    // Written after a complete install: a folder left half-installed (an interrupted run) is
+    // installed again rather than trusted because its package folders exist.
+    let marker = dir.join("installed.txt");
+    let wanted = packages.join("\n");
+    if std::fs::read_to_string(&marker).ok().as_deref() != Some(wanted.as_str()) {
+        // npm trusts a package folder whose package.json is there: start from nothing.
+        let _ = std::fs::remove_dir_all(dir.join("node_modules"));
+        let _ = std::fs::remove_file(dir.join("package-lock.json"));
         std::fs::write(dir.join("package.json"), r#"{"private": true, "type": "module"}"#).unwrap();
         let out = Command::new("npm")
             .args(["install", "--no-audit", "--no-fund", "--loglevel=error"])
@@ -54,6 +52,7 @@ pub fn script_with_packages(dir: &str, packages: &[&str], script: &Path, what: &
             "npm install {packages:?} failed: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+        std::fs::write(&marker, &wanted).unwrap();
     }
     let link = dir.join(script.file_name().expect("a script file"));
     let _ = std::fs::remove_file(&link);
