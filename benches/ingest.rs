@@ -12,6 +12,8 @@
 //! It is a `harness = false` bench target rather than a CLI subcommand or a timed test: a
 //! throughput figure belongs to a release build run on purpose, never to `cargo test`.
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read};
@@ -214,17 +216,6 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
-/// CPU seconds (user + system) this process has used: on a shared machine the wall time
-/// depends on the load, the CPU time much less. (PostgreSQL's server CPU is not included.)
-fn cpu_secs() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the parenthesised command name; utime and stime are the 14th and 15th
-    // fields of the line, in clock ticks (100 per second on Linux).
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<f64> = rest.split_whitespace().map(|x| x.parse().unwrap_or(0.0)).collect();
-    (f.get(11).copied().unwrap_or(0.0) + f.get(12).copied().unwrap_or(0.0)) / 100.0
-}
-
 /// `VmRSS` and `VmHWM` (peak) of this process, in MiB.
 fn rss_mib() -> (f64, f64) {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -332,7 +323,7 @@ async fn run_once(o: &Opts, log: &Path, run: usize) -> anyhow::Result<RunResult>
     let mut events = 0u64;
     let mut pending: Vec<(IncomingEvent, String)> = Vec::with_capacity(o.batch);
     let started = Instant::now();
-    let cpu_start = cpu_secs();
+    let cpu_start = support::cpu_seconds();
     let record = |path: &str, took: Duration, n: u64, per_path: &mut BTreeMap<String, PathStats>| {
         let s = per_path.entry(path.to_owned()).or_default();
         s.count += n;
@@ -396,7 +387,7 @@ async fn run_once(o: &Opts, log: &Path, run: usize) -> anyhow::Result<RunResult>
         record("(batch)", t.elapsed(), n, &mut per_path);
     }
     let secs = started.elapsed().as_secs_f64();
-    let cpu = cpu_secs() - cpu_start;
+    let cpu = support::cpu_seconds() - cpu_start;
     let (rss, hwm) = rss_mib();
     samples.push((100, events, secs, rss, hwm));
     let txs = bs.store.table_counts().await?.get("txs").copied().unwrap_or(0);

@@ -10,6 +10,8 @@
 //!
 //! Target: p99 under 10 ms on a 1M-transaction chain.
 
+mod support;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -44,16 +46,6 @@ fn parse_opts() -> anyhow::Result<Opts> {
     Ok(o)
 }
 
-/// User + system CPU seconds of this process (server and load generator), from /proc.
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the `(comm)`: utime and stime are the 12th and 13th, in clock ticks (100/s).
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(11) + ticks(12)) / 100.0
-}
-
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[i.min(sorted.len() - 1)]
@@ -82,7 +74,7 @@ async fn run(o: Opts) -> anyhow::Result<()> {
     for endpoint in ["block", "account/balance"] {
         let per_worker = o.requests / o.concurrency;
         let started = Instant::now();
-        let cpu_before = cpu_seconds();
+        let cpu_before = support::cpu_seconds();
         let mut workers = Vec::new();
         for w in 0..o.concurrency {
             let (client, net, accounts) = (client.clone(), net.clone(), accounts.clone());
@@ -115,7 +107,7 @@ async fn run(o: Opts) -> anyhow::Result<()> {
             all.extend(w.await??);
         }
         let wall = started.elapsed();
-        let cpu = cpu_seconds() - cpu_before;
+        let cpu = support::cpu_seconds() - cpu_before;
         all.sort();
         println!(
             "/{endpoint}: {} requests, concurrency {}, {:.0} req/s; p50 {:?} p90 {:?} p99 {:?} max {:?}; \

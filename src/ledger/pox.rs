@@ -72,7 +72,8 @@ fn unwrap_some(v: Value) -> Option<Value> {
     }
 }
 
-fn principal(v: &Value) -> Option<String> {
+/// A principal argument as its text (`None` for any other Clarity value).
+pub(crate) fn principal(v: &Value) -> Option<String> {
     match v {
         Value::Principal(p) => Some(p.to_string()),
         _ => None,

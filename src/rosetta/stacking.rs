@@ -14,6 +14,7 @@ use stacks_codec::to_hex_prefixed;
 use stacks_codec::tx::{Payload, Transaction, TransactionVersion};
 
 use crate::ledger::btc::pox_address_text;
+use crate::ledger::pox::principal;
 
 /// The Rosetta operation type of a direct call to `function` of a PoX contract, if retyped.
 pub fn stacking_op_type(function: &str) -> Option<&'static str> {
@@ -114,13 +115,6 @@ fn number(v: &Value) -> Option<String> {
     match v {
         Value::UInt(n) => Some(n.to_string()),
         Value::Int(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-fn principal(v: &Value) -> Option<String> {
-    match v {
-        Value::Principal(p) => Some(p.to_string()),
         _ => None,
     }
 }
