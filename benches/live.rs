@@ -198,12 +198,13 @@ async fn server(o: &Opts) -> anyhow::Result<(usize, Vec<u64>)> {
     }
 
     // Which block each sequence number announced.
-    let (mut rx, _) = live.hub.receiver();
+    let rx = live.hub.connect();
+    live.hub.subscribe(&rx, Topic::Block, None)?;
     let announced: Arc<Mutex<HashMap<u64, String>>> = Arc::default();
     let record = Arc::clone(&announced);
     tokio::spawn(async move {
-        while let Ok(n) = rx.recv().await {
-            if n.topic == Topic::Block {
+        while let Ok(batch) = rx.recv().await {
+            for n in batch {
                 let hash = n.payload["hash"].as_str().unwrap_or_default().to_owned();
                 record.lock().unwrap().insert(n.seq, hash);
             }

@@ -1,11 +1,13 @@
 //! JSON-RPC 2.0 over WebSocket, the incumbent's `/extended/v1/ws` protocol: requests parsed
-//! into subscriptions, acks and errors, notifications filtered per connection. No I/O here.
+//! into subscriptions, acks and errors; the connection's end of the hub. No I/O here.
 
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 
-use crate::hub::{Hub, Notification, Topic, Wire};
+use warp::filters::ws::Message;
+
+use crate::hub::{Hub, Notification, Receiver, RecvError, Topic, Wire};
 use crate::subs::Subscriptions;
 
 const PARSE_ERROR: i64 = -32700;
@@ -15,10 +17,10 @@ const INVALID_PARAMS: i64 = -32602;
 /// Ours: `since_seq` cannot be honoured exactly (see docs/live.md).
 pub const RESUME_FAILED: i64 = -32010;
 
-/// One connection's subscriptions.
-#[derive(Debug, Default)]
+/// One connection: its subscriptions and what the hub delivers for them.
 pub struct Connection {
     subs: Subscriptions,
+    rx: Receiver,
 }
 
 fn error(id: Value, code: i64, message: &str) -> Value {
@@ -30,8 +32,9 @@ pub fn notification_json(n: &Notification) -> Value {
     json!({"jsonrpc": "2.0", "method": n.topic.method(), "params": n.payload, "seq": n.seq})
 }
 
-/// [`notification_json`] as frame text, encoded once per notification for all connections.
-pub fn notification_text(n: &Notification) -> &str {
+/// [`notification_json`] as a text frame, encoded once per notification for all connections
+/// (clone it to send: the text is shared).
+pub fn notification_frame(n: &Notification) -> &Message {
     n.encoded(Wire::JsonRpc, |n| notification_json(n).to_string())
 }
 
@@ -113,8 +116,16 @@ fn topic_of(params: &Map<String, Value>) -> Result<(Topic, Value), String> {
 }
 
 impl Connection {
-    pub fn new() -> Connection {
-        Connection::default()
+    pub fn new(hub: &Hub) -> Connection {
+        Connection { subs: Subscriptions::default(), rx: hub.connect() }
+    }
+
+    /// The next notifications to send (a batch, in `seq` order, possibly empty after
+    /// filtering), waiting for the hub to deliver some; or why nothing more comes.
+    pub async fn next_batch(&mut self) -> Result<Vec<Arc<Notification>>, RecvError> {
+        let mut batch = self.rx.recv().await?;
+        batch.retain(|n| self.subs.wants(n));
+        Ok(batch)
     }
 
     pub fn is_subscribed(&self) -> bool {
@@ -171,7 +182,7 @@ impl Connection {
             Err(msg) => return Some(error(id, INVALID_PARAMS, &msg)),
         };
         if !subscribe {
-            self.subs.remove(&topic);
+            self.subs.remove(hub, &self.rx, &topic);
             return Some(json!({"jsonrpc": "2.0", "result": result, "id": id}));
         }
         let since = match params.get("since_seq") {
@@ -181,7 +192,7 @@ impl Connection {
                 None => return Some(error(id, INVALID_PARAMS, "since_seq must be a non-negative integer")),
             },
         };
-        match self.subs.subscribe(hub, topic, since) {
+        match self.subs.subscribe(hub, &self.rx, topic, since) {
             Ok(missed) => replay.extend(missed),
             Err(e) => return Some(error(id, RESUME_FAILED, &e.to_string())),
         }
@@ -205,7 +216,7 @@ mod tests {
     #[test]
     fn acks_follow_the_incumbent() {
         let hub = Hub::new(8, 8);
-        let mut c = Connection::new();
+        let mut c = Connection::new(&hub);
         let r =
             one(&mut c, &hub, r#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"event":"block"}}"#);
         assert_eq!(r, json!({"jsonrpc":"2.0","result":{},"id":1}));
@@ -224,7 +235,7 @@ mod tests {
     #[test]
     fn errors_name_what_is_wrong() {
         let hub = Hub::new(8, 8);
-        let mut c = Connection::new();
+        let mut c = Connection::new(&hub);
         let code = |v: &Value| v["error"]["code"].as_i64().unwrap();
         let r = one(&mut c, &hub, "{not json");
         assert_eq!((code(&r), r["id"].clone()), (PARSE_ERROR, Value::Null));
@@ -263,7 +274,7 @@ mod tests {
     #[test]
     fn batches_get_one_batch_reply() {
         let hub = Hub::new(8, 8);
-        let mut c = Connection::new();
+        let mut c = Connection::new(&hub);
         let r = one(
             &mut c,
             &hub,
@@ -284,7 +295,7 @@ mod tests {
         hub.publish(Topic::Mempool, json!("m1"));
         hub.publish(Topic::Reorg, json!("r1"));
         hub.publish(Topic::Block, json!("b2"));
-        let mut c = Connection::new();
+        let mut c = Connection::new(&hub);
         let out = c.handle_text(
             &hub,
             r#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"event":"block","since_seq":1}}"#,
@@ -294,12 +305,11 @@ mod tests {
             methods,
             vec![(Value::Null, Value::Null), (json!("reorg"), json!(3)), (json!("block"), json!(4))]
         );
-        // Live: later block notifications only; the reorg is not repeated.
-        let (mut rx, _) = hub.receiver();
+        // Live: later block notifications only (the hub delivers nothing else); the reorg is
+        // not repeated.
         hub.publish(Topic::Mempool, json!("m2"));
         hub.publish(Topic::Block, json!("b3"));
-        let got: Vec<u64> =
-            std::iter::from_fn(|| rx.try_recv().ok()).filter(|n| c.wants(n)).map(|n| n.seq).collect();
+        let got: Vec<u64> = std::iter::from_fn(|| c.rx.try_recv().unwrap()).map(|n| n.seq).collect();
         assert_eq!(got, vec![6]);
         let r = one(
             &mut c,

@@ -1,10 +1,11 @@
 //! One connection's subscriptions, whatever the protocol: which topics it follows from which
-//! sequence number, which reorg notices it got, and the exact replay for a resume.
+//! sequence number (registered with the hub, which then delivers only those), which reorg
+//! notices it got, and the exact replay for a resume.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::hub::{Hub, Notification, ReplayError, Topic};
+use crate::hub::{Hub, Notification, Receiver, ReplayError, Topic};
 
 /// topic → the sequence number it was subscribed at (only later notifications are sent live;
 /// earlier ones come from the replay, exactly once).
@@ -20,8 +21,9 @@ impl Subscriptions {
         self.subs.is_empty()
     }
 
-    /// Whether `n` goes to this connection (and records a reorg notice as sent). Reorg notices
-    /// go to every connection with a subscription.
+    /// Whether `n`, delivered by the hub, goes out (and records a reorg notice as sent). The hub
+    /// only delivers subscribed topics; this drops what was already queued before an
+    /// unsubscribe, or before a resubscription whose replay covered it.
     pub fn wants(&mut self, n: &Notification) -> bool {
         if n.topic == Topic::Reorg {
             let any = self.subs.values().any(|from| n.seq > *from);
@@ -34,29 +36,35 @@ impl Subscriptions {
         self.subs.get(&n.topic).is_some_and(|from| n.seq > *from)
     }
 
-    pub fn remove(&mut self, topic: &Topic) {
+    pub fn remove(&mut self, hub: &Hub, rx: &Receiver, topic: &Topic) {
+        hub.unsubscribe(rx, topic);
         self.subs.remove(topic);
     }
 
-    /// Subscribes to `topic` from now on; with `since`, first returns the missed notifications
-    /// of that topic and missed reorg notices, in order.
+    /// Drops every subscription.
+    pub fn clear(&mut self, hub: &Hub, rx: &Receiver) {
+        hub.unsubscribe_all(rx);
+        self.subs.clear();
+    }
+
+    /// Subscribes `rx` to `topic` from now on; with `since`, first returns the missed
+    /// notifications of that topic and missed reorg notices, in order.
     pub fn subscribe(
         &mut self,
         hub: &Hub,
+        rx: &Receiver,
         topic: Topic,
         since: Option<u64>,
     ) -> Result<Vec<Arc<Notification>>, ReplayError> {
-        let latest = hub.latest_seq();
+        let (latest, missed) = hub.subscribe(rx, topic.clone(), since)?;
         let mut replay = Vec::new();
-        if let Some(since) = since {
-            for n in hub.replay(since, latest)? {
-                let reorg = n.topic == Topic::Reorg && n.seq > self.reorg_sent;
-                if reorg {
-                    self.reorg_sent = n.seq;
-                }
-                if reorg || n.topic == topic {
-                    replay.push(n);
-                }
+        for n in missed {
+            let reorg = n.topic == Topic::Reorg && n.seq > self.reorg_sent;
+            if reorg {
+                self.reorg_sent = n.seq;
+            }
+            if reorg || n.topic == topic {
+                replay.push(n);
             }
         }
         // Live delivery starts after `latest`; anything up to it came from the replay.

@@ -1,18 +1,18 @@
-//! The `/extended/v1/ws` endpoint: one task per connection reads requests, forwards the hub's
-//! notifications it subscribed to, pings, and drops dead or slow peers with a close reason.
+//! The `/extended/v1/ws` endpoint: one task per connection reads requests, forwards the
+//! notifications the hub delivers for its subscriptions (each batch written with one flush),
+//! pings, and drops dead or slow peers with a close reason.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use tokio::sync::broadcast::error::RecvError;
 use tokio::time::{timeout, Instant};
 use warp::filters::ws::{Message, WebSocket, Ws};
 use warp::{Filter, Rejection, Reply};
 
 use crate::config::LiveConfig;
-use crate::hub::Hub;
-use crate::jsonrpc::{notification_text, Connection};
+use crate::hub::{Hub, RecvError};
+use crate::jsonrpc::{notification_frame, Connection};
 
 /// Largest request frame accepted (a batch of subscriptions fits easily).
 const MAX_REQUEST: usize = 1 << 20;
@@ -35,10 +35,20 @@ async fn send(socket: &mut WebSocket, msg: Message, limit: Duration) -> bool {
     matches!(timeout(limit, socket.send(msg)).await, Ok(Ok(())))
 }
 
+/// Writes `msgs` and flushes once; false when that failed or took longer than `limit`.
+async fn send_all(socket: &mut WebSocket, msgs: impl IntoIterator<Item = Message>, limit: Duration) -> bool {
+    let write = async {
+        for m in msgs {
+            socket.feed(m).await?;
+        }
+        socket.flush().await
+    };
+    matches!(timeout(limit, write).await, Ok(Ok(())))
+}
+
 /// Serves one connection until the peer leaves, stops answering, or falls too far behind.
 pub async fn serve(mut socket: WebSocket, hub: Arc<Hub>, config: LiveConfig) {
-    let (mut updates, _) = hub.receiver();
-    let mut conn = Connection::new();
+    let mut conn = Connection::new(&hub);
     let mut ping = tokio::time::interval_at(Instant::now() + config.ping_interval, config.ping_interval);
     let mut last_heard = Instant::now();
     let reason = loop {
@@ -54,19 +64,17 @@ pub async fn serve(mut socket: WebSocket, hub: Arc<Hub>, config: LiveConfig) {
                     break "peer closed".into();
                 }
                 let Ok(text) = msg.to_str() else { continue };
-                let mut ok = true;
-                for out in conn.handle_text(&hub, text) {
-                    ok = ok && send(&mut socket, Message::text(out.to_string()), config.message_timeout).await;
-                }
-                if !ok {
+                let replies: Vec<Message> =
+                    conn.handle_text(&hub, text).into_iter().map(|out| Message::text(out.to_string())).collect();
+                if !send_all(&mut socket, replies, config.message_timeout).await {
                     break "write timed out".into();
                 }
             }
-            update = updates.recv() => match update {
-                Ok(n) => {
-                    if conn.wants(&n)
-                        && !send(&mut socket, Message::text(notification_text(&n)), config.message_timeout).await
-                    {
+            batch = conn.next_batch() => match batch {
+                Ok(batch) => {
+                    // The shared frames: cloning one shares its text.
+                    let frames: Vec<Message> = batch.iter().map(|n| notification_frame(n).clone()).collect();
+                    if !frames.is_empty() && !send_all(&mut socket, frames, config.message_timeout).await {
                         break "write timed out".into();
                     }
                 }

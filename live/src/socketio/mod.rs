@@ -74,7 +74,6 @@ impl SocketIo {
         let handshake =
             Handshake { topics: handshake_topics(q.get("subscriptions").map(String::as_str)), since };
         let sid = uuid::Uuid::new_v4().simple().to_string();
-        let (updates, _) = self.hub.receiver();
         let session = Arc::new(Session::new(
             sid.clone(),
             Arc::clone(&self.hub),
@@ -85,7 +84,7 @@ impl SocketIo {
         self.sessions.lock().unwrap_or_else(|e| e.into_inner()).insert(sid.clone(), Arc::clone(&session));
         let (driven, sessions) = (Arc::clone(&session), Arc::clone(&self.sessions));
         tokio::spawn(async move {
-            driven.drive(updates).await;
+            driven.drive().await;
             // Let the transport deliver the close before the session id becomes unknown.
             tokio::time::sleep(Duration::from_secs(1)).await;
             sessions.lock().unwrap_or_else(|e| e.into_inner()).remove(&sid);
@@ -110,7 +109,8 @@ impl SocketIo {
                 return text(eio::NOOP.to_string());
             }
             if let Some(packets) = s.take() {
-                return text(packets.join(&eio::SEPARATOR.to_string()));
+                let texts: Vec<&str> = packets.iter().filter_map(|p| p.to_str().ok()).collect();
+                return text(texts.join(&eio::SEPARATOR.to_string()));
             }
             if s.closed().is_some() {
                 return text(eio::CLOSE.to_string());
@@ -190,11 +190,15 @@ impl SocketIo {
         loop {
             let wake = s.wake.notified();
             if let Some(packets) = s.take() {
-                for p in packets {
-                    let sent = tokio::time::timeout(limit, tx.send(Message::text(p))).await;
-                    if !matches!(sent, Ok(Ok(()))) {
-                        s.close("transport closed: write failed or timed out");
+                // The whole batch with one flush.
+                let write = async {
+                    for p in packets {
+                        tx.feed(p).await?;
                     }
+                    tx.flush().await
+                };
+                if !matches!(tokio::time::timeout(limit, write).await, Ok(Ok(()))) {
+                    s.close("transport closed: write failed or timed out");
                 }
                 continue;
             }

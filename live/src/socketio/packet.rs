@@ -2,6 +2,8 @@
 
 use serde_json::{json, Value};
 
+use warp::filters::ws::Message;
+
 use crate::hub::{Notification, Topic, Wire};
 use crate::jsonrpc::{is_principal, normalize_tx_id};
 
@@ -160,7 +162,7 @@ pub fn notification_event(n: &Notification) -> (String, Vec<Value>) {
 }
 
 /// The notification's `42[...]` packet, encoded once for every Socket.IO connection.
-pub fn notification_packet(n: &Notification) -> &str {
+pub fn notification_packet(n: &Notification) -> &Message {
     n.encoded(Wire::SocketIo, |n| {
         let (name, args) = notification_event(n);
         event(&name, args)
@@ -218,7 +220,7 @@ mod tests {
             Topic::AddressBalance(ADDR.into()),
             json!({"address": ADDR, "balance": "10"}),
         );
-        let text = notification_packet(&n);
+        let text = notification_packet(&n).to_str().unwrap();
         let v: Value = serde_json::from_str(&text[2..]).unwrap();
         assert_eq!(v, json!([format!("address-stx-balance:{ADDR}"), ADDR, {"balance": "10"}, {"seq": 7}]));
         assert!(text.starts_with("42"));

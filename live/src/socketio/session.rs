@@ -1,18 +1,19 @@
 //! One Engine.IO session and its Socket.IO socket: an outbox of encoded packets that whichever
 //! transport is current (a long-polling GET or the WebSocket) drains, the subscriptions, and a
-//! driver task that feeds the outbox from the hub and pings.
+//! driver task that feeds the outbox from what the hub delivers for them, and pings. Notification
+//! packets in the outbox are the shared frames (encoded once for every session).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{json, Value};
-use tokio::sync::broadcast::error::RecvError;
-use tokio::sync::{broadcast, Notify};
+use tokio::sync::Notify;
 use tokio::time::{sleep_until, Instant};
+use warp::filters::ws::Message;
 
 use super::packet::{self, eio, SioPacket};
 use crate::config::LiveConfig;
-use crate::hub::{Hub, Notification, Topic};
+use crate::hub::{Hub, Notification, Receiver, RecvError, Topic};
 use crate::subs::Subscriptions;
 
 /// What the handshake query asked for.
@@ -38,7 +39,7 @@ pub fn handshake_topics(raw: Option<&str>) -> Result<Vec<Topic>, String> {
 
 #[derive(Debug)]
 struct State {
-    outbox: VecDeque<String>,
+    outbox: VecDeque<Message>,
     /// Why the session ended; the transports send what is left and a close.
     closed: Option<String>,
     /// The WebSocket is the transport (from the start, or after the upgrade).
@@ -58,6 +59,8 @@ pub struct Session {
     /// Woken when the outbox grows, the transport changes, or the session closes.
     pub wake: Notify,
     hub: Arc<Hub>,
+    /// What the hub delivers for this session's subscriptions.
+    rx: Receiver,
     config: LiveConfig,
 }
 
@@ -83,7 +86,8 @@ impl Session {
             subs: Subscriptions::default(),
             last_pong: Instant::now(),
         };
-        Session { sid, state: Mutex::new(state), wake: Notify::new(), hub, config }
+        let rx = hub.connect();
+        Session { sid, state: Mutex::new(state), wake: Notify::new(), hub, rx, config }
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -103,7 +107,7 @@ impl Session {
         format!("{}{open}", eio::OPEN)
     }
 
-    fn push(&self, st: &mut State, packet: String) {
+    fn push(&self, st: &mut State, packet: impl Into<Packet>) {
         if st.closed.is_some() {
             return;
         }
@@ -113,7 +117,7 @@ impl Session {
             self.close_locked(st, why);
             return;
         }
-        st.outbox.push_back(packet);
+        st.outbox.push_back(packet.into().0);
         self.wake.notify_waiters();
     }
 
@@ -122,9 +126,10 @@ impl Session {
             tracing::debug!(sid = %self.sid, %reason, "socket.io session closed");
             // Tell the client why before the transport closes (ours; the incumbent says nothing).
             if st.connected && !reason.starts_with("client") && !reason.starts_with("transport") {
-                st.outbox.push_back(packet::event("closing", vec![json!({ "reason": reason })]));
+                st.outbox
+                    .push_back(Message::text(packet::event("closing", vec![json!({ "reason": reason })])));
             }
-            st.outbox.push_back(eio::CLOSE.to_string());
+            st.outbox.push_back(Message::text(eio::CLOSE.to_string()));
             st.closed = Some(reason);
         }
         self.wake.notify_waiters();
@@ -159,8 +164,8 @@ impl Session {
         self.wake.notify_waiters();
     }
 
-    /// Everything queued, or `None` when nothing is.
-    pub fn take(&self) -> Option<Vec<String>> {
+    /// Everything queued (text frames), or `None` when nothing is.
+    pub fn take(&self) -> Option<Vec<Message>> {
         let mut st = self.state();
         (!st.outbox.is_empty()).then(|| st.outbox.drain(..).collect())
     }
@@ -193,10 +198,10 @@ impl Session {
                     let since = st.handshake.since;
                     let mut replay = Vec::new();
                     for t in topics {
-                        match st.subs.subscribe(&self.hub, t, since) {
+                        match st.subs.subscribe(&self.hub, &self.rx, t, since) {
                             Ok(r) => replay.extend(r),
                             Err(e) => {
-                                st.subs = Subscriptions::default();
+                                st.subs.clear(&self.hub, &self.rx);
                                 self.push(st, packet::connect_error(&nsp, &e.to_string()));
                                 return;
                             }
@@ -208,13 +213,13 @@ impl Session {
                     replay.sort_by_key(|n| n.seq);
                     replay.dedup_by_key(|n| n.seq);
                     for n in replay {
-                        self.push(st, packet::notification_packet(&n).to_owned());
+                        self.push(st, packet::notification_packet(&n).clone());
                     }
                 }
             },
             Ok(SioPacket::Disconnect { .. }) => {
                 st.connected = false;
-                st.subs = Subscriptions::default();
+                st.subs.clear(&self.hub, &self.rx);
             }
             Ok(SioPacket::Event { nsp, ack, args }) => {
                 if nsp != "/" || !st.connected {
@@ -225,7 +230,7 @@ impl Session {
                     Some("unsubscribe") => {
                         for t in topic_names(&args[1..]) {
                             if let Some(topic) = packet::parse_topic(&t) {
-                                st.subs.remove(&topic);
+                                st.subs.remove(&self.hub, &self.rx, &topic);
                             }
                         }
                         Ok(Vec::new())
@@ -240,7 +245,7 @@ impl Session {
                     self.push(st, packet::ack(&nsp, id, &ack_args));
                 }
                 for n in replay {
-                    self.push(st, packet::notification_packet(&n).to_owned());
+                    self.push(st, packet::notification_packet(&n).clone());
                 }
             }
         }
@@ -262,23 +267,26 @@ impl Session {
         };
         let mut replay = Vec::new();
         for t in topics {
-            replay.extend(st.subs.subscribe(&self.hub, t, since).map_err(|e| e.to_string())?);
+            replay.extend(st.subs.subscribe(&self.hub, &self.rx, t, since).map_err(|e| e.to_string())?);
         }
         replay.sort_by_key(|n| n.seq);
         replay.dedup_by_key(|n| n.seq);
         Ok(replay)
     }
 
-    fn offer(&self, n: &Notification) {
+    /// Queues what the hub delivered, under one lock and with one wake-up for the batch.
+    fn offer(&self, batch: &[Arc<Notification>]) {
         let mut st = self.state();
-        if st.connected && st.subs.wants(n) {
-            self.push(&mut st, packet::notification_packet(n).to_owned());
+        for n in batch {
+            if st.connected && st.subs.wants(n) {
+                self.push(&mut st, packet::notification_packet(n).clone());
+            }
         }
     }
 
     /// Feeds the outbox from the hub and pings until the session closes. Engine.IO v4: the
     /// server pings every `ping_interval`; no pong within `ping_timeout` ends the session.
-    pub async fn drive(self: Arc<Session>, mut updates: broadcast::Receiver<Arc<Notification>>) {
+    pub async fn drive(self: Arc<Session>) {
         let mut next_ping = Instant::now() + self.config.ping_interval;
         let mut pong_due: Option<Instant> = None;
         loop {
@@ -287,8 +295,8 @@ impl Session {
                 break;
             }
             tokio::select! {
-                update = updates.recv() => match update {
-                    Ok(n) => self.offer(&n),
+                batch = self.rx.recv() => match batch {
+                    Ok(batch) => self.offer(&batch),
                     Err(RecvError::Lagged(k)) => self.close(format!(
                         "slow consumer: fell {k} notifications behind (queue {})", self.config.queue
                     )),
@@ -312,6 +320,23 @@ impl Session {
                 _ = wake => {}
             }
         }
+        // Closed: the hub delivers nothing more while the transports finish.
+        self.hub.unsubscribe_all(&self.rx);
+    }
+}
+
+/// An outbox entry: a shared notification frame or a packet's text.
+pub struct Packet(Message);
+
+impl From<String> for Packet {
+    fn from(text: String) -> Packet {
+        Packet(Message::text(text))
+    }
+}
+
+impl From<Message> for Packet {
+    fn from(frame: Message) -> Packet {
+        Packet(frame)
     }
 }
 
@@ -332,6 +357,11 @@ fn topic_names(args: &[Value]) -> Vec<String> {
 mod tests {
     use super::*;
 
+    /// The queued packets' text.
+    fn take(s: &Session) -> Option<Vec<String>> {
+        s.take().map(|v| v.iter().map(|m| m.to_str().unwrap().to_owned()).collect())
+    }
+
     fn session(hub: &Arc<Hub>, handshake: Handshake) -> Session {
         Session::new("s1".into(), Arc::clone(hub), LiveConfig::default(), handshake, false)
     }
@@ -340,14 +370,16 @@ mod tests {
     fn handshake_subscriptions_connect_and_filter() {
         let hub = Arc::new(Hub::new(16, 16));
         let s = session(&hub, Handshake { topics: handshake_topics(Some("block,mempool")), since: None });
-        s.receive("40");
-        assert_eq!(s.take().unwrap(), vec!["40{\"sid\":\"s1\"}".to_owned()]);
         hub.publish(Topic::Block, json!({"height": 1}));
+        s.receive("40");
+        assert_eq!(take(&s).unwrap(), vec!["40{\"sid\":\"s1\"}".to_owned()]);
         hub.publish(Topic::NftEvent, json!({}));
-        let (mut rx, _) = (hub.receiver().0, ());
         hub.publish(Topic::Mempool, json!("m"));
-        s.offer(&rx.try_recv().unwrap());
-        assert_eq!(s.take().unwrap(), vec!["42[\"mempool\",\"m\",{\"seq\":3}]".to_owned()]);
+        // The hub delivered only the subscribed topic.
+        let delivered: Vec<_> = std::iter::from_fn(|| s.rx.try_recv().unwrap()).collect();
+        assert_eq!(delivered.len(), 1);
+        s.offer(&delivered);
+        assert_eq!(take(&s).unwrap(), vec!["42[\"mempool\",\"m\",{\"seq\":3}]".to_owned()]);
     }
 
     #[test]
@@ -355,7 +387,7 @@ mod tests {
         let hub = Arc::new(Hub::new(16, 16));
         let s = session(&hub, Handshake { topics: handshake_topics(Some("block,nope")), since: None });
         s.receive("40");
-        assert_eq!(s.take().unwrap(), vec!["44{\"message\":\"Invalid topic: nope\"}".to_owned()]);
+        assert_eq!(take(&s).unwrap(), vec!["44{\"message\":\"Invalid topic: nope\"}".to_owned()]);
     }
 
     #[test]
@@ -366,15 +398,15 @@ mod tests {
         hub.publish(Topic::Block, json!(3));
         let s = session(&hub, Handshake::default());
         s.receive("40");
-        s.take();
+        take(&s);
         s.receive("425[\"subscribe\",[\"block\"],{\"since_seq\":1}]");
-        assert_eq!(s.take().unwrap(), vec!["435[null]".to_owned(), "42[\"block\",3,{\"seq\":3}]".to_owned()]);
+        assert_eq!(take(&s).unwrap(), vec!["435[null]".to_owned(), "42[\"block\",3,{\"seq\":3}]".to_owned()]);
         s.receive("426[\"subscribe\",\"blockz\"]");
-        assert_eq!(s.take().unwrap(), vec!["436[\"Invalid topic: blockz\"]".to_owned()]);
+        assert_eq!(take(&s).unwrap(), vec!["436[\"Invalid topic: blockz\"]".to_owned()]);
         s.receive("427[\"unsubscribe\",\"block\"]");
-        assert_eq!(s.take().unwrap(), vec!["437[null]".to_owned()]);
+        assert_eq!(take(&s).unwrap(), vec!["437[null]".to_owned()]);
         s.receive("428[\"subscribe\",\"block\",{\"since_seq\":99}]");
-        assert!(s.take().unwrap()[0].starts_with("438[\"sequence 99 was never issued"));
+        assert!(take(&s).unwrap()[0].starts_with("438[\"sequence 99 was never issued"));
     }
 
     #[test]
@@ -382,9 +414,9 @@ mod tests {
         let hub = Arc::new(Hub::new(16, 16));
         let s = session(&hub, Handshake::default());
         s.receive("2probe");
-        assert_eq!(s.take().unwrap(), vec!["3probe".to_owned()]);
+        assert_eq!(take(&s).unwrap(), vec!["3probe".to_owned()]);
         s.receive("x");
         assert!(s.closed().unwrap().starts_with("client sent an invalid packet"));
-        assert_eq!(s.take().unwrap(), vec!["1".to_owned()]);
+        assert_eq!(take(&s).unwrap(), vec!["1".to_owned()]);
     }
 }
