@@ -3,10 +3,12 @@
 //! `--subscribers` JSON-RPC WebSocket clients in a CHILD process (so neither process needs more
 //! than ~10,100 file descriptors) follow `block`. Latency = client receipt time − the time the
 //! block's event committed (ingest returned), both `SystemTime` on this machine. Prints
-//! p50/p90/p99/max and how many notifications were delivered.
+//! p50/p90/p99/max, how many notifications were delivered, and the CPU seconds per block of the
+//! server process (ingest + notifier + fan-out + WebSocket writes) and of the client process,
+//! which do not depend on the machine's load as the latency does.
 //!
 //! ```sh
-//! cargo bench --bench live -- --subscribers 10000 --blocks 30 --interval-ms 1000
+//! cargo bench --bench live -- --subscribers 10000 --blocks 20 --interval-ms 1000 --txs-per-block 20
 //! ```
 //!
 //! Target: p99 under 50 ms with 10,000 subscribers. Under `cargo test` (no `--bench`) it runs
@@ -27,12 +29,15 @@ use stacks_ledger::ledger::Network;
 use stacks_ledger::live::{Live, LiveSink};
 use stacks_ledger::store::Store;
 use stacks_live::{LiveConfig, Topic};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::Message;
+
+mod support;
 
 struct Opts {
     subscribers: usize,
-    /// Transactions per block: each adds tx, address and balance notifications that every
-    /// connection receives from the one broadcast channel and filters out.
+    /// Transactions per block: each adds tx, address and balance notifications that the
+    /// `block` subscribers do not follow (the hub must not wake them for those).
     txs_per_block: u32,
     blocks: u64,
     interval: Duration,
@@ -80,7 +85,12 @@ async fn clients(addr: &str, n: usize) -> anyhow::Result<()> {
         tokio::spawn(async move {
             let permit = gate.acquire_owned().await;
             let connected = async {
-                let (mut ws, _) = tokio_tungstenite::connect_async(&url).await?;
+                // tungstenite zeroes `read_buffer_size` bytes (128 KiB by default) for every read;
+                // 10,000 clients doing that per notification would make this process, not the
+                // server, the bottleneck on a 2-core machine. Frames here are a few KiB.
+                let config = WebSocketConfig::default().read_buffer_size(8 * 1024);
+                let (mut ws, _) =
+                    tokio_tungstenite::connect_async_with_config(&url, Some(config), true).await?;
                 let req = r#"{"jsonrpc":"2.0","id":1,"method":"subscribe","params":{"event":"block"}}"#;
                 ws.send(Message::text(req)).await?;
                 loop {
@@ -149,7 +159,16 @@ fn percentile(sorted: &[u64], p: f64) -> u64 {
     sorted[i.min(sorted.len() - 1)]
 }
 
-async fn server(o: &Opts) -> anyhow::Result<(usize, Vec<u64>)> {
+/// What the server measured.
+struct Measured {
+    blocks: usize,
+    latencies_us: Vec<u64>,
+    /// CPU seconds over the measured window: this process, the client process.
+    server_cpu: f64,
+    client_cpu: f64,
+}
+
+async fn server(o: &Opts) -> anyhow::Result<Measured> {
     let dir = tempfile::tempdir()?;
     let store = Arc::new(
         Store::open(&format!("sqlite://{}", dir.path().join("live.db").display()), Network::Testnet).await?,
@@ -227,6 +246,8 @@ async fn server(o: &Opts) -> anyhow::Result<(usize, Vec<u64>)> {
     anyhow::ensure!(line.trim() == "ready 0", "clients failed to subscribe: {line}");
     anyhow::ensure!(live.hub.receiver_count() > o.subscribers, "not every client is connected");
 
+    let child_pid = child.id().to_string();
+    let (server_cpu0, client_cpu0) = (support::cpu_seconds(), support::cpu_seconds_of(&child_pid));
     let mut committed: HashMap<String, u64> = HashMap::new();
     for e in &events[warm..] {
         let block_hash = (e.path == EventPath::NewBlock)
@@ -240,6 +261,9 @@ async fn server(o: &Opts) -> anyhow::Result<(usize, Vec<u64>)> {
         }
     }
     tokio::time::sleep(Duration::from_secs(2)).await;
+    // Idle since the last block was delivered, apart from the trailing sleeps.
+    let server_cpu = support::cpu_seconds() - server_cpu0;
+    let client_cpu = support::cpu_seconds_of(&child_pid) - client_cpu0;
     drop(child.stdin.take());
     let lines =
         tokio::task::spawn_blocking(move || child_out.lines().collect::<Result<Vec<_>, _>>()).await??;
@@ -256,7 +280,7 @@ async fn server(o: &Opts) -> anyhow::Result<(usize, Vec<u64>)> {
         latencies.push(t.saturating_sub(*c));
     }
     latencies.sort_unstable();
-    Ok((committed.len(), latencies))
+    Ok(Measured { blocks: committed.len(), latencies_us: latencies, server_cpu, client_cpu })
 }
 
 fn main() -> anyhow::Result<()> {
@@ -271,12 +295,21 @@ fn main() -> anyhow::Result<()> {
     if let Some(addr) = &o.clients_of {
         return rt.block_on(clients(addr, o.subscribers));
     }
-    let (blocks, lat) = rt.block_on(server(&o))?;
+    let load_before = support::load_average();
+    let m = rt.block_on(server(&o))?;
+    let (blocks, lat) = (m.blocks, m.latencies_us);
     let expected = blocks * o.subscribers;
     println!(
-        "live: {} subscribers, {blocks} blocks, {} of {expected} notifications delivered",
+        "live: {} subscribers, {} txs/block, {blocks} blocks, {} of {expected} notifications delivered",
         o.subscribers,
+        o.txs_per_block,
         lat.len()
+    );
+    println!(
+        "cpu per block: server {:.1} ms (ingest + notify + fan-out + writes), clients {:.1} ms; load average {load_before} before, {} after",
+        m.server_cpu * 1000.0 / blocks.max(1) as f64,
+        m.client_cpu * 1000.0 / blocks.max(1) as f64,
+        support::load_average()
     );
     anyhow::ensure!(!lat.is_empty(), "nothing delivered");
     let ms = |us: u64| us as f64 / 1000.0;

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
 use tokio::time::{timeout, Instant};
 use warp::filters::ws::{Message, WebSocket, Ws};
@@ -31,12 +32,14 @@ pub fn route(
     })
 }
 
-async fn send(socket: &mut WebSocket, msg: Message, limit: Duration) -> bool {
+type Sink = SplitSink<WebSocket, Message>;
+
+async fn send(socket: &mut Sink, msg: Message, limit: Duration) -> bool {
     matches!(timeout(limit, socket.send(msg)).await, Ok(Ok(())))
 }
 
 /// Writes `msgs` and flushes once; false when that failed or took longer than `limit`.
-async fn send_all(socket: &mut WebSocket, msgs: impl IntoIterator<Item = Message>, limit: Duration) -> bool {
+async fn send_all(socket: &mut Sink, msgs: impl IntoIterator<Item = Message>, limit: Duration) -> bool {
     let write = async {
         for m in msgs {
             socket.feed(m).await?;
@@ -47,13 +50,27 @@ async fn send_all(socket: &mut WebSocket, msgs: impl IntoIterator<Item = Message
 }
 
 /// Serves one connection until the peer leaves, stops answering, or falls too far behind.
-pub async fn serve(mut socket: WebSocket, hub: Arc<Hub>, config: LiveConfig) {
+pub async fn serve(socket: WebSocket, hub: Arc<Hub>, config: LiveConfig) {
+    let (mut socket, mut stream) = socket.split();
+    // Reading has its own task, woken only when the peer sent something: polling the stream
+    // attempts a read, and tungstenite zeroes its read buffer (128 KiB) for each attempt, so it
+    // must not be polled every time a notification wakes this task (10,000 connections × every
+    // block was most of the server's CPU).
+    let (frames_tx, mut frames) = tokio::sync::mpsc::channel::<Result<Message, String>>(16);
+    let reader = tokio::spawn(async move {
+        while let Some(frame) = stream.next().await {
+            let last = !matches!(&frame, Ok(m) if !m.is_close());
+            if frames_tx.send(frame.map_err(|e| e.to_string())).await.is_err() || last {
+                break;
+            }
+        }
+    });
     let mut conn = Connection::new(&hub);
     let mut ping = tokio::time::interval_at(Instant::now() + config.ping_interval, config.ping_interval);
     let mut last_heard = Instant::now();
     let reason = loop {
         tokio::select! {
-            frame = socket.next() => {
+            frame = frames.recv() => {
                 let msg = match frame {
                     Some(Ok(m)) => m,
                     Some(Err(e)) => break format!("read error: {e}"),
@@ -98,5 +115,6 @@ pub async fn serve(mut socket: WebSocket, hub: Arc<Hub>, config: LiveConfig) {
         }
     };
     tracing::debug!(%reason, "live websocket closed");
+    reader.abort();
     let _ = timeout(config.message_timeout, socket.close()).await;
 }

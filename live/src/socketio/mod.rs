@@ -187,6 +187,25 @@ impl SocketIo {
                 s
             }
         };
+        // Reading has its own task, woken only when the client sent something (polling the
+        // stream costs a read attempt that zeroes tungstenite's 128 KiB read buffer; it must not
+        // happen every time the outbox wakes this writer).
+        let reader = {
+            let s = Arc::clone(&s);
+            tokio::spawn(async move {
+                loop {
+                    match rx.next().await {
+                        Some(Ok(m)) if m.is_close() => break s.close("transport closed by the client"),
+                        Some(Ok(m)) => {
+                            if let Ok(t) = m.to_str() {
+                                s.receive(t);
+                            }
+                        }
+                        Some(Err(_)) | None => break s.close("transport closed"),
+                    }
+                }
+            })
+        };
         loop {
             let wake = s.wake.notified();
             if let Some(packets) = s.take() {
@@ -207,19 +226,9 @@ impl SocketIo {
                 let _ = tokio::time::timeout(limit, tx.send(Message::close_with(CLOSE_POLICY, reason))).await;
                 break;
             }
-            tokio::select! {
-                _ = wake => {}
-                frame = rx.next() => match frame {
-                    Some(Ok(m)) if m.is_close() => s.close("transport closed by the client"),
-                    Some(Ok(m)) => {
-                        if let Ok(t) = m.to_str() {
-                            s.receive(t);
-                        }
-                    }
-                    Some(Err(_)) | None => s.close("transport closed"),
-                },
-            }
+            wake.await;
         }
+        reader.abort();
         let _ = tokio::time::timeout(limit, tx.close()).await;
     }
 
