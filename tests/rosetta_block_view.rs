@@ -77,9 +77,9 @@ async fn devnet(db: Db) {
     }
 }
 
-async fn fixture(db: Db, name: &str, must_see: &[&str]) {
+async fn fixture(db: Db, name: &str, network: Network, must_see: &[&str]) {
     let Some(tsv) = shared_file(&format!("fixtures/{name}.tsv")) else { return };
-    let Some(ts) = TestStore::new(db, "rosetta_block_view_fixture", Network::Testnet).await else { return };
+    let Some(ts) = TestStore::new(db, "rosetta_block_view_fixture", network).await else { return };
     replay(&ts.store, &tsv, &[]).await;
     let (types, compared) = compare_all(&ts.store, &format!("{db:?} {name}")).await;
     assert!(compared > 0, "{db:?} {name}: no block compared");
@@ -92,15 +92,17 @@ async fn fixture(db: Db, name: &str, must_see: &[&str]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_block_view_is_the_model_byte_for_byte() {
     devnet(Db::Sqlite).await;
-    fixture(Db::Sqlite, "regtest-env-pox-4-stack-stx-in-reward-phase-S1", &["stack_stx"]).await;
-    fixture(Db::Sqlite, "epoch-3-transition", &["tenure_change"]).await;
-    fixture(Db::Sqlite, "mainnet-reorg-scenario1", &[]).await;
+    fixture(Db::Sqlite, "regtest-env-pox-4-stack-stx-in-reward-phase-S1", Network::Testnet, &["stack_stx"])
+        .await;
+    fixture(Db::Sqlite, "epoch-3-transition", Network::Testnet, &["tenure_change"]).await;
+    fixture(Db::Sqlite, "mainnet-reorg-scenario1", Network::Mainnet, &[]).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_block_view_is_the_model_byte_for_byte() {
     devnet(Db::Postgres).await;
-    fixture(Db::Postgres, "regtest-env-pox-4-stack-stx-in-reward-phase-S1", &["stack_stx"]).await;
-    fixture(Db::Postgres, "epoch-3-transition", &["tenure_change"]).await;
-    fixture(Db::Postgres, "mainnet-reorg-scenario1", &[]).await;
+    fixture(Db::Postgres, "regtest-env-pox-4-stack-stx-in-reward-phase-S1", Network::Testnet, &["stack_stx"])
+        .await;
+    fixture(Db::Postgres, "epoch-3-transition", Network::Testnet, &["tenure_change"]).await;
+    fixture(Db::Postgres, "mainnet-reorg-scenario1", Network::Mainnet, &[]).await;
 }
