@@ -10,9 +10,13 @@ pub fn cpu_seconds() -> f64 {
 /// [`cpu_seconds`] of process `pid` (`"self"` or a number), e.g. a bench's child process.
 pub fn cpu_seconds_of(pid: &str) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    // Fields after the `(comm)`: utime and stime are the 12th and 13th, in clock ticks (100/s).
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<&str> = rest.split_whitespace().collect();
+    stat_cpu_seconds(stat.rsplit_once(')').map_or("", |(_, r)| r))
+}
+
+/// utime + stime from the fields after a `stat` file's `(comm)` (the 12th and 13th, in clock
+/// ticks of 1/100 s).
+fn stat_cpu_seconds(after_comm: &str) -> f64 {
+    let f: Vec<&str> = after_comm.split_whitespace().collect();
     let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
     (ticks(11) + ticks(12)) / 100.0
 }
@@ -22,4 +26,23 @@ pub fn cpu_seconds_of(pid: &str) -> f64 {
 pub fn load_average() -> String {
     let l = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     l.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+}
+
+/// User + system CPU seconds used so far by this process's threads whose name starts with
+/// `prefix` (`/proc/self/task/*/stat`): splits a bench's client from the server it drives
+/// in the same process. Threads that already exited are not counted.
+#[allow(dead_code)] // not every bench splits its CPU time
+pub fn thread_cpu_seconds(prefix: &str) -> f64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else { return 0.0 };
+    let mut total = 0.0;
+    for t in tasks.flatten() {
+        let stat = std::fs::read_to_string(t.path().join("stat")).unwrap_or_default();
+        let Some((head, rest)) = stat.rsplit_once(')') else { continue };
+        let comm = head.split_once('(').map_or("", |(_, c)| c);
+        if !comm.starts_with(prefix) {
+            continue;
+        }
+        total += stat_cpu_seconds(rest);
+    }
+    total
 }

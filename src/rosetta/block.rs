@@ -11,7 +11,7 @@ use super::error::{ErrorKind, RosettaError};
 use super::ops::transactions;
 use super::request::parse;
 use super::{Rosetta, RosettaResult};
-use crate::store::rosetta::RosettaBlock;
+use crate::store::rosetta::{BlockContents, RosettaBlock};
 
 /// A block or transaction hash: `0x` and 64 hex digits (the prefix may be omitted).
 pub fn parse_hash(hash: &str, kind: ErrorKind) -> RosettaResult<String> {
@@ -72,23 +72,33 @@ pub async fn resolve(ctx: &Rosetta, id: &PartialBlockIdentifier) -> RosettaResul
     }
 }
 
-pub async fn block(ctx: &Rosetta, body: &Bytes) -> RosettaResult<BlockResponse> {
+/// `/block` as JSON bytes, rendered from the stored rows by [`super::block_view`].
+pub async fn block_json(ctx: &Rosetta, body: &Bytes) -> RosettaResult<Vec<u8>> {
     let req: BlockRequest =
         parse(body, ctx.network, &[("block_identifier", ErrorKind::BlockIdentifierNull)])?;
     let b = resolve(ctx, &req.block_identifier).await?;
     let contents = ctx.store.rosetta_block_contents(&b.index_block_hash).await?;
+    super::block_view::render(&b, &contents).map_err(|e| {
+        tracing::error!(error = %e, block = %b.index_block_hash, "rosetta: /block does not serialize");
+        RosettaError::new(ErrorKind::UnknownError)
+    })
+}
+
+/// `/block` as the `rosetta-spec` model: the reference [`block_json`] is checked against
+/// (`tests/rosetta_block_view.rs`).
+pub fn block_model(b: &RosettaBlock, contents: &BlockContents) -> BlockResponse {
     let mut metadata = Metadata::new();
     metadata.insert("burn_block_height".into(), json!(b.burn_block_height));
-    Ok(BlockResponse {
+    BlockResponse {
         block: Some(Block {
-            block_identifier: identifier(&b),
-            parent_block_identifier: parent_identifier(&b),
+            block_identifier: identifier(b),
+            parent_block_identifier: parent_identifier(b),
             timestamp: b.timestamp_ms,
-            transactions: transactions(&contents, &b.index_block_hash),
+            transactions: transactions(contents, &b.index_block_hash),
             metadata: Some(metadata),
         }),
         other_transactions: None,
-    })
+    }
 }
 
 pub async fn transaction(ctx: &Rosetta, body: &Bytes) -> RosettaResult<BlockTransactionResponse> {

@@ -8,6 +8,7 @@
 
 pub mod account;
 pub mod block;
+pub mod block_view;
 pub mod call;
 pub mod construction;
 pub mod error;
@@ -104,7 +105,7 @@ async fn dispatch(ctx: &Rosetta, path: &str, body: &Bytes) -> RosettaResult<Resp
         "network/list" => json(network::list(ctx, body)),
         "network/options" => json(network::options(ctx, body)),
         "network/status" => json(network::status(ctx, body).await),
-        "block" => json(block::block(ctx, body).await),
+        "block" => block::block_json(ctx, body).await.map(json_bytes),
         "block/transaction" => json(block::transaction(ctx, body).await),
         "account/balance" => json(account::balance(ctx, body).await),
         "account/coins" => json(account::coins(ctx, body)),
@@ -119,6 +120,14 @@ async fn dispatch(ctx: &Rosetta, path: &str, body: &Bytes) -> RosettaResult<Resp
 
 fn unknown(path: &str) -> RosettaError {
     RosettaError::with_message(ErrorKind::UnknownEndpoint, format!("POST /rosetta/{path}"))
+}
+
+/// A successful answer already serialized: HTTP 200, `application/json` as [`json`] sends it.
+fn json_bytes(body: Vec<u8>) -> Response {
+    let mut res = Response::new(body.into());
+    res.headers_mut()
+        .insert(warp::http::header::CONTENT_TYPE, warp::http::HeaderValue::from_static("application/json"));
+    res
 }
 
 /// A successful answer: HTTP 200 with the model as JSON.

@@ -46,21 +46,21 @@ fn metadata(text: Option<&str>) -> Option<Metadata> {
 
 /// The Rosetta type of a stored operation: direct PoX stacking calls are retyped as the
 /// incumbent did (`stack_stx`, `delegate_stx`, `revoke_delegate_stx`).
-fn op_type(op: &StoredOp, tx: Option<&RosettaTx>) -> String {
+pub(super) fn op_type<'a>(op: &'a StoredOp, tx: Option<&RosettaTx>) -> &'a str {
     if op.op_type == "contract_call" {
         if let Some(tx) = tx {
             if tx.contract_id.as_deref().is_some_and(stacking::is_pox_contract) {
                 if let Some(t) = tx.function_name.as_deref().and_then(stacking::stacking_op_type) {
-                    return t.into();
+                    return t;
                 }
             }
         }
     }
-    op.op_type.clone()
+    &op.op_type
 }
 
 /// The metadata the transaction's payload gives its stacking-call or tenure-change operation.
-fn payload_metadata(tx: &RosettaTx) -> Option<Metadata> {
+pub(super) fn payload_metadata(tx: &RosettaTx) -> Option<Metadata> {
     let raw = tx.raw_tx.as_deref()?;
     match stacks_codec::decode_hex(raw).and_then(|b| stacks_codec::tx::Transaction::deserialize(&b)) {
         Ok(decoded) => stacking::payload_metadata(&decoded, tx.raw_result.as_deref()),
@@ -80,7 +80,7 @@ pub fn operations(rows: &[&StoredOp], tx: Option<&RosettaTx>, first_index: i64) 
     let mut index_of = std::collections::HashMap::with_capacity(rows.len());
     let mut next = first_index;
     for row in rows {
-        let ty = op_type(row, tx);
+        let ty = op_type(row, tx).to_owned();
         let mut meta = metadata(row.metadata.as_deref());
         let parsed =
             matches!(ty.as_str(), "stack_stx" | "delegate_stx" | "revoke_delegate_stx" | "tenure_change");

@@ -434,6 +434,14 @@ impl Store {
         Ok(out)
     }
 
+    /// The number of canonical transactions (one index scan; the benches' header line).
+    pub async fn canonical_tx_count(&self) -> Result<i64, StoreError> {
+        let r = query("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM txs WHERE canonical = true", vec![])
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(r.try_get("n")?)
+    }
+
     /// Counts of canonical and non-canonical rows per flagged table, e.g. to compare states.
     pub async fn canonical_counts(&self) -> Result<BTreeMap<String, i64>, StoreError> {
         let mut out = BTreeMap::new();
