@@ -174,7 +174,6 @@ const PINNED: &[(&str, usize)] = &[
 /// for all, URL substring, reason)`. They count as mismatches in the table (and the pins keep
 /// them from growing); any other status difference fails the test.
 const KNOWN_STATUS: &[(&str, &str, &str)] = &[
-    ("", "/pox-transactions", "not served yet: v2 burn-block and address `/pox-transactions`"),
     ("", "tx_metadata=true", "open: the NFT routes' tx_metadata=true variant (extended parity branch)"),
     (
         "",
