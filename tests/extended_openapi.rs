@@ -124,6 +124,7 @@ where
         ("tx_id", s(&tx["tx_id"])),
         ("principal", s(&tx["sender_address"])),
         ("address", s(&tx["sender_address"])),
+        ("pool_principal", s(&tx["sender_address"])),
         ("block_hash", s(&tx["block_hash"])),
         ("hash", s(&block["hash"])),
         ("burn_block_hash", s(&block["burn_block_hash"])),

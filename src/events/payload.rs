@@ -23,7 +23,7 @@ pub use block::{
     ExecutionCost, MaturedMinerReward, MicroblockRef, NewBlock, PartialMicroblockInfo, RewardSet,
     RewardSetSigner, RewardedAddress, TxReceipt, TxStatus,
 };
-pub use burn::{NewBurnBlock, RewardRecipient};
+pub use burn::{NewBurnBlock, PoxTransaction, PoxTxRecipient, RewardRecipient};
 pub use burnchain_op::{
     BurnchainOp, DelegateStxOp, OpAddress, PreStxOp, StackStxOp, TransferStxOp, VoteForAggregateKeyOp,
 };
@@ -165,6 +165,16 @@ mod tests {
             panic!()
         };
         assert_eq!((b.reward_recipients[0].amt, b.consensus_hash), (10_000, None));
+        assert!(b.pox_transactions.is_empty());
+        let json = r#"{"burn_amount":0,"burn_block_hash":"0x49","burn_block_height":1,"reward_recipients":[],
+            "reward_slot_holders":[],"pox_transactions":[{"txid":"AB01",
+            "reward_recipients":[{"recipient":"mkmW1","amt":700,"utxo_idx":2}]}]}"#;
+        let EventPayload::NewBurnBlock(b) = EventPayload::parse(EventPath::NewBurnBlock, json).unwrap()
+        else {
+            panic!()
+        };
+        let rows = crate::ledger::burn::derive_burn_block(&b).pox_txs;
+        assert_eq!(rows, vec![("0xab01".to_string(), 2, "mkmW1".to_string(), 700)]);
         assert!(EventPayload::parse(EventPath::NewMempoolTx, "{}").is_err());
     }
 }

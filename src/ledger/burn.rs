@@ -14,6 +14,8 @@ pub struct BurnBlockRows {
     pub rewards: Vec<(String, i64)>,
     /// Slot holder addresses, one per slot.
     pub slot_holders: Vec<String>,
+    /// PoX payouts by Bitcoin output: (tx id, output index, recipient, satoshis).
+    pub pox_txs: Vec<(String, i64, String, i64)>,
 }
 
 pub fn derive_burn_block(b: &NewBurnBlock) -> BurnBlockRows {
@@ -25,5 +27,14 @@ pub fn derive_burn_block(b: &NewBurnBlock) -> BurnBlockRows {
         parent_burn_block_hash: b.parent_burn_block_hash.as_deref().map(normalize_hex),
         rewards: b.reward_recipients.iter().map(|r| (r.recipient.clone(), int(r.amt))).collect(),
         slot_holders: b.reward_slot_holders.clone(),
+        pox_txs: b
+            .pox_transactions
+            .iter()
+            .flat_map(|t| {
+                t.reward_recipients
+                    .iter()
+                    .map(|r| (normalize_hex(&t.txid), i64::from(r.utxo_idx), r.recipient.clone(), int(r.amt)))
+            })
+            .collect(),
     }
 }

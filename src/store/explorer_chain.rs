@@ -6,8 +6,8 @@
 use sqlx::any::AnyRow;
 use sqlx::Row;
 use stacks_extended::{
-    BlockContents, BlockRecord, BlockRef, BurnBlockRecord, BurnRef, BurnchainReward, ChainReader, ReadError,
-    RewardSlotHolder, SupplyRecord,
+    BlockContents, BlockRecord, BlockRef, BurnBlockRecord, BurnPoxTx, BurnRef, BurnchainReward, ChainReader,
+    PoxTxsOf, ReadError, RewardSlotHolder, SupplyRecord,
 };
 
 use super::sql::{get_bool, query, Val};
@@ -171,20 +171,6 @@ impl Store {
             )
             .await?;
         Ok(i128::from(ops) + i128::from(coinbase))
-    }
-
-    /// STX locked at the end of a canonical block: each account's latest balance row at or
-    /// below it, while its lock lasts past the block's burn height.
-    async fn locked_at(&self, height: i64, burn_height: i64) -> Result<i128, StoreError> {
-        let locked = self
-            .int(
-                "SELECT CAST(COALESCE(SUM(b.locked), 0) AS BIGINT) FROM stx_balances b WHERE b.canonical = true \
-                 AND b.locked <> 0 AND b.unlock_burn_height > $2 AND b.block_height = (SELECT MAX(b2.block_height) \
-                 FROM stx_balances b2 WHERE b2.account = b.account AND b2.canonical = true AND b2.block_height <= $1)",
-                vec![height.into(), burn_height.into()],
-            )
-            .await?;
-        Ok(i128::from(locked))
     }
 }
 
@@ -435,8 +421,7 @@ impl ChainReader for Store {
         let Some(block) = block else { return Ok(None) };
         let h = i(block.block_height);
         let total = self.supply_at(h).await?;
-        let locked = self.locked_at(h, i(block.burn_block_height)).await?;
-        Ok(Some(SupplyRecord { total_ustx: total, locked_ustx: locked, block_height: block.block_height }))
+        Ok(Some(SupplyRecord { total_ustx: total, block_height: block.block_height }))
     }
 
     async fn burnchain_rewards(
@@ -484,6 +469,19 @@ impl ChainReader for Store {
             )
             .await?;
         Ok(i128::from(total))
+    }
+
+    async fn list_block_contents(&self, blocks: &[BlockRecord]) -> Result<Vec<BlockContents>, ReadError> {
+        Ok(self.list_contents(blocks).await?)
+    }
+
+    async fn pox_txs(
+        &self,
+        of: PoxTxsOf,
+        limit: u32,
+        offset: u64,
+    ) -> Result<(u64, Vec<BurnPoxTx>), ReadError> {
+        Ok(self.burn_pox_txs(of, limit, offset).await?)
     }
 
     async fn reward_slot_holders(

@@ -4,7 +4,8 @@ use sqlx::any::AnyRow;
 use sqlx::Row;
 use stacks_codec::address::StacksAddress;
 use stacks_extended::{
-    CycleSigner, CycleStacker, Paging, PoxCycleReader, PoxCycleRecord, PoxEventRecord, PoxReader, ReadError,
+    CycleSigner, CycleStacker, Paging, PoolDelegation, PoxCycleReader, PoxCycleRecord, PoxEventRecord,
+    PoxReader, ReadError,
 };
 
 use super::sql::query;
@@ -110,6 +111,103 @@ impl PoxReader for Store {
         .await
         .map_err(StoreError::from)?;
         Ok(records(&of_contract(&rows, contract)?)?)
+    }
+
+    async fn pool_delegations(
+        &self,
+        contract: &str,
+        pool: &str,
+        height: Option<u64>,
+        after_block: u64,
+        paging: Paging,
+    ) -> Result<Option<(u64, Vec<PoolDelegation>)>, ReadError> {
+        let Some((height, burn_height)) = self.canonical_heights(height).await? else { return Ok(None) };
+        let all = self.delegations_to(contract, pool, height, after_block, burn_height).await?;
+        let total = all.len() as u64;
+        let page = all
+            .into_iter()
+            .skip(usize::try_from(paging.offset).unwrap_or(usize::MAX))
+            .take(paging.limit as usize)
+            .collect();
+        Ok(Some((total, page)))
+    }
+}
+
+/// `(some u150)` / `u150` → 150; `none` (an open-ended delegation) → `None`.
+fn optional_uint(repr: &str) -> Option<u64> {
+    let r = repr.trim();
+    let r = r.strip_prefix("(some ").and_then(|s| s.strip_suffix(')')).unwrap_or(r);
+    r.strip_prefix('u')?.parse().ok()
+}
+
+impl Store {
+    /// `(block_height, burn_block_height)` of the canonical block at `height`, or of the tip.
+    async fn canonical_heights(&self, height: Option<u64>) -> Result<Option<(i64, i64)>, StoreError> {
+        let (sql, vals) = match height {
+            Some(h) => (
+                "SELECT block_height, burn_block_height FROM blocks WHERE canonical = true AND block_height = $1 LIMIT 1",
+                vec![i64::try_from(h).unwrap_or(i64::MAX).into()],
+            ),
+            None => (
+                "SELECT block_height, burn_block_height FROM blocks WHERE canonical = true \
+                 ORDER BY block_height DESC LIMIT 1",
+                vec![],
+            ),
+        };
+        let row = query(sql, vals).fetch_optional(&self.pool).await?;
+        Ok(match row {
+            Some(r) => Some((r.try_get("block_height")?, r.try_get("burn_block_height")?)),
+            None => None,
+        })
+    }
+
+    /// Each stacker's latest canonical `delegate-stx` to `pool` in `(after_block, height]` whose
+    /// unlock height (if any) is above `burn_height`, newest first (the incumbent's
+    /// `DISTINCT ON (stacker)` over the events in force, ordered by chain position).
+    async fn delegations_to(
+        &self,
+        contract: &str,
+        pool: &str,
+        height: i64,
+        after_block: u64,
+        burn_height: i64,
+    ) -> Result<Vec<PoolDelegation>, StoreError> {
+        let rows = query(
+            &format!(
+                "SELECT stacker, pox_addr, amount_ustx, data, block_height, tx_id, pox_contract, name \
+                 FROM pox_events WHERE delegate_to = $1 AND canonical = true AND block_height <= $2 \
+                 AND block_height > $3 ORDER BY {ORDER}"
+            ),
+            vec![pool.into(), height.into(), i64::try_from(after_block).unwrap_or(i64::MAX).into()],
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        for r in of_contract(&rows, contract)? {
+            if r.try_get::<String, _>("name")? != "delegate-stx" {
+                continue;
+            }
+            let data: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(&r.try_get::<String, _>("data")?).unwrap_or_default();
+            let unlock = data.get("unlock-burn-height").and_then(|v| v.as_str()).and_then(optional_uint);
+            if unlock.is_some_and(|u| i64::try_from(u).unwrap_or(i64::MAX) <= burn_height) {
+                continue;
+            }
+            let stacker: String = r.try_get("stacker")?;
+            if !seen.insert(stacker.clone()) {
+                continue;
+            }
+            out.push(PoolDelegation {
+                stacker,
+                pox_addr: r.try_get::<Option<String>, _>("pox_addr")?.filter(|a| !a.is_empty()),
+                amount_ustx: r.try_get::<Option<String>, _>("amount_ustx")?.unwrap_or_else(|| "0".into()),
+                burn_block_unlock_height: unlock.filter(|u| *u != 0),
+                block_height: u(r.try_get("block_height")?),
+                tx_id: r.try_get("tx_id")?,
+            });
+        }
+        Ok(out)
     }
 }
 

@@ -7,6 +7,8 @@
 mod digest;
 mod explorer;
 mod explorer_address;
+mod explorer_block_list;
+mod explorer_burn_pox;
 mod explorer_chain;
 mod explorer_contract;
 mod explorer_microblock;

@@ -93,6 +93,7 @@ pub async fn wipe(conn: &mut AnyConnection) -> Result<(), StoreError> {
         "burnchain_rewards",
         "reward_slot_holders",
         "block_events",
+        "burn_block_pox_txs",
     ]) {
         exec(&mut tx, &format!("DELETE FROM {t}"), vec![]).await?;
     }
@@ -839,7 +840,7 @@ async fn recompute_accounts(conn: &mut AnyConnection, accounts: &[String]) -> Re
 async fn apply_burn_block(conn: &mut AnyConnection, ctx: &Ctx, b: &NewBurnBlock) -> Result<(), ApplyError> {
     let r = ledger::burn::derive_burn_block(b);
     // A burn block at height h replaces whatever was at h or above on another branch.
-    for t in ["burn_blocks", "burnchain_rewards", "reward_slot_holders"] {
+    for t in ["burn_blocks", "burnchain_rewards", "reward_slot_holders", "burn_block_pox_txs"] {
         let sql = format!("UPDATE {t} SET canonical = false WHERE burn_block_height >= $1 AND burn_block_hash <> $2 AND canonical = true");
         exec(conn, &sql, vec![r.burn_block_height.into(), (&r.burn_block_hash).into()]).await?;
     }
@@ -892,6 +893,19 @@ async fn apply_burn_block(conn: &mut AnyConnection, ctx: &Ctx, b: &NewBurnBlock)
         &["burn_block_hash", "burn_block_height", "slot_index", "address", "canonical"],
         slots.collect(),
         "ON CONFLICT (burn_block_hash, slot_index) DO UPDATE SET canonical = true",
+    )
+    .await?;
+    let pox_txs = r.pox_txs.iter().map(|(tx_id, utxo, who, amt)| {
+        let mut v = at(&r.burn_block_hash);
+        v.extend([tx_id.into(), (*utxo).into(), who.into(), (*amt).into(), true.into()]);
+        v
+    });
+    insert_rows(
+        conn,
+        "burn_block_pox_txs",
+        &["burn_block_hash", "burn_block_height", "tx_id", "utxo_idx", "recipient", "amount", "canonical"],
+        pox_txs.collect(),
+        "ON CONFLICT (burn_block_hash, tx_id, utxo_idx) DO UPDATE SET canonical = true",
     )
     .await?;
     Ok(())

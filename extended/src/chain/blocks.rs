@@ -33,10 +33,8 @@ pub(crate) async fn v1<R: ExplorerReader + ChainReader>(r: &R, req: &Req, rest: 
             tip_cached(r, req, async {
                 let paging = req.query.paging(BLOCK_LIMIT)?;
                 let (total, blocks) = r.blocks(paging.limit, paging.offset).await?;
-                let mut results = Vec::with_capacity(blocks.len());
-                for b in &blocks {
-                    results.push(block_v1(b, &r.block_contents(b).await?));
-                }
+                let contents = r.list_block_contents(&blocks).await?;
+                let results: Vec<_> = blocks.iter().zip(&contents).map(|(b, c)| block_v1(b, c)).collect();
                 Ok(json(&json!(Page::new(paging, total, results))))
             })
             .await
@@ -124,7 +122,8 @@ async fn block_transactions<R: ChainReader + TxReader>(r: &R, req: &Req, id: &st
     let (total, _) = r.block_txs(&at, Paging { limit: 0, offset: 0 }).await?;
     let end = total.saturating_sub(paging.offset);
     let start = end.saturating_sub(u64::from(paging.limit));
-    let mirrored = Paging { limit: (end - start) as u32, offset: total - end };
+    // Oldest-first rows [offset, offset + limit) are newest-first rows [start, end).
+    let mirrored = Paging { limit: (end - start) as u32, offset: start };
     let (_, mut txs) = r.block_txs(&at, mirrored).await?;
     txs.reverse();
     // The incumbent's total is the block's own count (block 1 leaves out the boot block's

@@ -4,7 +4,7 @@ use serde_json::json;
 use stacks_codec::address::StacksAddress;
 use warp::reply::Response;
 
-use super::reader::{BlockRef, BurnRef, ChainReader};
+use super::reader::{BlockRef, BurnPoxTx, BurnRef, ChainReader, PoxTxsOf};
 use super::render::{block_v2, burn_block, burnchain_reward, reward_slot_holder};
 use super::{hash_param, json, tip_cached, Req};
 use crate::error::ApiError;
@@ -81,7 +81,42 @@ pub(crate) async fn burn_blocks<R: ExplorerReader + ChainReader>(
             }
             Err(e) => Err(e),
         },
+        [id, "pox-transactions"] => match burn_ref(id) {
+            Ok(by) => pox_txs(r, req, PoxTxsOf::Burn(by)).await,
+            Err(e) => Err(e),
+        },
         _ => return None,
+    })
+}
+
+/// `/extended/v2/addresses/{btc address}/pox-transactions`.
+pub(crate) async fn address_pox_txs<R: ExplorerReader + ChainReader>(
+    r: &R,
+    req: &Req,
+    address: &str,
+) -> Answer {
+    pox_txs(r, req, PoxTxsOf::Recipient(address.to_string())).await
+}
+
+/// A page of PoX payout outputs (`BurnBlockPoxTx`); none is an empty page, as the incumbent.
+async fn pox_txs<R: ExplorerReader + ChainReader>(r: &R, req: &Req, of: PoxTxsOf) -> Answer {
+    tip_cached(r, req, async {
+        let paging = req.query.paging(BURN_BLOCK_LIMIT)?;
+        let (total, txs) = r.pox_txs(of, paging.limit, paging.offset).await?;
+        let results: Vec<_> = txs.iter().map(pox_tx_json).collect();
+        Ok(json(&json!(Page::new(paging, total, results))))
+    })
+    .await
+}
+
+fn pox_tx_json(t: &BurnPoxTx) -> serde_json::Value {
+    json!({
+        "burn_block_hash": t.burn_block_hash,
+        "burn_block_height": t.burn_block_height,
+        "tx_id": t.tx_id,
+        "recipient": t.recipient,
+        "utxo_idx": t.utxo_idx,
+        "amount": t.amount.to_string(),
     })
 }
 

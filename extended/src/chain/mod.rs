@@ -15,8 +15,8 @@ mod supply;
 pub use render::block_v1;
 
 pub use reader::{
-    BlockContents, BlockRecord, BlockRef, BurnBlockRecord, BurnRef, BurnchainReward, ChainReader,
-    RewardSlotHolder, SupplyRecord,
+    BlockContents, BlockRecord, BlockRef, BurnBlockRecord, BurnPoxTx, BurnRef, BurnchainReward, ChainReader,
+    PoxTxsOf, RewardSlotHolder, SupplyRecord,
 };
 
 use std::sync::Arc;
@@ -81,6 +81,7 @@ async fn dispatch<R: ExplorerReader + ChainReader + TxReader>(
         ["v2", "blocks", ..] => blocks::v2(r, req, &s[2..]).await?,
         ["v2", "block-tenures", tenure, "blocks"] => blocks::tenure_blocks(r, req, tenure).await,
         ["v2", "burn-blocks", ..] => burn::burn_blocks(r, req, &s[2..]).await?,
+        ["v2", "addresses", address, "pox-transactions"] => burn::address_pox_txs(r, req, address).await,
         ["v1", "burnchain", ..] => burn::burnchain(r, req, &s[2..]).await?,
         ["v1", "stx_supply", ..] => supply::stx_supply(r, req, &s[2..]).await?,
         ["v1", "info", ..] => supply::info(r, req, &s[2..]).await?,

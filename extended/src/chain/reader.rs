@@ -37,6 +37,26 @@ pub struct BlockContents {
     pub microblock_tx_count: Vec<(String, u64)>,
 }
 
+/// One Bitcoin output paying a PoX reward slot (`BurnBlockPoxTx`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BurnPoxTx {
+    pub burn_block_hash: String,
+    pub burn_block_height: u64,
+    pub tx_id: String,
+    pub recipient: String,
+    pub utxo_idx: u64,
+    pub amount: u64,
+}
+
+/// Whose PoX payout outputs a route lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PoxTxsOf {
+    /// Those of one burn block.
+    Burn(BurnRef),
+    /// Those paid to one Bitcoin address.
+    Recipient(String),
+}
+
 /// How a route names one block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BlockRef {
@@ -77,8 +97,9 @@ pub enum BurnRef {
 /// The STX supply at a block (µSTX).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct SupplyRecord {
+    /// Minted minus burnt STX plus the coinbases matured at the block: the incumbent serves it
+    /// as both the total and the unlocked supply (it subtracts no locked STX).
     pub total_ustx: i128,
-    pub locked_ustx: i128,
     pub block_height: u64,
 }
 
@@ -180,4 +201,18 @@ pub trait ChainReader: Send + Sync + 'static {
         limit: u32,
         offset: u64,
     ) -> impl Future<Output = Result<(u64, Vec<RewardSlotHolder>), ReadError>> + Send;
+    /// The contents of the blocks of one v1 `/block` list page, as the incumbent's list shows
+    /// them (its list query differs from its by-id one; see the store).
+    fn list_block_contents(
+        &self,
+        blocks: &[BlockRecord],
+    ) -> impl Future<Output = Result<Vec<BlockContents>, ReadError>> + Send;
+    /// Canonical PoX payout outputs, newest burn block first, and how many there are (an
+    /// unknown burn block has none).
+    fn pox_txs(
+        &self,
+        of: PoxTxsOf,
+        limit: u32,
+        offset: u64,
+    ) -> impl Future<Output = Result<(u64, Vec<BurnPoxTx>), ReadError>> + Send;
 }

@@ -44,7 +44,7 @@ pub(crate) async fn stx_supply<R: ExplorerReader + ChainReader>(
         [] | [""] => {
             tip_cached(r, req, async {
                 let s = supply_at(r, req).await?;
-                let unlocked = s.total_ustx - s.locked_ustx;
+                let unlocked = s.total_ustx;
                 Ok(json(&json!({
                     "unlocked_percent": percent(unlocked, s.total_ustx),
                     "total_stx": stx(s.total_ustx),
@@ -65,14 +65,14 @@ pub(crate) async fn stx_supply<R: ExplorerReader + ChainReader>(
         ["circulating", "plain"] => {
             tip_cached(r, req, async {
                 let s = r.supply(None).await?.unwrap_or_default();
-                Ok(plain(stx(s.total_ustx - s.locked_ustx)))
+                Ok(plain(stx(s.total_ustx)))
             })
             .await
         }
         ["legacy_format"] => {
             tip_cached(r, req, async {
                 let s = supply_at(r, req).await?;
-                let unlocked = s.total_ustx - s.locked_ustx;
+                let unlocked = s.total_ustx;
                 Ok(json(&json!({
                     "unlockedPercent": percent(unlocked, s.total_ustx),
                     "totalStacks": stx(s.total_ustx),

@@ -87,11 +87,7 @@ impl ChainReader for Fake {
     async fn supply(&self, height: Option<u64>) -> Result<Option<SupplyRecord>, ReadError> {
         Ok(match height {
             Some(h) if h > 3 => None,
-            h => Some(SupplyRecord {
-                total_ustx: 4_000_000,
-                locked_ustx: 1_000_000,
-                block_height: h.unwrap_or(3),
-            }),
+            h => Some(SupplyRecord { total_ustx: 4_000_000, block_height: h.unwrap_or(3) }),
         })
     }
     async fn burnchain_rewards(
@@ -112,6 +108,38 @@ impl ChainReader for Fake {
         _: u64,
     ) -> Result<(u64, Vec<RewardSlotHolder>), ReadError> {
         Ok((0, vec![]))
+    }
+    async fn list_block_contents(&self, blocks: &[BlockRecord]) -> Result<Vec<BlockContents>, ReadError> {
+        let mut out = Vec::new();
+        for b in blocks {
+            out.push(self.block_contents(b).await?);
+        }
+        Ok(out)
+    }
+    /// Burn block 13 paid two outputs of one transaction to `mkpay`.
+    async fn pox_txs(
+        &self,
+        of: PoxTxsOf,
+        limit: u32,
+        offset: u64,
+    ) -> Result<(u64, Vec<BurnPoxTx>), ReadError> {
+        let all: Vec<BurnPoxTx> = (1..=2)
+            .map(|utxo_idx| BurnPoxTx {
+                burn_block_hash: block(3).burn_block_hash,
+                burn_block_height: 13,
+                tx_id: "0xbeef".into(),
+                recipient: "mkpay".into(),
+                utxo_idx,
+                amount: 500 * utxo_idx,
+            })
+            .filter(|t| match &of {
+                PoxTxsOf::Burn(BurnRef::Height(h)) => t.burn_block_height == *h,
+                PoxTxsOf::Burn(BurnRef::Hash(h)) => &t.burn_block_hash == h,
+                PoxTxsOf::Burn(BurnRef::Latest) => true,
+                PoxTxsOf::Recipient(r) => &t.recipient == r,
+            })
+            .collect();
+        Ok((all.len() as u64, all.into_iter().skip(offset as usize).take(limit as usize).collect()))
     }
 }
 
@@ -197,11 +225,12 @@ async fn v2_cursor_envelope_and_block_etag() {
 async fn supply_forms() {
     let (_, body, _) = get("/extended/v1/stx_supply").await;
     assert_eq!(body["total_stx"], "4.000000");
-    assert_eq!(body["unlocked_stx"], "3.000000");
-    assert_eq!(body["unlocked_percent"], "75.00");
+    // The incumbent subtracts no locked STX: the unlocked supply is the total.
+    assert_eq!(body["unlocked_stx"], "4.000000");
+    assert_eq!(body["unlocked_percent"], "100.00");
     let api = crate::chain::routes(Arc::new(Fake));
     let res = warp::test::request().path("/extended/v1/stx_supply/circulating/plain").reply(&api).await;
-    assert_eq!(res.body().as_ref(), b"3.000000");
+    assert_eq!(res.body().as_ref(), b"4.000000");
     assert!(res.headers()["content-type"].to_str().unwrap().starts_with("text/plain"));
     let (_, body, _) = get("/extended/v1/stx_supply/legacy_format").await;
     assert_eq!(body["blockHeight"], "3");
@@ -245,4 +274,34 @@ impl crate::tx::TxReader for Fake {
     async fn mempool_fees(&self) -> Result<Vec<(String, u64)>, ReadError> {
         Ok(vec![])
     }
+}
+
+#[tokio::test]
+async fn pox_transactions_are_pages_of_payout_outputs() {
+    let (status, body, _) = get("/extended/v2/burn-blocks/13/pox-transactions?offset=1").await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        body,
+        serde_json::json!({"limit": 20, "offset": 1, "total": 2, "results": [{
+            "burn_block_hash": block(3).burn_block_hash, "burn_block_height": 13, "tx_id": "0xbeef",
+            "recipient": "mkpay", "utxo_idx": 2, "amount": "1000"}]})
+    );
+    let (status, body, _) = get("/extended/v2/addresses/mkpay/pox-transactions?limit=1").await;
+    assert_eq!(
+        (status, body["total"].as_u64(), body["results"][0]["utxo_idx"].as_u64()),
+        (200, Some(2), Some(1))
+    );
+    // An unknown burn block or address is an empty page, not a 404 (as the incumbent).
+    for path in
+        ["/extended/v2/burn-blocks/99/pox-transactions", "/extended/v2/addresses/mknone/pox-transactions"]
+    {
+        let (status, body, _) = get(path).await;
+        assert_eq!(
+            (status, body["total"].as_u64(), body["results"].as_array().map(Vec::len)),
+            (200, Some(0), Some(0))
+        );
+    }
+    let (status, body, _) = get("/extended/v2/burn-blocks/xyz/pox-transactions").await;
+    assert_eq!(status, 500);
+    assert!(body["error"].as_str().unwrap().contains("height_or_hash"));
 }

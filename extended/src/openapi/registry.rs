@@ -518,6 +518,22 @@ pub fn registry() -> Vec<Route> {
             "NakamotoBlockList",
         )
         .paged(chain::burn::BURN_BLOCK_LIMIT),
+        get(
+            "/extended/v2/burn-blocks/{height_or_hash}/pox-transactions",
+            "get_burn_block_pox_transactions",
+            "Burn Blocks",
+            "PoX payout transactions of a burn block",
+            "BurnBlockPoxTxList",
+        )
+        .paged(chain::burn::BURN_BLOCK_LIMIT),
+        get(
+            "/extended/v2/addresses/{address}/pox-transactions",
+            "get_address_pox_transactions",
+            "Burn Blocks",
+            "PoX payout transactions to a Bitcoin address",
+            "BurnBlockPoxTxList",
+        )
+        .paged(chain::burn::BURN_BLOCK_LIMIT),
         // Burnchain.
         get(
             "/extended/v1/burnchain/reward_slot_holders",
@@ -904,6 +920,18 @@ pub fn registry() -> Vec<Route> {
             "PoxEventResults",
         )
         .path_enum("pox", POX),
+        get(
+            "/extended/v1/{pox}/{pool_principal}/delegations",
+            "get_pool_delegations",
+            "Stacking",
+            "Stackers delegating to a pool",
+            "PoolDelegationList",
+        )
+        .path_enum("pox", POX)
+        .paged(pox::STACKER_LIMIT)
+        .q("after_block", Integer, "Only delegations made in blocks above this height")
+        .q("height", Integer, "Answer as of this block height")
+        .q("unanchored", Boolean, "Include the microblock stream (answered from the anchored tip)"),
         get("/extended/v2/pox/cycles", "get_pox_cycles", "Proof of Transfer", "PoX cycles", "PoxCycleList")
             .paged(pox::cycles::CYCLE_LIMIT),
         get(

@@ -674,6 +674,28 @@ pub fn components() -> Value {
         ),
         ("PoxSignerList", paged(r("PoxSigner"))),
         (
+            "PoolDelegationList",
+            paged(obj(&[
+                ("stacker", s()),
+                ("?pox_addr", s()),
+                ("amount_ustx", s()),
+                ("?burn_block_unlock_height", int()),
+                ("block_height", int()),
+                ("tx_id", s()),
+            ])),
+        ),
+        (
+            "BurnBlockPoxTxList",
+            paged(obj(&[
+                ("burn_block_hash", s()),
+                ("burn_block_height", int()),
+                ("tx_id", s()),
+                ("recipient", s()),
+                ("utxo_idx", int()),
+                ("amount", s()),
+            ])),
+        ),
+        (
             "PoxStackerList",
             paged(obj(&[
                 ("stacker_address", s()),

@@ -27,6 +27,9 @@ use crate::tx::{parse_tx_id, tip_etag};
 /// The incumbent's `Pox2Event` limits.
 pub const POX_EVENT_LIMIT: LimitRule = LimitRule::new(96, 200);
 
+/// The incumbent's `Stacker` limits (pool delegations).
+pub const STACKER_LIMIT: LimitRule = LimitRule::new(100, 200);
+
 /// How the incumbent fills one `data` member when the print lacks it.
 #[derive(Clone, Copy)]
 enum Missing {
@@ -227,6 +230,55 @@ enum Route {
     Events(Query),
     Tx(String),
     Stacker(String),
+    Delegations(String, Query),
+}
+
+/// The incumbent's `PoolDelegation` JSON: `pox_addr` and `burn_block_unlock_height` are left
+/// out when absent.
+fn delegation_json(d: &PoolDelegation) -> Json {
+    let mut m = Map::new();
+    m.insert("stacker".into(), d.stacker.clone().into());
+    if let Some(a) = &d.pox_addr {
+        m.insert("pox_addr".into(), a.clone().into());
+    }
+    m.insert("amount_ustx".into(), d.amount_ustx.clone().into());
+    if let Some(h) = d.burn_block_unlock_height {
+        m.insert("burn_block_unlock_height".into(), h.into());
+    }
+    m.insert("block_height".into(), d.block_height.into());
+    m.insert("tx_id".into(), d.tx_id.clone().into());
+    Json::Object(m)
+}
+
+async fn delegations<R: PoxReader>(r: &R, contract: &str, pool: &str, q: &Query) -> Result<Json, ApiError> {
+    Principal::from_str(pool).map_err(|_| ApiError::InvalidParam {
+        param: "pool_principal",
+        reason: format!("invalid STX address \"{pool}\""),
+    })?;
+    let paging = q.paging(STACKER_LIMIT)?;
+    let at_least_one = |name: &'static str| -> Result<Option<u64>, ApiError> {
+        match q.u64(name)? {
+            Some(0) => {
+                Err(ApiError::InvalidParam { param: name, reason: format!("`{name}` must be at least 1") })
+            }
+            v => Ok(v),
+        }
+    };
+    let after_block = at_least_one("after_block")?.unwrap_or(0);
+    let height = at_least_one("height")?;
+    // `unanchored` only moves the incumbent's tip to the microblock stream's height, where it
+    // finds no block: we answer from the anchored tip (docs/extended-api.md).
+    q.bool("unanchored")?;
+    let (total, page) = r
+        .pool_delegations(contract, pool, height, after_block, paging)
+        .await?
+        .ok_or_else(|| ApiError::NotFound(format!("no block at height: {}", height.unwrap_or(0))))?;
+    Ok(json!({
+        "limit": paging.limit,
+        "offset": paging.offset,
+        "total": total,
+        "results": page.iter().map(delegation_json).collect::<Vec<_>>(),
+    }))
 }
 
 async fn answer<R: PoxReader>(
@@ -261,6 +313,7 @@ async fn answer<R: PoxReader>(
             })?;
             results(&r.pox_events_of_stacker(contract, &p).await?)
         }
+        Route::Delegations(pool, q) => delegations(r, contract, &pool, &q).await?,
     };
     Ok(json_with_etag(&body, etag.as_deref()))
 }
@@ -304,12 +357,20 @@ pub fn routes<R: ExplorerReader + PoxReader + PoxCycleReader>(
         });
     let stacker = warp::get()
         .and(warp::path!("extended" / "v1" / String / "stacker" / String))
-        .and(with_reader)
+        .and(with_reader.clone())
         .and(inm())
         .and_then(|pox: String, p: String, r: Arc<R>, inm: Option<String>| {
             handle(r, pox, Route::Stacker(p), inm)
         });
-    events.or(tx).or(stacker).or(cycles::routes(reader_for_cycles)).or(legacy::routes())
+    let delegations = warp::get()
+        .and(warp::path!("extended" / "v1" / String / String / "delegations"))
+        .and(with_reader)
+        .and(query())
+        .and(inm())
+        .and_then(|pox: String, pool: String, r: Arc<R>, q: Query, inm: Option<String>| {
+            handle(r, pox, Route::Delegations(pool, q), inm)
+        });
+    events.or(tx).or(stacker).or(delegations).or(cycles::routes(reader_for_cycles)).or(legacy::routes())
 }
 
 #[cfg(test)]

@@ -57,6 +57,19 @@ pub trait PoxReader: Send + Sync + 'static {
         contract: &str,
         stacker: &str,
     ) -> impl Future<Output = Result<Vec<PoxEventRecord>, ReadError>> + Send;
+
+    /// The stackers whose latest canonical `delegate-stx` of `contract` to `pool`, in a block
+    /// after `after_block` and at or below `height` (`None`: the tip), is still in force at
+    /// that block's burn height: a page newest first, and how many there are. `None` when no
+    /// canonical block has that height.
+    fn pool_delegations(
+        &self,
+        contract: &str,
+        pool: &str,
+        height: Option<u64>,
+        after_block: u64,
+        paging: Paging,
+    ) -> impl Future<Output = Result<Option<(u64, Vec<PoolDelegation>)>, ReadError>> + Send;
 }
 
 /// A reward cycle's signer set, from the first canonical block that announced it.

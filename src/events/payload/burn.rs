@@ -17,6 +17,26 @@ pub struct NewBurnBlock {
     pub consensus_hash: Option<String>,
     #[serde(default)]
     pub parent_burn_block_hash: Option<String>,
+    /// The Bitcoin transactions of this block that paid PoX reward slots (newer nodes only).
+    #[serde(default)]
+    pub pox_transactions: Vec<PoxTransaction>,
+}
+
+/// One Bitcoin transaction paying PoX reward slots.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct PoxTransaction {
+    pub txid: String,
+    pub reward_recipients: Vec<PoxTxRecipient>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct PoxTxRecipient {
+    /// Bitcoin address text.
+    pub recipient: String,
+    /// Satoshis paid.
+    pub amt: u64,
+    /// The paying output's index in the transaction.
+    pub utxo_idx: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
