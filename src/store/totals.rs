@@ -282,37 +282,6 @@ pub(super) async fn backfill(conn: &mut AnyConnection) -> Result<(), sqlx::Error
     tx.commit().await
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn stx_sums_follow_the_operation_type() {
-        assert_eq!(stx_of("token_transfer", "success", Some(-5)), Some([5, 0, 0, 0]));
-        assert_eq!(stx_of("token_transfer", "success", Some(7)), Some([0, 7, 0, 0]));
-        assert_eq!(stx_of("fee", "success", Some(-3)), Some([0, 0, 3, 0]));
-        assert_eq!(stx_of("miner_reward", "success", Some(9)), Some([0, 0, 0, 9]));
-        assert_eq!(stx_of("fee", "abort_by_response", Some(-3)), None);
-        assert_eq!(stx_of("stx_lock", "success", Some(-3)), None);
-        assert_eq!(stx_of("contract_call", "success", None), None);
-    }
-
-    #[test]
-    fn asset_events_add_and_subtract() {
-        let mut a = Assets::new();
-        let big = "1267650600228229401496703205376"; // 2^100: beyond i64
-        add_event(&mut a, "ft_transfer", Some("A"), Some("B"), Some("t::x"), Some(big), 1);
-        add_event(&mut a, "nft_mint", None, Some("A"), Some("n::y"), None, 1);
-        assert_eq!(a[&("A".into(), "t::x".into(), "ft")], (1i128 << 100, 0, 1));
-        assert_eq!(a[&("B".into(), "t::x".into(), "ft")].1, ft_parse(big));
-        assert_eq!(a[&("A".into(), "n::y".into(), "nft")], (0, 1, 1));
-        add_event(&mut a, "nft_mint", None, Some("A"), Some("n::y"), None, -1);
-        assert_eq!(a[&("A".into(), "n::y".into(), "nft")], (0, 0, 0));
-        add_event(&mut a, "stx_transfer", Some("A"), Some("B"), None, Some("5"), 1);
-        assert_eq!(a.len(), 3);
-    }
-}
-
 impl super::Store {
     /// Sums the asset totals again from the canonical events, as migration 0017's backfill
     /// does for a store that already has events (on the writer's connection, between events).
@@ -349,5 +318,36 @@ impl super::Store {
             }
         }
         Ok(bad)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stx_sums_follow_the_operation_type() {
+        assert_eq!(stx_of("token_transfer", "success", Some(-5)), Some([5, 0, 0, 0]));
+        assert_eq!(stx_of("token_transfer", "success", Some(7)), Some([0, 7, 0, 0]));
+        assert_eq!(stx_of("fee", "success", Some(-3)), Some([0, 0, 3, 0]));
+        assert_eq!(stx_of("miner_reward", "success", Some(9)), Some([0, 0, 0, 9]));
+        assert_eq!(stx_of("fee", "abort_by_response", Some(-3)), None);
+        assert_eq!(stx_of("stx_lock", "success", Some(-3)), None);
+        assert_eq!(stx_of("contract_call", "success", None), None);
+    }
+
+    #[test]
+    fn asset_events_add_and_subtract() {
+        let mut a = Assets::new();
+        let big = "1267650600228229401496703205376"; // 2^100: beyond i64
+        add_event(&mut a, "ft_transfer", Some("A"), Some("B"), Some("t::x"), Some(big), 1);
+        add_event(&mut a, "nft_mint", None, Some("A"), Some("n::y"), None, 1);
+        assert_eq!(a[&("A".into(), "t::x".into(), "ft")], (1i128 << 100, 0, 1));
+        assert_eq!(a[&("B".into(), "t::x".into(), "ft")].1, ft_parse(big));
+        assert_eq!(a[&("A".into(), "n::y".into(), "nft")], (0, 1, 1));
+        add_event(&mut a, "nft_mint", None, Some("A"), Some("n::y"), None, -1);
+        assert_eq!(a[&("A".into(), "n::y".into(), "nft")], (0, 0, 0));
+        add_event(&mut a, "stx_transfer", Some("A"), Some("B"), None, Some("5"), 1);
+        assert_eq!(a.len(), 3);
     }
 }
