@@ -26,6 +26,8 @@ use serde_json::Value;
 use stacks_ledger::ledger::Network;
 use stacks_ledger::store::Store;
 
+mod support;
+
 struct Opts {
     db: String,
     network: Network,
@@ -139,6 +141,12 @@ async fn builtin_load(url: &str, connections: usize, seconds: u64) -> anyhow::Re
     ))
 }
 
+/// The request count of a load report (`N requests in …`, wrk's and the builtin's).
+fn requests_in(report: &str) -> u64 {
+    let words: Vec<&str> = report.split_whitespace().collect();
+    words.windows(2).find(|w| w[1] == "requests").and_then(|w| w[0].parse().ok()).unwrap_or(0)
+}
+
 fn wrk_available() -> bool {
     std::process::Command::new("wrk").arg("--version").output().is_ok()
 }
@@ -184,8 +192,15 @@ async fn run(o: Opts) -> anyhow::Result<()> {
         let url = format!("{base}{path}");
         // One request first: a broken route fails the run instead of measuring error pages.
         get_json(&client, &url).await?;
-        println!("== GET {path}");
-        if use_wrk {
+        let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+        println!(
+            "== GET {path} (load average {})",
+            load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+        );
+        // The server's CPU (this process; wrk is another) per request: load-independent.
+        // (With the builtin generator the client shares the process: an upper bound.)
+        let cpu_before = support::cpu_seconds();
+        let out = if use_wrk {
             let out = tokio::process::Command::new("wrk")
                 .args([
                     "-t2",
@@ -196,9 +211,15 @@ async fn run(o: Opts) -> anyhow::Result<()> {
                 ])
                 .output()
                 .await?;
-            print!("{}", String::from_utf8_lossy(&out.stdout));
+            String::from_utf8_lossy(&out.stdout).into_owned()
         } else {
-            println!("{}", builtin_load(&url, o.connections, o.seconds).await?);
+            format!("{}\n", builtin_load(&url, o.connections, o.seconds).await?)
+        };
+        let cpu = support::cpu_seconds() - cpu_before;
+        print!("{out}");
+        let served = requests_in(&out);
+        if served > 0 {
+            println!("CPU per request: {:.3} ms ({served} requests)", cpu * 1000.0 / served as f64);
         }
     }
     Ok(())

@@ -6,6 +6,8 @@
 //!   the whole list, walked page by page, which is in the route's order without duplicates.
 //! - the unfiltered `/extended/v1/tx` total, cached per canonical tip, is never stale: after
 //!   every event of a chain with forks and microblocks it equals a fresh count.
+//! - the per-account STX and FT/NFT totals kept at ingest for `/balances` and `/stx` equal
+//!   the sums recomputed from every account's canonical history, after every event.
 //! - historical nonces (`nonces_at`: the sender's last transaction at or below a height) equal
 //!   the highest nonce used up to that height, recomputed from the mined transactions, for
 //!   Rosetta `/account/balance` and `/extended/v1/address/{a}/nonces?block_height=`.
@@ -55,10 +57,19 @@ async fn read_paths(db: Db) {
         let total = get(&api, "/extended/v1/tx?limit=1").await["total"].as_u64().unwrap();
         let count = ts.store.canonical_tx_total(false).await.unwrap();
         assert_eq!(total, count.saturating_sub(boot), "{db:?}: stale /tx total");
+        // The per-account totals kept by the write path (balances, stx) equal the sums over
+        // each account's canonical history at every tip, through forks and microblocks.
+        let bad = ts.store.account_totals_mismatches().await.unwrap();
+        assert!(bad.is_empty(), "{db:?}: kept totals ≠ recomputed for {bad:?}");
         changes += usize::from(last.is_some_and(|l| l != total));
         last = Some(total);
     }
     assert!(changes > 10, "{db:?}: the total changed only {changes} times");
+    // Migration 0017's backfill of the asset totals (for stores that already have events)
+    // sums to the same as the write path kept.
+    ts.store.rebuild_asset_totals().await.unwrap();
+    let bad = ts.store.account_totals_mismatches().await.unwrap();
+    assert!(bad.is_empty(), "{db:?}: backfilled asset totals ≠ recomputed for {bad:?}");
 
     // The principals with the longest lists: the busiest sender and the most called contract.
     let recent = get(&api, "/extended/v1/tx?limit=50").await;

@@ -26,6 +26,18 @@ fn u64_of(v: Option<i64>) -> Option<u64> {
     v.and_then(|v| u64::try_from(v).ok())
 }
 
+/// asset → (sent, received) as the balances list them, ordered by asset.
+fn asset_totals(m: BTreeMap<String, (i128, i128)>) -> Vec<AssetTotals> {
+    m.into_iter()
+        .map(|(asset_identifier, (sent, received))| AssetTotals {
+            asset_identifier,
+            balance: received - sent,
+            total_sent: sent,
+            total_received: received,
+        })
+        .collect()
+}
+
 /// The amount a pending token transfer would move (0 for any other payload).
 fn transfer_amount(raw_tx: &str) -> i128 {
     let tx = stacks_codec::decode_hex(raw_tx).ok().and_then(|b| Transaction::deserialize(&b).ok());
@@ -37,6 +49,37 @@ fn transfer_amount(raw_tx: &str) -> i128 {
 
 impl Store {
     async fn stx_totals_at(&self, principal: &str, height: Option<u64>) -> Result<StxTotals, StoreError> {
+        let mut t = match height {
+            // At the tip: the sums kept by the write path (`totals`), one row.
+            None => self.stx_sums_kept(principal).await?,
+            Some(_) => self.stx_sums_at(principal, height).await?,
+        };
+        self.add_lock_state(&mut t, principal, height).await?;
+        Ok(t)
+    }
+
+    /// The tip's STX sums as the write path keeps them (`account_stx_totals`, migration 0017).
+    pub async fn stx_sums_kept(&self, principal: &str) -> Result<StxTotals, StoreError> {
+        let row = query(
+            "SELECT total_sent, total_received, total_fees_sent, total_miner_rewards FROM account_stx_totals \
+             WHERE account = $1",
+            vec![principal.into()],
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        let mut t = StxTotals::default();
+        if let Some(r) = row {
+            t.total_sent = i128::from(r.try_get::<i64, _>("total_sent")?);
+            t.total_received = i128::from(r.try_get::<i64, _>("total_received")?);
+            t.total_fees_sent = i128::from(r.try_get::<i64, _>("total_fees_sent")?);
+            t.total_miner_rewards_received = i128::from(r.try_get::<i64, _>("total_miner_rewards")?);
+        }
+        Ok(t)
+    }
+
+    /// The STX sums recomputed from the account's canonical operations up to `height` (all of
+    /// them with `None`: what `stx_sums_kept` must equal).
+    pub async fn stx_sums_at(&self, principal: &str, height: Option<u64>) -> Result<StxTotals, StoreError> {
         let rows = query(
             "SELECT op_type, CAST(COALESCE(SUM(CASE WHEN amount > 0 THEN amount ELSE 0 END), 0) AS BIGINT) AS plus, \
              CAST(COALESCE(SUM(CASE WHEN amount < 0 THEN -amount ELSE 0 END), 0) AS BIGINT) AS minus \
@@ -62,6 +105,15 @@ impl Store {
                 _ => {}
             }
         }
+        Ok(t)
+    }
+
+    async fn add_lock_state(
+        &self,
+        t: &mut StxTotals,
+        principal: &str,
+        height: Option<u64>,
+    ) -> Result<(), StoreError> {
         let lock_cols = "locked, lock_tx_id, lock_height, lock_burn_height, unlock_burn_height";
         let lock = match height {
             None => {
@@ -83,7 +135,7 @@ impl Store {
             t.burnchain_lock_height = u64_of(Some(r.try_get("lock_burn_height")?)).unwrap_or(0);
             t.burnchain_unlock_height = u64_of(Some(r.try_get("unlock_burn_height")?)).unwrap_or(0);
         }
-        Ok(t)
+        Ok(())
     }
 
     async fn mempool_delta_of(&self, principal: &str) -> Result<MempoolDelta, StoreError> {
@@ -126,6 +178,46 @@ impl Store {
         principal: &str,
         height: Option<u64>,
     ) -> Result<(Vec<AssetTotals>, Vec<AssetTotals>), StoreError> {
+        match height {
+            None => self.asset_totals_kept(principal).await,
+            Some(_) => self.asset_totals_summed(principal, height).await,
+        }
+    }
+
+    /// The tip's asset totals as the write path keeps them (`account_asset_totals`).
+    pub async fn asset_totals_kept(
+        &self,
+        principal: &str,
+    ) -> Result<(Vec<AssetTotals>, Vec<AssetTotals>), StoreError> {
+        let rows = query(
+            "SELECT asset_identifier, kind, total_sent, total_received FROM account_asset_totals \
+             WHERE account = $1 AND events > 0",
+            vec![principal.into()],
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        let mut ft: BTreeMap<String, (i128, i128)> = BTreeMap::new();
+        let mut nft: BTreeMap<String, (i128, i128)> = BTreeMap::new();
+        for r in rows {
+            let map = if r.try_get::<String, _>("kind")? == "nft" { &mut nft } else { &mut ft };
+            map.insert(
+                r.try_get("asset_identifier")?,
+                (
+                    ft_parse(&r.try_get::<String, _>("total_sent")?),
+                    ft_parse(&r.try_get::<String, _>("total_received")?),
+                ),
+            );
+        }
+        Ok((asset_totals(ft), asset_totals(nft)))
+    }
+
+    /// The asset totals recomputed from the account's canonical events up to `height` (all of
+    /// them with `None`: what `asset_totals_kept` must equal).
+    pub async fn asset_totals_summed(
+        &self,
+        principal: &str,
+        height: Option<u64>,
+    ) -> Result<(Vec<AssetTotals>, Vec<AssetTotals>), StoreError> {
         let rows = query(
             "SELECT kind, asset_identifier, amount, 1 AS sent FROM events WHERE sender = $1 AND canonical = true \
              AND block_height <= $2 AND kind IN ('ft_transfer', 'ft_burn', 'nft_transfer', 'nft_burn') \
@@ -155,17 +247,7 @@ impl Store {
                 e.1 += n;
             }
         }
-        let totals = |m: BTreeMap<String, (i128, i128)>| {
-            m.into_iter()
-                .map(|(asset_identifier, (sent, received))| AssetTotals {
-                    asset_identifier,
-                    balance: received - sent,
-                    total_sent: sent,
-                    total_received: received,
-                })
-                .collect()
-        };
-        Ok((totals(ft), totals(nft)))
+        Ok((asset_totals(ft), asset_totals(nft)))
     }
 
     async fn ft_balance_page(
@@ -489,15 +571,12 @@ impl Store {
         Ok(a)
     }
 
-    /// Walks the `account_txs_listed_page` index (principal, listed, canonical, height, index,
-    /// boot): no scan of the chain's history. The boot block's transactions only `with_boot`.
-    ///
-    /// A deep `offset` costs index entries, not rows: the page's first block height is found by
-    /// skipping `offset` entries of the index (covering: no table read), the total and the
-    /// entries above that height are counted in the same covering walk, and only the page itself
-    /// (at most a block's entries plus `limit`) joins `txs` and `blocks`. The order inside a
-    /// block (microblock sequence) needs the tx rows, which is why the skip stops at a block
-    /// boundary.
+    /// The total and the block holding a deep `offset` come from the running counts kept at
+    /// ingest (`account_block_txs`, migration 0017; `totals::add_tx_lists`): three index seeks
+    /// whatever the principal's history or the offset. Only the page itself (at most one block's
+    /// entries plus `limit`) walks `account_txs_listed_page` and joins `txs` and `blocks`. The
+    /// order inside a block (microblock sequence) needs the tx rows, which is why the skip stops
+    /// at a block boundary. The boot block's transactions only `with_boot`.
     async fn address_txs_page(
         &self,
         principal: &str,
@@ -508,48 +587,43 @@ impl Store {
     ) -> Result<(u64, Vec<MinedTx>), StoreError> {
         let set = if with_boot { "AND a.listed = true" } else { "AND a.listed = true AND a.boot = false" };
         let to = to.map_or(i64::MAX, |h| i64::try_from(h).unwrap_or(i64::MAX));
+        let from = i64::try_from(from).unwrap_or(i64::MAX);
         let offset = i64::try_from(paging.offset).unwrap_or(i64::MAX);
-        let range = vec![principal.into(), height_val(from), to.into()];
-        // The height of the entry at `offset`: the page starts in that block.
-        let start = if offset == 0 {
-            to
-        } else {
-            let mut vals = range.clone();
-            vals.push(offset.into());
+        // Running counts (listed entries, boot ones) of the principal's highest canonical block
+        // at or below a height: the entries up to it.
+        let counts_upto = |h: i64| async move {
             let row = query(
-                &format!(
-                    "SELECT a.block_height FROM account_txs a WHERE a.principal = $1 {set} \
-                     AND a.canonical = true AND a.block_height >= $2 AND a.block_height <= $3 \
-                     ORDER BY a.block_height DESC LIMIT 1 OFFSET $4"
-                ),
-                vals,
+                "SELECT block_height, cum, cum_boot FROM account_block_txs WHERE principal = $1 \
+                 AND block_height <= $2 ORDER BY block_height DESC LIMIT 1",
+                vec![principal.into(), h.into()],
             )
             .fetch_optional(&self.pool)
             .await?;
-            match row {
-                Some(r) => r.try_get("block_height")?,
-                // Past the end: only the total is left to report.
-                None => -1,
-            }
+            row.map(|r| Ok::<_, sqlx::Error>((r.try_get::<i64, _>("cum")?, r.try_get::<i64, _>("cum_boot")?)))
+                .transpose()
         };
-        let mut vals = range.clone();
-        vals.push(start.into());
-        let count = query(
-            &format!(
-                "SELECT CAST(COUNT(*) AS BIGINT) AS n, \
-                 CAST(COALESCE(SUM(CASE WHEN a.block_height > $4 THEN 1 ELSE 0 END), 0) AS BIGINT) AS above \
-                 FROM account_txs a WHERE a.principal = $1 {set} AND a.canonical = true \
-                 AND a.block_height >= $2 AND a.block_height <= $3"
-            ),
-            vals,
+        let Some(hi) = counts_upto(to).await? else { return Ok((0, Vec::new())) };
+        // Boot entries are all in block 1, below every other: `cum_boot` is the same on every row.
+        let boot = if with_boot { 0 } else { hi.1 };
+        let lo = if from > 0 { counts_upto(from - 1).await?.map_or(0, |c| c.0 - boot) } else { 0 };
+        let total = hi.0 - boot - lo;
+        let total_u = u64::try_from(total).unwrap_or_default();
+        if offset >= total {
+            return Ok((total_u, Vec::new()));
+        }
+        // The block holding the entry at `offset` (newest first) is the lowest whose running
+        // count passes the entries below it (`cum` strictly grows: every row has entries).
+        let below = total - 1 - offset;
+        let row = query(
+            "SELECT block_height, cum FROM account_block_txs WHERE principal = $1 AND cum > $2 \
+             ORDER BY cum LIMIT 1",
+            vec![principal.into(), (below + lo + boot).into()],
         )
         .fetch_one(&self.pool)
         .await?;
-        let total = u64::try_from(count.try_get::<i64, _>("n")?).unwrap_or_default();
-        if start < 0 {
-            return Ok((total, Vec::new()));
-        }
-        let skip = offset - count.try_get::<i64, _>("above")?;
+        let start: i64 = row.try_get("block_height")?;
+        let above = total - (row.try_get::<i64, _>("cum")? - boot - lo);
+        let skip = offset - above;
         let sql = format!(
             "SELECT {MINED_TX_COLUMNS} FROM account_txs a \
              JOIN txs t ON t.tx_id = a.tx_id AND t.index_block_hash = a.index_block_hash \
@@ -559,15 +633,10 @@ impl Store {
              ORDER BY a.block_height DESC, COALESCE(t.microblock_sequence, 2147483647) DESC, a.tx_index DESC \
              LIMIT $4 OFFSET $5"
         );
-        let vals = vec![
-            principal.into(),
-            height_val(from),
-            start.into(),
-            i64::from(paging.limit).into(),
-            skip.max(0).into(),
-        ];
+        let vals =
+            vec![principal.into(), from.into(), start.into(), i64::from(paging.limit).into(), skip.into()];
         let rows = query(&sql, vals).fetch_all(&self.pool).await?;
-        Ok((total, self.with_abis(&rows).await?))
+        Ok((total_u, self.with_abis(&rows).await?))
     }
 
     async fn address_assets_page(

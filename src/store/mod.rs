@@ -23,6 +23,7 @@ mod read;
 pub mod rosetta;
 mod rows;
 mod sql;
+mod totals;
 mod v2;
 mod write;
 
@@ -243,6 +244,7 @@ impl Store {
             Engine::Sqlite => SQLITE_MIGRATIONS.run(&pool).await?,
             Engine::Postgres => POSTGRES_MIGRATIONS.run(&pool).await?,
         }
+        totals::backfill(&mut *pool.acquire().await?).await?;
         let checkpointer = match engine {
             Engine::Sqlite => Some(Checkpointer::start(&options).await?),
             Engine::Postgres => None,

@@ -94,6 +94,9 @@ pub async fn wipe(conn: &mut AnyConnection) -> Result<(), StoreError> {
         "reward_slot_holders",
         "block_events",
         "burn_block_pox_txs",
+        "account_stx_totals",
+        "account_asset_totals",
+        "account_block_txs",
     ]) {
         exec(&mut tx, &format!("DELETE FROM {t}"), vec![]).await?;
     }
@@ -364,6 +367,8 @@ async fn canonicalize(
         .await?;
     }
     apply_ft(conn, &ft_deltas(&d.events), 1).await?;
+    super::totals::apply(conn, d, 1).await?;
+    super::totals::add_tx_lists(conn, d).await?;
     if nft_direct {
         nft_upsert_from_events(conn, d).await?;
     }
@@ -456,7 +461,7 @@ fn ft_deltas(events: &[ledger::EventRow]) -> FtDeltas {
 
 /// FT balances are u128 text (zero-padded to sort numerically); negative only when the
 /// history starts mid-chain.
-fn ft_text(v: i128) -> String {
+pub(super) fn ft_text(v: i128) -> String {
     if v < 0 {
         format!("-{:039}", v.unsigned_abs())
     } else {
@@ -790,9 +795,11 @@ async fn restore_chain(
     for b in &orphaned {
         let d = derive_stored(conn, b, ctx.network).await?;
         apply_ft(conn, &ft_deltas(&d.events), -1).await?;
+        super::totals::apply(conn, &d, -1).await?;
         nft.extend(nft_pairs(&d));
     }
     flip(conn, &ids, false).await?;
+    super::totals::remove_tx_lists(conn, &ids).await?;
     // Followers of the event log see the orphaned blocks removed from the tip down.
     for b in orphaned.iter().rev() {
         log_block_event(conn, BLOCK_REMOVED, &b.index_block_hash, &b.block_hash, b.block_height).await?;

@@ -241,6 +241,9 @@ pub async fn check_invariants(store: &Store, label: &str, from_genesis: bool) {
         );
         total += bal.0 + bal.1;
     }
+    // The totals kept at ingest for `/balances` equal the sums over each account's history.
+    let bad = store.account_totals_mismatches().await.unwrap();
+    assert!(bad.is_empty(), "{label}: kept totals ≠ recomputed for {bad:?}");
     // Total supply: issuance less destruction equals what the accounts hold.
     let supply = store.supply().await.unwrap();
     assert_eq!(supply.total(), total, "{label}: supply {supply:?}");

@@ -1,0 +1,353 @@
+//! Per-account totals maintained at ingest (migration 0017): the tip's STX sums and FT/NFT asset
+//! totals that `/extended/v1/address/{p}/balances` and `/stx` used to sum over the account's
+//! whole history on every request (seconds for a busy account).
+//!
+//! The rule that keeps them equal to the sums over the canonical rows: a block's rows count
+//! from the moment the block is canonical, so [`apply`] adds a block's operations and asset
+//! events when it becomes canonical (`canonicalize`, for new blocks and for a restored fork)
+//! and subtracts them, with the same rows re-derived, when a reorg orphans it (next to the FT
+//! balances, which follow the same rule). Unconfirmed microblock rows are never canonical, and
+//! confirmed microblock transactions belong to their anchor block, so a microblock fork changes
+//! nothing here. `tests/read_paths.rs` compares both with the recomputed sums at every tip.
+
+use std::collections::{BTreeMap, HashMap};
+
+use futures_util::TryStreamExt;
+use sqlx::{AnyConnection, Connection, Row};
+
+use super::sql::{exec, exec_in, fetch_in, insert_rows, query};
+use super::write::{ft_parse, ft_text};
+use crate::ledger::block::DerivedBlock;
+
+/// STX sums of one account: sent, received, fees, miner rewards (µSTX).
+type Stx = [i64; 4];
+
+/// `(account, asset, "ft"|"nft")` → (sent, received, events).
+type Assets = BTreeMap<(String, String, &'static str), (i128, i128, i64)>;
+
+/// The STX sums an operation adds to its account (as `stx_totals_at` sums them).
+fn stx_of(op_type: &str, status: &str, amount: Option<i64>) -> Option<Stx> {
+    let a = amount.filter(|_| status == "success")?;
+    let (minus, plus) = (if a < 0 { -a } else { 0 }, a.max(0));
+    Some(match op_type {
+        "token_transfer" => [minus, plus, 0, 0],
+        "mint" => [0, plus, 0, 0],
+        "burn" => [minus, 0, 0, 0],
+        "fee" => [0, 0, minus, 0],
+        "miner_reward" => [0, 0, 0, plus],
+        _ => return None,
+    })
+}
+
+/// Adds one asset event to `out` (as `asset_totals_at` counts them).
+fn add_event(
+    out: &mut Assets,
+    kind: &str,
+    sender: Option<&str>,
+    recipient: Option<&str>,
+    asset: Option<&str>,
+    amount: Option<&str>,
+    sign: i128,
+) {
+    let (class, sends, receives) = match kind {
+        "ft_transfer" => ("ft", true, true),
+        "ft_mint" => ("ft", false, true),
+        "ft_burn" => ("ft", true, false),
+        "nft_transfer" => ("nft", true, true),
+        "nft_mint" => ("nft", false, true),
+        "nft_burn" => ("nft", true, false),
+        _ => return,
+    };
+    let n = if class == "nft" { 1 } else { ft_parse(amount.unwrap_or_default()) } * sign;
+    let asset = asset.unwrap_or_default();
+    let mut add = |who: Option<&str>, sent: bool| {
+        if let Some(w) = who {
+            let e = out.entry((w.to_string(), asset.to_string(), class)).or_default();
+            if sent {
+                e.0 += n;
+            } else {
+                e.1 += n;
+            }
+            e.2 += sign as i64;
+        }
+    };
+    if sends {
+        add(sender, true);
+    }
+    if receives {
+        add(recipient, false);
+    }
+}
+
+/// Adds (`sign` 1) or subtracts (`sign` −1) a block's operations and asset events.
+pub(super) async fn apply(conn: &mut AnyConnection, d: &DerivedBlock, sign: i64) -> Result<(), sqlx::Error> {
+    let mut stx: BTreeMap<&str, Stx> = BTreeMap::new();
+    for o in &d.ops {
+        if let Some(s) = stx_of(&o.op_type, &o.status, o.amount) {
+            let t = stx.entry(&o.account).or_default();
+            for (t, s) in t.iter_mut().zip(s) {
+                *t += s * sign;
+            }
+        }
+    }
+    let rows = stx
+        .iter()
+        .map(|(a, s)| vec![(*a).into(), s[0].into(), s[1].into(), s[2].into(), s[3].into()])
+        .collect();
+    insert_rows(
+        conn,
+        "account_stx_totals",
+        STX_COLS,
+        rows,
+        "ON CONFLICT (account) DO UPDATE SET total_sent = account_stx_totals.total_sent + excluded.total_sent, \
+         total_received = account_stx_totals.total_received + excluded.total_received, \
+         total_fees_sent = account_stx_totals.total_fees_sent + excluded.total_fees_sent, \
+         total_miner_rewards = account_stx_totals.total_miner_rewards + excluded.total_miner_rewards",
+    )
+    .await?;
+    let mut assets = Assets::new();
+    for e in &d.events {
+        add_event(
+            &mut assets,
+            &e.kind,
+            e.sender.as_deref(),
+            e.recipient.as_deref(),
+            e.asset_identifier.as_deref(),
+            e.amount.as_deref(),
+            i128::from(sign),
+        );
+    }
+    add_assets(conn, assets).await
+}
+
+/// Writes the principal-list counts of a block that just became canonical on top of the
+/// canonical chain (`account_block_txs`): each principal's listed entries in the block and its
+/// running counts, continued from its highest row (every row is canonical and below).
+pub(super) async fn add_tx_lists(conn: &mut AnyConnection, d: &DerivedBlock) -> Result<(), sqlx::Error> {
+    let mut counts: BTreeMap<&str, (i64, i64)> = BTreeMap::new();
+    for a in d.account_txs.iter().filter(|a| a.listed) {
+        let c = counts.entry(&a.principal).or_default();
+        c.0 += 1;
+        c.1 += i64::from(a.boot);
+    }
+    if counts.is_empty() {
+        return Ok(());
+    }
+    let principals: Vec<String> = counts.keys().map(|p| p.to_string()).collect();
+    let rows = fetch_in(
+        conn,
+        "SELECT x.principal, x.cum, x.cum_boot FROM account_block_txs x WHERE x.principal IN ({in}) \
+         AND x.block_height = (SELECT MAX(m.block_height) FROM account_block_txs m WHERE m.principal = x.principal)",
+        vec![],
+        &principals,
+    )
+    .await?;
+    let mut prior: HashMap<String, (i64, i64)> = HashMap::new();
+    for r in rows {
+        prior.insert(r.try_get("principal")?, (r.try_get("cum")?, r.try_get("cum_boot")?));
+    }
+    let b = &d.block;
+    let rows = counts
+        .into_iter()
+        .map(|(p, (n, nb))| {
+            let (cum, cum_boot) = prior.get(p).copied().unwrap_or_default();
+            vec![
+                p.into(),
+                b.block_height.into(),
+                b.index_block_hash.as_str().into(),
+                n.into(),
+                nb.into(),
+                (cum + n).into(),
+                (cum_boot + nb).into(),
+            ]
+        })
+        .collect();
+    insert_rows(conn, "account_block_txs", TX_LIST_COLS, rows, "").await
+}
+
+/// Forgets the principal-list counts of blocks a reorg orphans (all above the fork point).
+pub(super) async fn remove_tx_lists(conn: &mut AnyConnection, blocks: &[String]) -> Result<(), sqlx::Error> {
+    exec_in(conn, "DELETE FROM account_block_txs WHERE index_block_hash IN ({in})", vec![], blocks).await?;
+    Ok(())
+}
+
+const TX_LIST_COLS: &[&str] =
+    &["principal", "block_height", "index_block_hash", "n", "n_boot", "cum", "cum_boot"];
+const STX_COLS: &[&str] =
+    &["account", "total_sent", "total_received", "total_fees_sent", "total_miner_rewards"];
+const ASSET_COLS: &[&str] =
+    &["account", "asset_identifier", "kind", "total_sent", "total_received", "events"];
+
+/// Adds `deltas` to the stored asset totals (read, add, write: u128 text cannot be added in SQL).
+async fn add_assets(conn: &mut AnyConnection, deltas: Assets) -> Result<(), sqlx::Error> {
+    if deltas.is_empty() {
+        return Ok(());
+    }
+    // One read per asset, of the accounts the block touches.
+    let mut by_asset: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for (account, asset, _) in deltas.keys() {
+        by_asset.entry(asset).or_default().push(account.clone());
+    }
+    let mut current: HashMap<(String, String, String), (i128, i128, i64)> = HashMap::new();
+    for (asset, accounts) in by_asset {
+        let rows = fetch_in(
+            conn,
+            "SELECT account, kind, total_sent, total_received, events FROM account_asset_totals \
+             WHERE asset_identifier = $1 AND account IN ({in})",
+            vec![asset.into()],
+            &accounts,
+        )
+        .await?;
+        for r in rows {
+            current.insert(
+                (r.try_get("account")?, asset.to_string(), r.try_get("kind")?),
+                (
+                    ft_parse(&r.try_get::<String, _>("total_sent")?),
+                    ft_parse(&r.try_get::<String, _>("total_received")?),
+                    r.try_get("events")?,
+                ),
+            );
+        }
+    }
+    let rows = deltas
+        .into_iter()
+        .map(|((account, asset, kind), (s, r, n))| {
+            let key = (account, asset, kind.to_string());
+            let (s0, r0, n0) = current.get(&key).copied().unwrap_or_default();
+            let (account, asset, kind) = key;
+            vec![
+                account.into(),
+                asset.into(),
+                kind.into(),
+                ft_text(s0 + s).into(),
+                ft_text(r0 + r).into(),
+                (n0 + n).into(),
+            ]
+        })
+        .collect();
+    insert_rows(
+        conn,
+        "account_asset_totals",
+        ASSET_COLS,
+        rows,
+        "ON CONFLICT (account, asset_identifier, kind) DO UPDATE SET total_sent = excluded.total_sent, \
+         total_received = excluded.total_received, events = excluded.events",
+    )
+    .await
+}
+
+/// Fills `account_asset_totals` from the canonical events of a store migrated to 0017 with
+/// events already stored (the migration leaves a `pending_backfills` row for it); one
+/// transaction, run by `Store::open` before anything else uses the store.
+pub(super) async fn backfill(conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
+    let pending = query("SELECT name FROM pending_backfills WHERE name = 'account_asset_totals'", vec![])
+        .fetch_optional(&mut *conn)
+        .await?;
+    if pending.is_none() {
+        return Ok(());
+    }
+    tracing::info!("migration 0017: summing the canonical asset events per account (once)");
+    let mut tx = conn.begin().await?;
+    let mut assets = Assets::new();
+    {
+        let mut rows = query(
+            "SELECT kind, sender, recipient, asset_identifier, amount FROM events \
+             WHERE (CASE WHEN canonical THEN 1 ELSE 0 END) = 1 \
+             AND kind IN ('ft_transfer', 'ft_mint', 'ft_burn', 'nft_transfer', 'nft_mint', 'nft_burn')",
+            vec![],
+        )
+        .fetch(&mut *tx);
+        while let Some(r) = rows.try_next().await? {
+            let kind: String = r.try_get("kind")?;
+            add_event(
+                &mut assets,
+                &kind,
+                r.try_get::<Option<String>, _>("sender")?.as_deref(),
+                r.try_get::<Option<String>, _>("recipient")?.as_deref(),
+                r.try_get::<Option<String>, _>("asset_identifier")?.as_deref(),
+                r.try_get::<Option<String>, _>("amount")?.as_deref(),
+                1,
+            );
+        }
+    }
+    exec(&mut tx, "DELETE FROM account_asset_totals", vec![]).await?;
+    let rows = assets
+        .into_iter()
+        .map(|((account, asset, kind), (s, r, n))| {
+            vec![account.into(), asset.into(), kind.into(), ft_text(s).into(), ft_text(r).into(), n.into()]
+        })
+        .collect();
+    insert_rows(&mut tx, "account_asset_totals", ASSET_COLS, rows, "").await?;
+    exec(&mut tx, "DELETE FROM pending_backfills WHERE name = 'account_asset_totals'", vec![]).await?;
+    tx.commit().await
+}
+
+impl super::Store {
+    /// Sums the asset totals again from the canonical events, as migration 0017's backfill
+    /// does for a store that already has events (on the writer's connection, between events).
+    /// For tests of the backfill and for repairs.
+    pub async fn rebuild_asset_totals(&self) -> Result<(), super::StoreError> {
+        let mut writer = self.writer.lock().await;
+        let conn = self.writer_conn(&mut writer).await?;
+        exec(conn, "DELETE FROM pending_backfills WHERE name = 'account_asset_totals'", vec![]).await?;
+        exec(conn, "INSERT INTO pending_backfills (name) VALUES ('account_asset_totals')", vec![]).await?;
+        backfill(conn).await?;
+        Ok(())
+    }
+
+    /// The accounts whose kept totals (`account_stx_totals`, `account_asset_totals`) differ
+    /// from the sums recomputed from their canonical history: every account with an operation,
+    /// an asset event or a kept row is checked. Empty when the write path is right; for tests
+    /// and audits (it reads every account's whole history).
+    pub async fn account_totals_mismatches(&self) -> Result<Vec<String>, super::StoreError> {
+        let rows = query(
+            "SELECT account AS a FROM operations UNION SELECT sender FROM events WHERE sender IS NOT NULL \
+             UNION SELECT recipient FROM events WHERE recipient IS NOT NULL \
+             UNION SELECT account FROM account_stx_totals UNION SELECT account FROM account_asset_totals",
+            vec![],
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        let mut bad = Vec::new();
+        for r in rows {
+            let a: String = r.try_get("a")?;
+            let stx_ok = self.stx_sums_kept(&a).await? == self.stx_sums_at(&a, None).await?;
+            let assets_ok = self.asset_totals_kept(&a).await? == self.asset_totals_summed(&a, None).await?;
+            if !stx_ok || !assets_ok {
+                bad.push(a);
+            }
+        }
+        Ok(bad)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stx_sums_follow_the_operation_type() {
+        assert_eq!(stx_of("token_transfer", "success", Some(-5)), Some([5, 0, 0, 0]));
+        assert_eq!(stx_of("token_transfer", "success", Some(7)), Some([0, 7, 0, 0]));
+        assert_eq!(stx_of("fee", "success", Some(-3)), Some([0, 0, 3, 0]));
+        assert_eq!(stx_of("miner_reward", "success", Some(9)), Some([0, 0, 0, 9]));
+        assert_eq!(stx_of("fee", "abort_by_response", Some(-3)), None);
+        assert_eq!(stx_of("stx_lock", "success", Some(-3)), None);
+        assert_eq!(stx_of("contract_call", "success", None), None);
+    }
+
+    #[test]
+    fn asset_events_add_and_subtract() {
+        let mut a = Assets::new();
+        let big = "1267650600228229401496703205376"; // 2^100: beyond i64
+        add_event(&mut a, "ft_transfer", Some("A"), Some("B"), Some("t::x"), Some(big), 1);
+        add_event(&mut a, "nft_mint", None, Some("A"), Some("n::y"), None, 1);
+        assert_eq!(a[&("A".into(), "t::x".into(), "ft")], (1i128 << 100, 0, 1));
+        assert_eq!(a[&("B".into(), "t::x".into(), "ft")].1, ft_parse(big));
+        assert_eq!(a[&("A".into(), "n::y".into(), "nft")], (0, 1, 1));
+        add_event(&mut a, "nft_mint", None, Some("A"), Some("n::y"), None, -1);
+        assert_eq!(a[&("A".into(), "n::y".into(), "nft")], (0, 0, 0));
+        add_event(&mut a, "stx_transfer", Some("A"), Some("B"), None, Some("5"), 1);
+        assert_eq!(a.len(), 3);
+    }
+}
