@@ -25,10 +25,10 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use sqlx::{Connection, Executor, PgConnection};
 use stacks_ledger::devnet::{self, DevnetConfig, Generator};
-use stacks_ledger::events::{EventPath, TsvReader};
+use stacks_ledger::events::{EventPath, RawEvent, TsvReader};
 use stacks_ledger::ingest::{EventSink, IncomingEvent, IngestOutcome};
 use stacks_ledger::ledger::Network;
-use stacks_ledger::store::Store;
+use stacks_ledger::store::{prepare_batch, PreparedBatch, Store};
 
 const USAGE: &str = "\
 cargo bench --bench ingest -- [OPTIONS]
@@ -49,6 +49,10 @@ Store:
   --batch N                 Store::ingest_batch with N events per database transaction
                             (default 500, what import-events does; 1: EventSink::ingest,
                             one transaction per event, what the event observer does)
+  --no-read-ahead           hand each batch to Store::ingest_batch as read, as import-events
+                            does (the store then parses and derives it a few events ahead of
+                            the writer); default: the reader thread prepares the next batch
+                            whole (store::prepare_batch) while the store applies this one
 Run:
   --limit N                 stop after N events
   --repeat N                run N times, each on a fresh store (default 1)
@@ -65,6 +69,7 @@ struct Opts {
     postgres: bool,
     pg_url: Option<String>,
     batch: usize,
+    serial: bool,
     limit: Option<u64>,
     repeat: usize,
     keep: bool,
@@ -88,6 +93,7 @@ fn default_opts() -> Opts {
             .ok()
             .filter(|u| !u.is_empty()),
         batch: stacks_ledger::ingest::import::BATCH_EVENTS,
+        serial: false,
         limit: None,
         repeat: 1,
         keep: false,
@@ -125,6 +131,7 @@ fn parse_opts() -> anyhow::Result<Opts> {
             }
             "--pg-url" => o.pg_url = Some(value()?),
             "--batch" => o.batch = value()?.parse::<usize>()?.max(1),
+            "--no-read-ahead" => o.serial = true,
             "--limit" => o.limit = Some(value()?.parse()?),
             "--repeat" => o.repeat = value()?.parse::<usize>()?.max(1),
             "--keep" => o.keep = true,
@@ -309,6 +316,72 @@ struct RunResult {
     per_path: BTreeMap<String, PathStats>,
 }
 
+/// A batch as the reader thread hands it over: parsed and derived ahead
+/// (`store::prepare_batch`), or, with `--no-read-ahead`, raw (`Store::ingest_batch` parses
+/// and derives it while applying it).
+enum Batch {
+    Raw(Vec<IncomingEvent>),
+    Prepared(PreparedBatch),
+}
+
+/// A batch, with the events read so far and the log's bytes read once it was read.
+struct Ready {
+    batch: Batch,
+    events: u64,
+    read: u64,
+}
+
+fn incoming(ev: RawEvent) -> anyhow::Result<IncomingEvent> {
+    Ok(IncomingEvent {
+        id: Some(ev.id),
+        receive_timestamp: Some(ev.receive_timestamp),
+        path: EventPath::from_path(&ev.path).with_context(|| format!("unknown path {}", ev.path))?,
+        payload: ev.payload,
+    })
+}
+
+/// Reads the log on a thread of its own and prepares each batch there, one batch ahead of the
+/// store (the channel holds one): on two cores, reading, parsing and deriving the next batch
+/// overlap with the writer and the database applying the current one.
+fn read_ahead<R: std::io::BufRead + Send + 'static>(
+    o: &Opts,
+    reader: TsvReader<R>,
+    read: Arc<AtomicU64>,
+) -> tokio::sync::mpsc::Receiver<anyhow::Result<Ready>> {
+    let (tx, rx) = tokio::sync::mpsc::channel(1);
+    let (batch_size, limit, network, serial) = (o.batch, o.limit, o.network, o.serial);
+    std::thread::spawn(move || {
+        let mut pending = Vec::with_capacity(batch_size);
+        let mut events = 0u64;
+        let send = |pending: &mut Vec<IncomingEvent>, events: u64| {
+            let b = std::mem::take(pending);
+            let batch = if serial { Batch::Raw(b) } else { Batch::Prepared(prepare_batch(b, network)) };
+            tx.blocking_send(Ok(Ready { batch, events, read: read.load(Ordering::Relaxed) })).is_ok()
+        };
+        for ev in reader {
+            match ev.map_err(anyhow::Error::from).and_then(incoming) {
+                Ok(e) => pending.push(e),
+                Err(e) => {
+                    let _ = tx.blocking_send(Err(e));
+                    return;
+                }
+            }
+            events += 1;
+            let last = limit.is_some_and(|l| events >= l);
+            if (pending.len() >= batch_size || last) && !send(&mut pending, events) {
+                return;
+            }
+            if last {
+                return;
+            }
+        }
+        if !pending.is_empty() {
+            send(&mut pending, events);
+        }
+    });
+    rx
+}
+
 async fn run_once(o: &Opts, log: &Path, run: usize) -> anyhow::Result<RunResult> {
     let bs = fresh_store(o, run).await?;
     let size = std::fs::metadata(log)?.len().max(1);
@@ -321,7 +394,6 @@ async fn run_once(o: &Opts, log: &Path, run: usize) -> anyhow::Result<RunResult>
     let mut samples = Vec::new();
     let mut per_path: BTreeMap<String, PathStats> = BTreeMap::new();
     let mut events = 0u64;
-    let mut pending: Vec<(IncomingEvent, String)> = Vec::with_capacity(o.batch);
     let started = Instant::now();
     let cpu_start = support::cpu_seconds();
     let record = |path: &str, took: Duration, n: u64, per_path: &mut BTreeMap<String, PathStats>| {
@@ -330,41 +402,10 @@ async fn run_once(o: &Opts, log: &Path, run: usize) -> anyhow::Result<RunResult>
         s.total += took;
         s.max = s.max.max(took);
     };
-    for ev in reader {
-        let ev = ev?;
-        let path_text = ev.path.clone();
-        let event = IncomingEvent {
-            id: Some(ev.id),
-            receive_timestamp: Some(ev.receive_timestamp),
-            path: EventPath::from_path(&ev.path).with_context(|| format!("unknown path {}", ev.path))?,
-            payload: ev.payload,
-        };
-        if o.batch > 1 {
-            pending.push((event, path_text));
-            if pending.len() >= o.batch {
-                let t = Instant::now();
-                let batch: Vec<IncomingEvent> = pending.drain(..).map(|(e, _)| e).collect();
-                let n = batch.len() as u64;
-                for r in bs.store.ingest_batch(batch).await? {
-                    r?;
-                }
-                record("(batch)", t.elapsed(), n, &mut per_path);
-            }
-        } else {
-            let t = Instant::now();
-            match bs.store.ingest(event).await {
-                Ok(IngestOutcome::Applied { .. }) => {}
-                Ok(IngestOutcome::AlreadyStored { id }) => eprintln!("event {id} already stored"),
-                Err(e) => bail!("event {} ({path_text}): {e}", ev.id),
-            }
-            record(&path_text, t.elapsed(), 1, &mut per_path);
-        }
-        events += 1;
-        let pct = read.load(Ordering::Relaxed) * 100 / size;
+    let mut sample = |events: u64, read: u64| {
+        let pct = read * 100 / size;
         while checkpoints.peek().is_some_and(|c| u64::from(*c) <= pct) {
             let c = checkpoints.next().unwrap_or_default();
-            // Events still waiting for their batch are read, not yet stored.
-            let events = events - pending.len() as u64;
             let (rss, hwm) = rss_mib();
             let secs = started.elapsed().as_secs_f64();
             eprintln!(
@@ -373,18 +414,40 @@ async fn run_once(o: &Opts, log: &Path, run: usize) -> anyhow::Result<RunResult>
             );
             samples.push((c, events, secs, rss, hwm));
         }
-        if o.limit.is_some_and(|l| events >= l) {
-            break;
+    };
+    if o.batch > 1 {
+        let mut batches = read_ahead(o, reader, read.clone());
+        while let Some(ready) = batches.recv().await {
+            let ready = ready?;
+            let t = Instant::now();
+            let (n, results) = match ready.batch {
+                Batch::Raw(b) => (b.len() as u64, bs.store.ingest_batch(b).await?),
+                Batch::Prepared(b) => (b.len() as u64, bs.store.ingest_prepared(b).await?),
+            };
+            for r in results {
+                r?;
+            }
+            record("(batch)", t.elapsed(), n, &mut per_path);
+            events = ready.events;
+            sample(events, ready.read);
         }
-    }
-    if !pending.is_empty() {
-        let t = Instant::now();
-        let batch: Vec<IncomingEvent> = pending.drain(..).map(|(e, _)| e).collect();
-        let n = batch.len() as u64;
-        for r in bs.store.ingest_batch(batch).await? {
-            r?;
+    } else {
+        for ev in reader {
+            let ev = ev?;
+            let (id, path_text) = (ev.id, ev.path.clone());
+            let t = Instant::now();
+            match bs.store.ingest(incoming(ev)?).await {
+                Ok(IngestOutcome::Applied { .. }) => {}
+                Ok(IngestOutcome::AlreadyStored { id }) => eprintln!("event {id} already stored"),
+                Err(e) => bail!("event {id} ({path_text}): {e}"),
+            }
+            record(&path_text, t.elapsed(), 1, &mut per_path);
+            events += 1;
+            sample(events, read.load(Ordering::Relaxed));
+            if o.limit.is_some_and(|l| events >= l) {
+                break;
+            }
         }
-        record("(batch)", t.elapsed(), n, &mut per_path);
     }
     let secs = started.elapsed().as_secs_f64();
     let cpu = support::cpu_seconds() - cpu_start;
@@ -411,7 +474,11 @@ fn main() -> anyhow::Result<()> {
     // The event observer runs on a multi-threaded runtime; so does the benchmark.
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let engine = if o.postgres { "postgres" } else { "sqlite" };
-    let mode = if o.batch > 1 { format!("ingest_batch({})", o.batch) } else { "ingest".to_owned() };
+    let mode = match (o.batch, o.serial) {
+        (1, _) => "ingest".to_owned(),
+        (n, true) => format!("ingest_batch({n})"),
+        (n, false) => format!("ingest_prepared({n})+read-ahead"),
+    };
     println!("ingest benchmark: {} on {engine}, {mode}", log.display());
     let mut results = Vec::new();
     for run in 0..o.repeat {

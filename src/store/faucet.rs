@@ -154,7 +154,7 @@ impl Store {
         let conn = self.writer_conn(&mut writer).await?;
         let result = async {
             let mut tx = conn.begin().await?;
-            write::apply(&mut tx, &ctx, &payload).await?;
+            write::apply(&mut tx, &ctx, &payload, None).await?;
             tx.commit().await?;
             Ok::<_, super::ApplyError>(())
         }

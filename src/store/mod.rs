@@ -19,6 +19,7 @@ mod explorer_tx;
 mod explorer_tx_stats;
 mod faucet;
 mod live;
+mod prepare;
 mod read;
 pub mod rosetta;
 mod rows;
@@ -39,10 +40,12 @@ use tokio::sync::Mutex;
 
 use crate::events::{EventPath, EventPayload, RawEvent};
 use crate::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome, RawEventLog};
+use crate::ledger::block::DerivedBlock;
 use crate::ledger::{LedgerError, Network};
 
 pub use faucet::{FaucetRequest, RateLimit, Reservation};
 pub use live::{LIVE_CHANNEL, MAX_NOTIFY_PAYLOAD};
+pub use prepare::{prepare_batch, PreparedBatch};
 pub use read::{BlockInfo, NonceUsage, Supply, TxInfo};
 pub use v2::{V2Account, V2BurnBlock, V2Contract, V2InfoState, V2Microblock, V2Tip, STABLE_CONFIRMATIONS};
 
@@ -71,6 +74,8 @@ pub enum StoreError {
     Migrate(#[from] sqlx::migrate::MigrateError),
     #[error("stored data is inconsistent: {0}")]
     Corrupt(String),
+    #[error("preparing a batch of events failed: {0}")]
+    Prepare(String),
 }
 
 /// Why applying an event failed: the event's fault (invalid / not applicable yet) or ours.
@@ -336,15 +341,30 @@ impl Store {
         events: Vec<IncomingEvent>,
         stop_at_refusal: bool,
     ) -> Result<Vec<Result<IngestOutcome, IngestError>>, IngestError> {
-        let parsed: Vec<(IncomingEvent, Result<EventPayload, Refusal>)> = events
-            .into_iter()
-            .map(|ev| {
-                let payload = parse(&ev).map_err(|e| Refusal::Invalid(e.to_string()));
-                (ev, payload)
-            })
-            .collect();
+        self.apply_source(prepare::Source::ahead(events, self.network), stop_at_refusal).await
+    }
+
+    /// [`Store::ingest_batch`] of a batch already parsed and derived by [`prepare_batch`]
+    /// (possibly on another thread, while the writer applied the previous batch).
+    pub async fn ingest_prepared(
+        &self,
+        mut batch: PreparedBatch,
+    ) -> Result<Vec<Result<IngestOutcome, IngestError>>, IngestError> {
+        if batch.network != self.network {
+            for p in &mut batch.events {
+                p.derived = None;
+            }
+        }
+        self.apply_source(prepare::Source::ready(batch.events), false).await
+    }
+
+    async fn apply_source(
+        &self,
+        mut source: prepare::Source,
+        stop_at_refusal: bool,
+    ) -> Result<Vec<Result<IngestOutcome, IngestError>>, IngestError> {
         let mut writer = self.writer.lock().await;
-        let result = self.apply_batch(&mut writer, &parsed, stop_at_refusal).await;
+        let result = self.apply_batch(&mut writer, &mut source, stop_at_refusal).await;
         if result.is_err() {
             self.drop_writer(&mut writer).await;
         }
@@ -359,32 +379,35 @@ impl Store {
     async fn apply_batch(
         &self,
         writer: &mut Option<AnyConnection>,
-        parsed: &[(IncomingEvent, Result<EventPayload, Refusal>)],
+        events: &mut prepare::Source,
         stop_at_refusal: bool,
     ) -> Result<Vec<Result<IngestOutcome, IngestError>>, StoreError> {
         // Events refused while applying, found on earlier passes.
         let mut refused: HashMap<usize, Refusal> = HashMap::new();
         'pass: loop {
             let mut tx = self.writer_conn(writer).await?.begin().await?;
-            let mut out = Vec::with_capacity(parsed.len());
-            for (i, (ev, payload)) in parsed.iter().enumerate() {
+            let mut out = Vec::with_capacity(events.len());
+            for i in 0..events.len() {
+                let prepare::Prepared { ev, payload, derived } = events.get(i).await?;
                 let outcome = match (refused.get(&i), payload) {
                     (Some(r), _) | (None, Err(r)) => Err(ApplyError::from(r.clone())),
-                    (None, Ok(payload)) => match self.apply_in(&mut tx, ev, payload).await {
-                        Ok(o) => Ok(o),
-                        Err(ApplyError::Store(e)) => return Err(e),
-                        Err(ApplyError::Invalid(reason)) => {
-                            // It may have written part of itself: start over without it.
-                            tx.rollback().await?;
-                            refused.insert(i, Refusal::Invalid(reason));
-                            continue 'pass;
+                    (None, Ok(payload)) => {
+                        match self.apply_in(&mut tx, ev, payload, derived.as_ref()).await {
+                            Ok(o) => Ok(o),
+                            Err(ApplyError::Store(e)) => return Err(e),
+                            Err(ApplyError::Invalid(reason)) => {
+                                // It may have written part of itself: start over without it.
+                                tx.rollback().await?;
+                                refused.insert(i, Refusal::Invalid(reason));
+                                continue 'pass;
+                            }
+                            Err(ApplyError::Rejected(reason)) => {
+                                tx.rollback().await?;
+                                refused.insert(i, Refusal::Rejected(reason));
+                                continue 'pass;
+                            }
                         }
-                        Err(ApplyError::Rejected(reason)) => {
-                            tx.rollback().await?;
-                            refused.insert(i, Refusal::Rejected(reason));
-                            continue 'pass;
-                        }
-                    },
+                    }
                 };
                 match outcome {
                     Ok(o) => out.push(Ok(o)),
@@ -421,7 +444,7 @@ impl Store {
         payload: &EventPayload,
     ) -> Result<IngestOutcome, ApplyError> {
         let mut tx = conn.begin().await?;
-        match self.apply_in(&mut tx, ev, payload).await {
+        match self.apply_in(&mut tx, ev, payload, None).await {
             Ok(outcome) => {
                 tx.commit().await?;
                 Ok(outcome)
@@ -438,6 +461,7 @@ impl Store {
         conn: &mut AnyConnection,
         ev: &IncomingEvent,
         payload: &EventPayload,
+        derived: Option<&DerivedBlock>,
     ) -> Result<IngestOutcome, ApplyError> {
         let (timestamp, unix) = match &ev.receive_timestamp {
             Some(ts) => {
@@ -456,7 +480,7 @@ impl Store {
             return Ok(IngestOutcome::AlreadyStored { id: ev.id.unwrap_or_default() });
         };
         let ctx = write::Ctx { network: self.network, raw_event_id: id, receipt_time: unix };
-        write::apply(conn, &ctx, payload).await?;
+        write::apply(conn, &ctx, payload, derived).await?;
         Ok(IngestOutcome::Applied { id })
     }
 }

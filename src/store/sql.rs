@@ -1,6 +1,7 @@
 //! The one query path shared by both engines (`sqlx::Any`): SQL written once with `$N`
 //! placeholders (SQLite accepts them too), values limited to what both engines share
-//! (`i64`, text, booleans), and multi-row INSERTs chunked under SQLite's parameter limit.
+//! (`i64`, text, booleans), and multi-row INSERTs chunked under SQLite's parameter limit
+//! (PostgreSQL gets rows and lists as arrays).
 
 use std::borrow::Cow;
 
@@ -196,7 +197,8 @@ fn push_placeholders(out: &mut String, first: usize, n: usize) {
     }
 }
 
-/// Rows per multi-row INSERT. Statements are prepared once per connection and cached by their
+/// Rows per multi-row INSERT on SQLite (PostgreSQL takes any number in one statement, see
+/// [`pg_unnest_insert`]). Statements are prepared once per connection and cached by their
 /// text, so a statement whose shape follows the row count would be a new statement (parsed
 /// and planned again, and evicting others from the cache) for nearly every block. A batch is
 /// therefore cut greedily into chunks of these sizes: at most five shapes per table, and 100
@@ -208,8 +210,9 @@ const CHUNK_ROWS: [usize; 5] = [256, 64, 16, 4, 1];
 /// largest.
 const IN_SIZES: [usize; 6] = [1, 4, 16, 64, 256, 1024];
 
-/// Inserts `rows` (each `columns.len()` values) in multi-row INSERTs of fixed sizes (see
-/// [`CHUNK_ROWS`]). `suffix` is appended (e.g. an `ON CONFLICT` clause).
+/// Inserts `rows` (each `columns.len()` values): on SQLite in multi-row INSERTs of fixed sizes
+/// (see [`CHUNK_ROWS`]), on PostgreSQL in one (see [`pg_unnest_insert`]). `suffix` is appended
+/// (e.g. an `ON CONFLICT` clause).
 pub async fn insert_rows(
     conn: &mut AnyConnection,
     table: &str,
@@ -218,6 +221,11 @@ pub async fn insert_rows(
     suffix: &str,
 ) -> Result<(), sqlx::Error> {
     if rows.is_empty() {
+        return Ok(());
+    }
+    if conn.backend_name() == "PostgreSQL" {
+        let (sql, vals) = pg_unnest_insert(table, columns, rows, suffix);
+        exec(conn, &sql, vals).await?;
         return Ok(());
     }
     let width = columns.len();
@@ -235,6 +243,81 @@ pub async fn insert_rows(
         left -= n;
     }
     Ok(())
+}
+
+/// PostgreSQL: all rows in one statement, one array value per column:
+/// `INSERT INTO t (a, b) SELECT * FROM UNNEST(CAST($1 AS BIGINT[]), CAST($2 AS TEXT[])) suffix`.
+/// One statement text per table whatever the row count (parsed and planned once per
+/// connection), and `columns.len()` values to bind instead of rows × columns. A column's type
+/// is taken from its values' kind (integers `BIGINT`, texts `TEXT`, booleans `BOOLEAN`), the
+/// types the row values are bound with on the other path.
+fn pg_unnest_insert(table: &str, columns: &[&str], rows: Vec<Vec<Val>>, suffix: &str) -> (String, Vec<Val>) {
+    let width = columns.len();
+    let mut arrays: Vec<String> = vec![String::from("{"); width];
+    let mut kinds: Vec<Option<&'static str>> = vec![None; width];
+    for (r, row) in rows.into_iter().enumerate() {
+        debug_assert_eq!(row.len(), width, "{table}");
+        for (c, v) in row.into_iter().enumerate() {
+            let out = &mut arrays[c];
+            if r > 0 {
+                out.push(',');
+            }
+            let kind = match v {
+                Val::I(i) | Val::OI(Some(i)) => {
+                    use std::fmt::Write;
+                    let _ = write!(out, "{i}");
+                    "BIGINT"
+                }
+                Val::OI(None) => {
+                    out.push_str("NULL");
+                    "BIGINT"
+                }
+                Val::T(t) | Val::OT(Some(t)) => {
+                    push_quoted(out, &t);
+                    "TEXT"
+                }
+                Val::OT(None) => {
+                    out.push_str("NULL");
+                    "TEXT"
+                }
+                Val::B(b) => {
+                    out.push(if b { 't' } else { 'f' });
+                    "BOOLEAN"
+                }
+            };
+            kinds[c] = Some(kind);
+        }
+    }
+    let mut sql = format!("INSERT INTO {table} ({}) SELECT * FROM UNNEST(", columns.join(", "));
+    for (c, kind) in kinds.iter().enumerate() {
+        if c > 0 {
+            sql.push_str(", ");
+        }
+        use std::fmt::Write;
+        let _ = write!(sql, "CAST(${} AS {}[])", c + 1, kind.unwrap_or("TEXT"));
+    }
+    sql.push_str(") ");
+    sql.push_str(suffix);
+    let vals = arrays
+        .into_iter()
+        .map(|mut a| {
+            a.push('}');
+            Val::T(a)
+        })
+        .collect();
+    (sql, vals)
+}
+
+/// `"item"` with `\` and `"` escaped, as an element of a PostgreSQL array literal.
+fn push_quoted(out: &mut String, item: &str) {
+    out.push('"');
+    for c in item.chars() {
+        if c == '"' || c == '\\' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out.push('"');
 }
 
 /// `INSERT INTO table (columns) VALUES ($1, ...), ... suffix` for `n` rows.
@@ -266,14 +349,56 @@ fn in_chunks(items: &[String], fixed: usize) -> impl Iterator<Item = (usize, Vec
     })
 }
 
-/// Runs `sql` (which must contain `{in}` where the list goes, and may use `$1..$k` for the
-/// `fixed` values) once per chunk of `items`.
+/// PostgreSQL gets a list as one array value, `col = ANY(CAST($k AS TEXT[]))`, instead of
+/// `col IN ($k, ...)`: one statement shape for any length, and a plan that probes the index
+/// once per item. With padded `IN` lists the generic plan PostgreSQL caches after a few
+/// executions (chosen while the tables were small) filtered the rows of another index through
+/// the list, comparing texts per row (`texteq` under `ExecEvalScalarArrayOp` was the server's
+/// top entry in a replay). These statements are sent unprepared (`persistent(false)`), so
+/// each execution is planned for its list: a prepared one is planned for its values five times
+/// and may then keep a generic plan for the connection's life, and the writer's statements
+/// first run on empty tables, where a sequential scan is as good as an index (the mempool's
+/// "already mined?" lookup then scanned all of `txs`, 2.8 ms a call after 20,000 txs: 60% of
+/// the server's time in a replay). `None` on SQLite, which keeps the padded lists.
+fn pg_any(conn: &AnyConnection, sql: &str, fixed: &[Val], items: &[String]) -> Option<(String, Vec<Val>)> {
+    if conn.backend_name() != "PostgreSQL" {
+        return None;
+    }
+    let sql = sql.replace("IN ({in})", &format!("= ANY(CAST(${} AS TEXT[]))", fixed.len() + 1));
+    let mut vals = fixed.to_vec();
+    vals.push(Val::T(pg_text_array(items)));
+    Some((sql, vals))
+}
+
+/// A PostgreSQL array literal of texts: `{"a","b"}`, every item quoted (so `NULL` and empty
+/// strings stay texts), `\` and `"` escaped.
+fn pg_text_array(items: &[String]) -> String {
+    let mut out = String::with_capacity(2 + items.iter().map(|s| s.len() + 3).sum::<usize>());
+    out.push('{');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_quoted(&mut out, item);
+    }
+    out.push('}');
+    out
+}
+
+/// Runs `sql` (which must contain `IN ({in})` where the list goes, and may use `$1..$k` for
+/// the `fixed` values) once per chunk of `items` (PostgreSQL: once, see [`pg_any`]).
 pub async fn exec_in(
     conn: &mut AnyConnection,
     sql: &str,
     fixed: Vec<Val>,
     items: &[String],
 ) -> Result<u64, sqlx::Error> {
+    if items.is_empty() {
+        return Ok(0);
+    }
+    if let Some((sql, vals)) = pg_any(conn, sql, &fixed, items) {
+        return Ok(query(&sql, vals).persistent(false).execute(conn).await?.rows_affected());
+    }
     let mut n = 0;
     for (size, list) in in_chunks(items, fixed.len()) {
         let text = sql.replace("{in}", &placeholders(fixed.len() + 1, size));
@@ -291,6 +416,12 @@ pub async fn fetch_in(
     fixed: Vec<Val>,
     items: &[String],
 ) -> Result<Vec<sqlx::any::AnyRow>, sqlx::Error> {
+    if items.is_empty() {
+        return Ok(Vec::new());
+    }
+    if let Some((sql, vals)) = pg_any(conn, sql, &fixed, items) {
+        return query(&sql, vals).persistent(false).fetch_all(conn).await;
+    }
     let mut out = Vec::new();
     for (size, list) in in_chunks(items, fixed.len()) {
         let text = sql.replace("{in}", &placeholders(fixed.len() + 1, size));
@@ -358,6 +489,28 @@ mod tests {
         ] {
             assert_eq!(with_fail_conflict(unchanged), unchanged);
         }
+    }
+
+    #[test]
+    fn pg_arrays_quote_every_item() {
+        let items = ["ab".to_owned(), "NULL".to_owned(), String::new(), r#"q"b\s"#.to_owned()];
+        assert_eq!(pg_text_array(&items), r#"{"ab","NULL","","q\"b\\s"}"#);
+        assert_eq!(pg_text_array(&[]), "{}");
+    }
+
+    #[test]
+    fn pg_inserts_bind_one_array_per_column() {
+        let rows = vec![
+            vec![1i64.into(), "a\"b".into(), Val::OI(None), true.into(), Val::OT(None)],
+            vec![Val::I(-2), "".into(), Val::OI(Some(7)), false.into(), Val::OT(Some("NULL".into()))],
+        ];
+        let (sql, vals) = pg_unnest_insert("t", &["a", "b", "c", "d", "e"], rows, "ON CONFLICT DO NOTHING");
+        assert_eq!(
+            sql,
+            "INSERT INTO t (a, b, c, d, e) SELECT * FROM UNNEST(CAST($1 AS BIGINT[]), CAST($2 AS TEXT[]), \
+             CAST($3 AS BIGINT[]), CAST($4 AS BOOLEAN[]), CAST($5 AS TEXT[])) ON CONFLICT DO NOTHING"
+        );
+        assert_eq!(texts(&vals), ["{1,-2}", r#"{"a\"b",""}"#, "{NULL,7}", "{t,f}", r#"{NULL,"NULL"}"#]);
     }
 
     #[test]
