@@ -28,9 +28,12 @@ impl Store {
         near.sort();
         near.dedup();
 
+        // The flag is tested through an expression so that SQLite seeks `txs_block` per block:
+        // with `canonical = true` it walks `txs_canonical_order`, i.e. every canonical tx.
         let txs = self
             .rows_in(
-                "SELECT tx_id, index_block_hash FROM txs WHERE index_block_hash IN ({in}) AND canonical = true \
+                "SELECT tx_id, index_block_hash FROM txs WHERE index_block_hash IN ({in}) \
+                 AND (CASE WHEN canonical THEN 1 ELSE 0 END) = 1 \
                  ORDER BY COALESCE(microblock_sequence, 2147483647) DESC, tx_index DESC",
                 &own,
             )
