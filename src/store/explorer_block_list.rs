@@ -11,7 +11,7 @@ use sqlx::any::AnyRow;
 use sqlx::Row;
 use stacks_extended::{BlockContents, BlockRecord};
 
-use super::sql::{placeholders, query, Val};
+use super::sql::{fetch_in, query};
 use super::{Store, StoreError};
 
 impl Store {
@@ -90,9 +90,8 @@ impl Store {
     }
 
     async fn rows_in(&self, sql: &str, items: &[String]) -> Result<Vec<AnyRow>, StoreError> {
-        let text = sql.replace("{in}", &placeholders(1, items.len()));
-        let vals: Vec<Val> = items.iter().map(|s| s.into()).collect();
-        Ok(query(&text, vals).fetch_all(&self.pool).await?)
+        let mut conn = self.pool.acquire().await?;
+        Ok(fetch_in(&mut conn, sql, vec![], items).await?)
     }
 
     /// The canonical transactions of a microblock (the incumbent counts them per list entry).
