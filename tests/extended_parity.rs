@@ -123,7 +123,7 @@ const PINNED: &[(&str, usize)] = &[
     ("GET /extended/v1/stx_supply/circulating/plain", 8),
     ("GET /extended/v1/stx_supply/legacy_format", 8),
     ("GET /extended/v1/stx_supply/total/plain", 8),
-    ("GET /extended/v1/tokens/ft/{token}/holders", 11),
+    ("GET /extended/v1/tokens/ft/{token}/holders", 29),
     ("GET /extended/v1/tokens/nft/history", 28),
     ("GET /extended/v1/tokens/nft/holdings", 120),
     ("GET /extended/v1/tokens/nft/mints", 20),

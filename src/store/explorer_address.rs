@@ -259,8 +259,12 @@ impl Store {
     ) -> Result<(u64, Vec<(String, i128)>), StoreError> {
         let (filter, mut vals) = match token {
             Some(t) => ("account = $1 AND asset_identifier = $2", vec![principal.into(), t.into()]),
-            // The incumbent lists positive balances only (a partial chain can leave negatives).
-            None => ("account = $1 AND balance NOT LIKE '-%'", vec![principal.into()]),
+            // The incumbent lists positive balances only: not the zero rows it keeps, nor the
+            // negatives a partial chain can leave.
+            None => (
+                "account = $1 AND balance > '000000000000000000000000000000000000000'",
+                vec![principal.into()],
+            ),
         };
         let count_sql = format!("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM ft_balances WHERE {filter}");
         let total: i64 = query(&count_sql, vals.clone()).fetch_one(&self.pool).await?.try_get("n")?;
@@ -312,31 +316,7 @@ impl Store {
     ) -> Result<(u64, i128, Vec<FtHolder>), StoreError> {
         let page = vec![i64::from(limit).into(), i64::try_from(offset).unwrap_or(i64::MAX).into()];
         if token == "stx" {
-            let r = query(
-                "SELECT CAST(COUNT(*) AS BIGINT) AS n, CAST(COALESCE(SUM(liquid + locked), 0) AS BIGINT) AS supply \
-                 FROM stx_accounts",
-                vec![],
-            )
-            .fetch_one(&self.pool)
-            .await?;
-            let (n, supply): (i64, i64) = (r.try_get("n")?, r.try_get("supply")?);
-            let rows = query(
-                "SELECT account, liquid + locked AS balance FROM stx_accounts \
-                 ORDER BY liquid + locked DESC, account LIMIT $1 OFFSET $2",
-                page,
-            )
-            .fetch_all(&self.pool)
-            .await?;
-            let holders = rows
-                .iter()
-                .map(|r| {
-                    Ok(FtHolder {
-                        address: r.try_get("account")?,
-                        balance: i128::from(r.try_get::<i64, _>("balance")?),
-                    })
-                })
-                .collect::<Result<_, sqlx::Error>>()?;
-            return Ok((u64::try_from(n).unwrap_or(0), i128::from(supply), holders));
+            return self.stx_holder_page(page).await;
         }
         // Balances are u128 text, so the supply is summed here rather than in SQL.
         let all = query("SELECT balance FROM ft_balances WHERE asset_identifier = $1", vec![token.into()])
@@ -363,7 +343,15 @@ impl Store {
                     balance: ft_parse(&r.try_get::<String, _>("balance")?),
                 })
             })
-            .collect::<Result<_, sqlx::Error>>()?;
+            .collect::<Result<Vec<_>, sqlx::Error>>()?;
+        // Negative balances (a history starting mid-chain) come last, by value.
+        let non_negative =
+            all.iter().filter(|r| r.try_get::<String, _>("balance").is_ok_and(|b| !b.starts_with('-')));
+        let mut holders: Vec<FtHolder> = holders.into_iter().filter(|h| h.balance >= 0).collect();
+        let tail = self
+            .ft_negative_holders(token, non_negative.count() as u64, limit, offset, holders.len())
+            .await?;
+        holders.extend(tail);
         Ok((all.len() as u64, supply, holders))
     }
 }

@@ -11,6 +11,7 @@ mod explorer_block_list;
 mod explorer_burn_pox;
 mod explorer_chain;
 mod explorer_contract;
+mod explorer_holders;
 mod explorer_microblock;
 mod explorer_pox;
 mod explorer_search;

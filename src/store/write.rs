@@ -93,6 +93,7 @@ pub async fn wipe(conn: &mut AnyConnection) -> Result<(), StoreError> {
     for t in BLOCK_TABLES.iter().chain(&[
         "raw_events",
         "stx_accounts",
+        "stx_holders",
         "ft_balances",
         "nft_custody",
         "mempool_txs",
@@ -393,6 +394,7 @@ async fn canonicalize(
         .await?;
     }
     apply_ft(conn, &ft_deltas(&d.events), 1).await?;
+    note_stx_holders(conn, d).await?;
     super::totals::apply(conn, d, 1).await?;
     super::totals::add_tx_lists(conn, d).await?;
     if nft_direct {
@@ -485,6 +487,26 @@ fn ft_deltas(events: &[ledger::EventRow]) -> FtDeltas {
     out
 }
 
+/// Records the accounts the incumbent keeps an 'stx' balance row for (`stx_holders`, never
+/// deleted): each transaction's fee payer, even at fee 0, each STX event's sender and
+/// recipient, each miner reward's recipient.
+async fn note_stx_holders(conn: &mut AnyConnection, d: &DerivedBlock) -> Result<(), sqlx::Error> {
+    let payers = d.txs.iter().map(|t| match (&t.sponsor_address, t.sponsored) {
+        (Some(s), true) => s.as_str(),
+        _ => t.sender_address.as_str(),
+    });
+    let movers =
+        d.events.iter().filter(|e| e.kind.starts_with("stx_") && e.kind != "stx_lock").flat_map(|e| {
+            let sender = e.sender.as_deref().filter(|_| e.kind != "stx_mint");
+            let recipient = e.recipient.as_deref().filter(|_| e.kind != "stx_burn");
+            sender.into_iter().chain(recipient)
+        });
+    let rewarded = d.miner_rewards.iter().map(|r| r.recipient.as_str());
+    let accounts: BTreeSet<&str> = payers.chain(movers).chain(rewarded).collect();
+    let rows = accounts.into_iter().map(|a| vec![a.into()]).collect();
+    insert_rows(conn, "stx_holders", &["account"], rows, "ON CONFLICT (account) DO NOTHING").await
+}
+
 /// FT balances are u128 text (zero-padded to sort numerically); negative only when the
 /// history starts mid-chain.
 pub(super) fn ft_text(v: i128) -> String {
@@ -502,7 +524,9 @@ pub fn ft_parse(s: &str) -> i128 {
 async fn apply_ft(conn: &mut AnyConnection, deltas: &FtDeltas, sign: i128) -> Result<(), sqlx::Error> {
     let mut by_asset: BTreeMap<&str, Vec<(&str, i128)>> = BTreeMap::new();
     for ((asset, account), d) in deltas {
-        if *d != 0 {
+        // A zero net change still gets its row when applied: the incumbent keeps one for every
+        // account an FT event touched.
+        if *d != 0 || sign > 0 {
             by_asset.entry(asset).or_default().push((account, *d * sign));
         }
     }
