@@ -63,6 +63,13 @@ pub fn normalize_order(template: &str, body: &mut Value) {
             results.sort_by_key(|r| std::cmp::Reverse(tx_key(&r["tx"])))
         }
         "/extended/v1/tokens/ft/{token}/holders" => mask_tied_holders(results),
+        "/extended/v1/tx" => {
+            mask_unanchored_times(results);
+            sort_shown_index_ties(results);
+        }
+        "/extended/v1/tx/block/{block_hash}"
+        | "/extended/v1/tx/block_height/{height}"
+        | "/extended/v2/blocks/{height_or_hash}/transactions" => sort_shown_index_ties(results),
         "/extended/v1/address/{principal}/stx_inbound" => results.sort_by_key(|r| {
             let n = |k: &str| r[k].as_i64().unwrap_or(0);
             (std::cmp::Reverse((n("block_height"), n("tx_index"))), r["transfer_type"].to_string())
@@ -85,10 +92,61 @@ fn mask_tied_holders(results: &mut [Value]) {
     }
 }
 
+/// A streamed, not yet anchored transaction listed by `/tx?unanchored=true` (`is_unanchored`):
+/// the incumbent gives it the wall-clock time of the request as `block_time` (the recording
+/// day), we 0 and `""` until its anchor block gives it one (as on
+/// `/microblock/unanchored/txs`, [`ALLOWED`]). Anchored rows are compared in full.
+fn mask_unanchored_times(results: &mut [Value]) {
+    for r in results.iter_mut().filter(|r| r["is_unanchored"] == Value::Bool(true)) {
+        r["block_time"] = Value::Null;
+        r["block_time_iso"] = Value::Null;
+    }
+}
+
+/// Block 1's transactions that share a shown `tx_index` (one of block 1's own and a boot
+/// transaction of block 0 shown at its block-0 index + 1: epoch-3-transition, pox-4 regtest).
+/// The incumbent orders by `tx_index` only and returns such pairs in plan order, inconsistently
+/// within one answer (regtest `/tx/block_height/1`, newest first: at index 3 the block's own
+/// coinbase before the boot `costs`, at index 2 the boot `lockup` before the block's own
+/// `costs-3`). Consecutive rows of the same block and index are compared sorted by tx id; which
+/// rows, and the order between indexes, are compared.
+fn sort_shown_index_ties(results: &mut [Value]) {
+    let key = |r: &Value| (r["block_height"].clone(), r["tx_index"].clone());
+    let mut start = 0;
+    while start < results.len() {
+        let k = key(&results[start]);
+        let end = start + results[start..].iter().take_while(|r| key(r) == k).count();
+        results[start..end].sort_by_key(|r| r["tx_id"].as_str().unwrap_or_default().to_string());
+        start = end;
+    }
+}
+
+/// `/tx/mempool` in arrival order (no `order_by`, or `age`): the incumbent sorts by its own
+/// receipt second only, and transactions received in the same second come back in plan order,
+/// inconsistently (pox-4 regtest: the full list starts d446…, e9fd…, 54d4…, while
+/// `?limit=2&offset=1` answers d446…, 54d4…). Rows sharing a receipt second (each side's own)
+/// are compared sorted by tx id; which rows, and the order between seconds, are compared.
+fn sort_same_second_mempool(e: &OracleEntry, body: &mut Value) {
+    let by_age = !e.query.contains("order_by=") || e.query.contains("order_by=age");
+    let Some(results) = body.get_mut("results").and_then(Value::as_array_mut).filter(|_| by_age) else {
+        return;
+    };
+    let mut start = 0;
+    while start < results.len() {
+        let t = results[start]["receipt_time"].clone();
+        let end = start + results[start..].iter().take_while(|r| r["receipt_time"] == t).count();
+        results[start..end].sort_by_key(|r| r["tx_id"].as_str().unwrap_or_default().to_string());
+        start = end;
+    }
+}
+
 /// [`normalize_order`] for a recorded request (its route template from the OpenAPI registry).
 pub fn normalize_entry(e: &OracleEntry, body: &mut Value) {
     if let Some(route) = stacks_extended::openapi::route_for(&e.method, &e.path) {
         normalize_order(route.path, body);
+        if route.path == "/extended/v1/tx/mempool" {
+            sort_same_second_mempool(e, body);
+        }
     }
 }
 

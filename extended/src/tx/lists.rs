@@ -207,6 +207,9 @@ pub(super) async fn mempool<R: TxReader>(
     q.bool("unanchored")?;
     let opts = options(&q)?;
     let (total, txs) = reader.mempool_list(&filter, paging).await?;
+    // The incumbent counts with `COUNT(*) OVER()` on the page's own rows: a page past the end
+    // has total 0 (recorded: `?limit=2&offset=1` over a one-transaction mempool).
+    let total = if txs.is_empty() { 0 } else { total };
     let results = txs.iter().map(|t| mempool_tx_json(t, opts)).collect::<Result<Vec<_>, _>>()?;
     Ok(deprecated(json_with_etag(&page_json(paging, total, results), etag.as_deref())))
 }
