@@ -154,7 +154,10 @@ impl Store {
         let conn = self.writer_conn(&mut writer).await?;
         let result = async {
             let mut tx = conn.begin().await?;
-            write::apply(&mut tx, &ctx, &payload, None).await?;
+            // A mempool transaction changes no maintained totals; flushed all the same.
+            let mut totals = super::totals::Pending::default();
+            write::apply(&mut tx, &ctx, &payload, None, &mut totals).await?;
+            totals.flush(&mut tx).await?;
             tx.commit().await?;
             Ok::<_, super::ApplyError>(())
         }

@@ -387,13 +387,14 @@ impl Store {
         let mut refused: HashMap<usize, Refusal> = HashMap::new();
         'pass: loop {
             let mut tx = self.writer_conn(writer).await?.begin().await?;
+            let mut totals = totals::Pending::default();
             let mut out = Vec::with_capacity(events.len());
             for i in 0..events.len() {
                 let prepare::Prepared { ev, payload, derived } = events.get(i).await?;
                 let outcome = match (refused.get(&i), payload) {
                     (Some(r), _) | (None, Err(r)) => Err(ApplyError::from(r.clone())),
                     (None, Ok(payload)) => {
-                        match self.apply_in(&mut tx, ev, payload, derived.as_ref()).await {
+                        match self.apply_in(&mut tx, ev, payload, derived.as_ref(), &mut totals).await {
                             Ok(o) => Ok(o),
                             Err(ApplyError::Store(e)) => return Err(e),
                             Err(ApplyError::Invalid(reason)) => {
@@ -420,6 +421,7 @@ impl Store {
                     }
                 }
             }
+            totals.flush(&mut tx).await?;
             tx.commit().await?;
             for e in out.iter().filter_map(|o| o.as_ref().err()) {
                 tracing::warn!(error = %e, "event not applied");
@@ -445,7 +447,12 @@ impl Store {
         payload: &EventPayload,
     ) -> Result<IngestOutcome, ApplyError> {
         let mut tx = conn.begin().await?;
-        match self.apply_in(&mut tx, ev, payload, None).await {
+        let mut totals = totals::Pending::default();
+        let applied = match self.apply_in(&mut tx, ev, payload, None, &mut totals).await {
+            Ok(outcome) => totals.flush(&mut tx).await.map(|()| outcome).map_err(ApplyError::from),
+            Err(e) => Err(e),
+        };
+        match applied {
             Ok(outcome) => {
                 tx.commit().await?;
                 Ok(outcome)
@@ -463,6 +470,7 @@ impl Store {
         ev: &IncomingEvent,
         payload: &EventPayload,
         derived: Option<&DerivedBlock>,
+        totals: &mut totals::Pending,
     ) -> Result<IngestOutcome, ApplyError> {
         let (timestamp, unix) = match &ev.receive_timestamp {
             Some(ts) => {
@@ -481,7 +489,7 @@ impl Store {
             return Ok(IngestOutcome::AlreadyStored { id: ev.id.unwrap_or_default() });
         };
         let ctx = write::Ctx { network: self.network, raw_event_id: id, receipt_time: unix };
-        write::apply(conn, &ctx, payload, derived).await?;
+        write::apply(conn, &ctx, payload, derived, totals).await?;
         Ok(IngestOutcome::Applied { id })
     }
 }

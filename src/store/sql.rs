@@ -432,6 +432,19 @@ pub async fn fetch_in(
     Ok(out)
 }
 
+/// A list of texts as a one-column table `l(item)`, bound as one value `$n`, to drive a query
+/// from the list itself (e.g. one correlated index seek per item): PostgreSQL unnests an
+/// array, SQLite reads a JSON array with `json_each`. An `IN` list cannot do that: the engines
+/// then drive from the table's rows that match the list, all of them.
+pub fn text_list_table(conn: &AnyConnection, n: usize, items: &[String]) -> (String, Val) {
+    if conn.backend_name() == "PostgreSQL" {
+        (format!("UNNEST(CAST(${n} AS TEXT[])) AS l(item)"), Val::T(pg_text_array(items)))
+    } else {
+        let json = serde_json::to_string(items).unwrap_or_else(|_| "[]".to_owned());
+        (format!("(SELECT value AS item FROM json_each(${n})) AS l"), Val::T(json))
+    }
+}
+
 /// A boolean column selected as an integer: the `Any` driver maps PostgreSQL booleans but not
 /// SQLite's, and `CASE` yields an integer on both.
 pub fn bool_col(col: &str) -> String {

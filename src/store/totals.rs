@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, HashMap};
 use futures_util::TryStreamExt;
 use sqlx::{AnyConnection, Connection, Row};
 
-use super::sql::{exec, exec_in, fetch_in, insert_rows, query};
+use super::sql::{exec, exec_in, fetch_in, insert_rows, query, text_list_table};
 use super::write::{ft_parse, ft_text};
 use crate::ledger::block::DerivedBlock;
 
@@ -79,20 +79,92 @@ fn add_event(
     }
 }
 
-/// Adds (`sign` 1) or subtracts (`sign` −1) a block's operations and asset events.
-pub(super) async fn apply(conn: &mut AnyConnection, d: &DerivedBlock, sign: i64) -> Result<(), sqlx::Error> {
-    let mut stx: BTreeMap<&str, Stx> = BTreeMap::new();
-    for o in &d.ops {
-        if let Some(s) = stx_of(&o.op_type, &o.status, o.amount) {
-            let t = stx.entry(&o.account).or_default();
-            for (t, s) in t.iter_mut().zip(s) {
-                *t += s * sign;
+/// The totals' changes of the blocks applied in one store transaction, written once when the
+/// transaction is about to commit ([`Pending::flush`]) instead of once per block: an import
+/// batch of 500 events holds ~30 blocks, and a busy principal appears in most of them, so its
+/// running count is read once and its totals written once per batch. The sums are additive, so
+/// the order of the blocks does not matter to them; the principal-list rows continue the
+/// running counts in the order their blocks became canonical, and a reorg flushes first
+/// (`write::restore_chain`), so that the rows it deletes are all stored and every pending row
+/// continues the canonical chain. Nothing reads these tables on the writer's connection
+/// between two flushes.
+#[derive(Default)]
+pub struct Pending {
+    stx: HashMap<String, Stx>,
+    assets: Assets,
+    /// principal → its listed entries per block `(height, index_block_hash, n, n_boot)`, in the
+    /// order the blocks became canonical.
+    lists: HashMap<String, Vec<(i64, String, i64, i64)>>,
+}
+
+impl Pending {
+    /// Adds (`sign` 1) or subtracts (`sign` −1) a block's operations and asset events.
+    pub(super) fn apply(&mut self, d: &DerivedBlock, sign: i64) {
+        for o in &d.ops {
+            if let Some(s) = stx_of(&o.op_type, &o.status, o.amount) {
+                let t = match self.stx.get_mut(o.account.as_str()) {
+                    Some(t) => t,
+                    None => self.stx.entry(o.account.clone()).or_default(),
+                };
+                for (t, s) in t.iter_mut().zip(s) {
+                    *t += s * sign;
+                }
+            }
+        }
+        for e in &d.events {
+            add_event(
+                &mut self.assets,
+                &e.kind,
+                e.sender.as_deref(),
+                e.recipient.as_deref(),
+                e.asset_identifier.as_deref(),
+                e.amount.as_deref(),
+                i128::from(sign),
+            );
+        }
+    }
+
+    /// Records the principal-list counts of a block that just became canonical on top of the
+    /// canonical chain (`account_block_txs`): each principal's listed entries in the block; the
+    /// running counts are computed at the flush.
+    pub(super) fn add_tx_lists(&mut self, d: &DerivedBlock) {
+        let mut counts: BTreeMap<&str, (i64, i64)> = BTreeMap::new();
+        for a in d.account_txs.iter().filter(|a| a.listed) {
+            let c = counts.entry(&a.principal).or_default();
+            c.0 += 1;
+            c.1 += i64::from(a.boot);
+        }
+        let b = &d.block;
+        for (p, (n, nb)) in counts {
+            let row = (b.block_height, b.index_block_hash.clone(), n, nb);
+            match self.lists.get_mut(p) {
+                Some(v) => v.push(row),
+                None => {
+                    self.lists.insert(p.to_string(), vec![row]);
+                }
             }
         }
     }
+
+    /// Writes what was gathered since the last flush and forgets it: one upsert of the STX
+    /// sums, one read and one upsert of the asset totals per asset, and for the principal
+    /// lists one read of the touched principals' highest rows and one insert.
+    pub(super) async fn flush(&mut self, conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
+        let stx = std::mem::take(&mut self.stx);
+        let assets = std::mem::take(&mut self.assets);
+        let lists = std::mem::take(&mut self.lists);
+        add_stx(conn, stx).await?;
+        add_assets(conn, assets).await?;
+        add_lists(conn, lists).await
+    }
+}
+
+async fn add_stx(conn: &mut AnyConnection, stx: HashMap<String, Stx>) -> Result<(), sqlx::Error> {
+    // Sorted: the same key order in every transaction (and on every engine).
+    let stx: BTreeMap<String, Stx> = stx.into_iter().collect();
     let rows = stx
-        .iter()
-        .map(|(a, s)| vec![(*a).into(), s[0].into(), s[1].into(), s[2].into(), s[3].into()])
+        .into_iter()
+        .map(|(a, s)| vec![a.into(), s[0].into(), s[1].into(), s[2].into(), s[3].into()])
         .collect();
     insert_rows(
         conn,
@@ -104,68 +176,61 @@ pub(super) async fn apply(conn: &mut AnyConnection, d: &DerivedBlock, sign: i64)
          total_fees_sent = account_stx_totals.total_fees_sent + excluded.total_fees_sent, \
          total_miner_rewards = account_stx_totals.total_miner_rewards + excluded.total_miner_rewards",
     )
-    .await?;
-    let mut assets = Assets::new();
-    for e in &d.events {
-        add_event(
-            &mut assets,
-            &e.kind,
-            e.sender.as_deref(),
-            e.recipient.as_deref(),
-            e.asset_identifier.as_deref(),
-            e.amount.as_deref(),
-            i128::from(sign),
-        );
-    }
-    add_assets(conn, assets).await
+    .await
 }
 
-/// Writes the principal-list counts of a block that just became canonical on top of the
-/// canonical chain (`account_block_txs`): each principal's listed entries in the block and its
-/// running counts, continued from its highest row (every row is canonical and below).
-pub(super) async fn add_tx_lists(conn: &mut AnyConnection, d: &DerivedBlock) -> Result<(), sqlx::Error> {
-    let mut counts: BTreeMap<&str, (i64, i64)> = BTreeMap::new();
-    for a in d.account_txs.iter().filter(|a| a.listed) {
-        let c = counts.entry(&a.principal).or_default();
-        c.0 += 1;
-        c.1 += i64::from(a.boot);
-    }
-    if counts.is_empty() {
+/// Appends the pending principal-list rows, each principal's running counts continued from its
+/// highest stored row (every stored row is canonical and below the pending ones).
+async fn add_lists(
+    conn: &mut AnyConnection,
+    lists: HashMap<String, Vec<(i64, String, i64, i64)>>,
+) -> Result<(), sqlx::Error> {
+    if lists.is_empty() {
         return Ok(());
     }
-    let principals: Vec<String> = counts.keys().map(|p| p.to_string()).collect();
-    let rows = fetch_in(
-        conn,
-        "SELECT x.principal, x.cum, x.cum_boot FROM account_block_txs x WHERE x.principal IN ({in}) \
-         AND x.block_height = (SELECT MAX(m.block_height) FROM account_block_txs m WHERE m.principal = x.principal)",
-        vec![],
-        &principals,
-    )
-    .await?;
-    let mut prior: HashMap<String, (i64, i64)> = HashMap::new();
-    for r in rows {
-        prior.insert(r.try_get("principal")?, (r.try_get("cum")?, r.try_get("cum_boot")?));
+    let lists: BTreeMap<String, Vec<(i64, String, i64, i64)>> = lists.into_iter().collect();
+    let principals: Vec<String> = lists.keys().cloned().collect();
+    // Each principal's highest row, one backward seek on the primary key per principal. Driven
+    // from the list: `principal IN (…) AND block_height = (SELECT MAX …)` visited every row of
+    // every listed principal (both engines), so each block read the busy principals' whole
+    // history again: quadratic in the chain, most of the totals' cost.
+    let (list, val) = text_list_table(conn, 1, &principals);
+    let sql = format!(
+        "SELECT l.item AS principal, \
+         (SELECT x.cum FROM account_block_txs x WHERE x.principal = l.item ORDER BY x.block_height DESC LIMIT 1) AS cum, \
+         (SELECT x.cum_boot FROM account_block_txs x WHERE x.principal = l.item ORDER BY x.block_height DESC LIMIT 1) AS cum_boot \
+         FROM {list}"
+    );
+    let found = query(&sql, vec![val]).fetch_all(&mut *conn).await?;
+    let mut prior: HashMap<String, (i64, i64)> = HashMap::with_capacity(found.len());
+    for r in found {
+        let (cum, cum_boot): (Option<i64>, Option<i64>) = (r.try_get("cum")?, r.try_get("cum_boot")?);
+        if let (Some(c), Some(b)) = (cum, cum_boot) {
+            prior.insert(r.try_get("principal")?, (c, b));
+        }
     }
-    let b = &d.block;
-    let rows = counts
-        .into_iter()
-        .map(|(p, (n, nb))| {
-            let (cum, cum_boot) = prior.get(p).copied().unwrap_or_default();
-            vec![
-                p.into(),
-                b.block_height.into(),
-                b.index_block_hash.as_str().into(),
+    let mut rows = Vec::new();
+    for (p, blocks) in lists {
+        let (mut cum, mut cum_boot) = prior.get(&p).copied().unwrap_or_default();
+        for (height, ibh, n, nb) in blocks {
+            cum += n;
+            cum_boot += nb;
+            rows.push(vec![
+                p.as_str().into(),
+                height.into(),
+                ibh.into(),
                 n.into(),
                 nb.into(),
-                (cum + n).into(),
-                (cum_boot + nb).into(),
-            ]
-        })
-        .collect();
+                cum.into(),
+                cum_boot.into(),
+            ]);
+        }
+    }
     insert_rows(conn, "account_block_txs", TX_LIST_COLS, rows, "").await
 }
 
 /// Forgets the principal-list counts of blocks a reorg orphans (all above the fork point).
+/// The caller has flushed [`Pending`] first.
 pub(super) async fn remove_tx_lists(conn: &mut AnyConnection, blocks: &[String]) -> Result<(), sqlx::Error> {
     exec_in(conn, "DELETE FROM account_block_txs WHERE index_block_hash IN ({in})", vec![], blocks).await?;
     Ok(())

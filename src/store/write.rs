@@ -6,6 +6,7 @@ use sqlx::{AnyConnection, Connection, Row};
 
 use super::rows::*;
 use super::sql::{bool_col, exec, exec_in, fetch_in, get_bool, insert_rows, query, Val};
+use super::totals::Pending;
 use super::{ApplyError, StoreError};
 use crate::events::payload::{DropMempoolTx, NewBlock, NewBurnBlock, NewMempoolTx, NewMicroblocks};
 use crate::events::{EventPath, EventPayload};
@@ -113,15 +114,17 @@ pub async fn wipe(conn: &mut AnyConnection) -> Result<(), StoreError> {
 }
 
 /// `derived`: a `/new_block`'s rows derived ahead by `store::prepare` (pure, so the same as
-/// deriving them here).
+/// deriving them here). `totals` gathers the maintained totals' changes: the caller flushes it
+/// ([`Pending::flush`]) before committing.
 pub async fn apply(
     conn: &mut AnyConnection,
     ctx: &Ctx,
     payload: &EventPayload,
     derived: Option<&DerivedBlock>,
+    totals: &mut Pending,
 ) -> Result<(), ApplyError> {
     match payload {
-        EventPayload::NewBlock(b) => apply_block(conn, ctx, b, derived).await,
+        EventPayload::NewBlock(b) => apply_block(conn, ctx, b, derived, totals).await,
         EventPayload::NewBurnBlock(b) => apply_burn_block(conn, ctx, b).await,
         EventPayload::NewMempoolTx(m) => apply_mempool(conn, ctx, m).await,
         EventPayload::DropMempoolTx(d) => apply_drop(conn, d).await,
@@ -226,6 +229,7 @@ async fn apply_block(
     ctx: &Ctx,
     b: &NewBlock,
     pre: Option<&DerivedBlock>,
+    totals: &mut Pending,
 ) -> Result<(), ApplyError> {
     let ibh = normalize_hex(&b.index_block_hash);
     if stored_block(conn, &ibh).await?.is_some() {
@@ -267,11 +271,11 @@ async fn apply_block(
     // For a canonical block the tip is its parent's height (one canonical block per height).
     let receipt = Receipt { time: ctx.receipt_time, block_height: height - 1 };
     if let Some(p) = parent.as_ref().filter(|p| canonical && !p.canonical && p.block_height >= 1) {
-        restore_chain(conn, ctx, p, receipt).await?;
+        restore_chain(conn, ctx, p, receipt, totals).await?;
     }
     insert_static(conn, derived, canonical, ctx.raw_event_id).await?;
     if canonical {
-        canonicalize(conn, derived, false, true, receipt).await?;
+        canonicalize(conn, derived, false, true, receipt, totals).await?;
         let d = &derived.block;
         log_block_event(conn, BLOCK_ADDED, &d.index_block_hash, &d.block_hash, d.block_height).await?;
         gc_mempool(conn, tip.map_or(0, |t| t.block_height)).await?;
@@ -359,6 +363,7 @@ async fn canonicalize(
     materialized: bool,
     nft_direct: bool,
     receipt: Receipt,
+    totals: &mut Pending,
 ) -> Result<(), ApplyError> {
     let b = &d.block;
     let at = at_of(b, true);
@@ -395,8 +400,8 @@ async fn canonicalize(
     }
     apply_ft(conn, &ft_deltas(&d.events), 1).await?;
     note_stx_holders(conn, d).await?;
-    super::totals::apply(conn, d, 1).await?;
-    super::totals::add_tx_lists(conn, d).await?;
+    totals.apply(d, 1);
+    totals.add_tx_lists(d);
     if nft_direct {
         nft_upsert_from_events(conn, d).await?;
     }
@@ -812,7 +817,11 @@ async fn restore_chain(
     ctx: &Ctx,
     parent: &StoredBlock,
     receipt: Receipt,
+    totals: &mut Pending,
 ) -> Result<(), ApplyError> {
+    // The principal-list rows of the blocks about to be orphaned must be stored to be deleted,
+    // and the restored blocks' rows continue the counts below the fork point.
+    totals.flush(conn).await?;
     let mut fork = vec![parent.clone()];
     while let Some(last) = fork.last().filter(|b| b.block_height > 1) {
         let p = stored_block(conn, &last.parent_index_block_hash).await?.ok_or_else(|| {
@@ -845,7 +854,7 @@ async fn restore_chain(
     for b in &orphaned {
         let d = derive_stored(conn, b, ctx.network).await?;
         apply_ft(conn, &ft_deltas(&d.events), -1).await?;
-        super::totals::apply(conn, &d, -1).await?;
+        totals.apply(&d, -1);
         nft.extend(nft_pairs(&d));
     }
     flip(conn, &ids, false).await?;
@@ -872,7 +881,7 @@ async fn restore_chain(
     for b in &fork {
         let d = derive_stored(conn, b, ctx.network).await?;
         flip(conn, std::slice::from_ref(&b.index_block_hash), true).await?;
-        canonicalize(conn, &d, b.materialized, false, receipt).await?;
+        canonicalize(conn, &d, b.materialized, false, receipt, totals).await?;
         log_block_event(conn, BLOCK_ADDED, &b.index_block_hash, &b.block_hash, b.block_height).await?;
         nft.extend(nft_pairs(&d));
     }
