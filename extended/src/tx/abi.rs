@@ -58,7 +58,9 @@ struct Parsed {
 /// Parsed ABIs by the hash of their text. A page of 50 transactions calls the same few
 /// contracts again and again, and parsing the ABI JSON (kilobytes) per transaction was most of
 /// a list's rendering time. Bounded: emptied when it holds [`ABI_CACHE_BYTES`] of ABI text.
-static ABI_CACHE: Mutex<Option<(HashMap<u64, Arc<Parsed>>, usize)>> = Mutex::new(None);
+static ABI_CACHE: Mutex<Option<AbiCache>> = Mutex::new(None);
+/// Parsed ABIs by text hash, and the bytes of ABI text they hold.
+type AbiCache = (HashMap<u64, Arc<Parsed>>, usize);
 const ABI_CACHE_BYTES: usize = 16 << 20;
 
 fn parse(abi: &str) -> Parsed {
