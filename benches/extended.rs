@@ -7,6 +7,7 @@
 //! ```sh
 //! cargo bench --bench extended -- --db sqlite:///path/ledger.db              # wrk if installed
 //! cargo bench --bench extended -- --db sqlite:///path/ledger.db --builtin --connections 32 --seconds 20
+//! cargo bench --bench extended -- --db sqlite:///path/ledger.db --no-cache   # the response cache off
 //! ```
 //!
 //! The URLs are picked from the store through the API itself: a mid-chain transaction (the
@@ -37,6 +38,7 @@ struct Opts {
     busy: Option<String>,
     offset: u64,
     only: Option<String>,
+    no_cache: bool,
 }
 
 fn parse_opts() -> anyhow::Result<Opts> {
@@ -49,6 +51,7 @@ fn parse_opts() -> anyhow::Result<Opts> {
         busy: None,
         offset: 100_000,
         only: None,
+        no_cache: false,
     };
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     while let Some(a) = args.next() {
@@ -63,6 +66,8 @@ fn parse_opts() -> anyhow::Result<Opts> {
             "--offset" => o.offset = val()?.parse()?,
             // Only the URLs containing this string.
             "--only" => o.only = Some(val()?),
+            // The /extended response cache off (it is on by default, as in `serve`).
+            "--no-cache" => o.no_cache = true,
             other => bail!("unknown option {other}"),
         }
     }
@@ -175,6 +180,9 @@ async fn run(o: Opts) -> anyhow::Result<()> {
         .await?["total"]
         .as_u64()
         .unwrap_or(0);
+    let cache = std::env::var(stacks_ledger::api::cache::CACHE_MB_ENV)
+        .unwrap_or_else(|_| stacks_ledger::api::cache::DEFAULT_CACHE_MB.to_string());
+    println!("response cache: {cache} MiB (0 = off; cached figures are for one repeated URL)");
     println!("store: {total} txs; mid-chain tx {mid_tx}; busy principal {busy} ({busy_total} txs); hot sender {hot_sender}");
     let urls = [
         "/extended/v1/tx?limit=50".to_string(),
@@ -231,6 +239,10 @@ fn main() -> anyhow::Result<()> {
         return Ok(());
     }
     let o = parse_opts()?;
+    if o.no_cache {
+        // Before any thread starts: the routes read it when built.
+        std::env::set_var(stacks_ledger::api::cache::CACHE_MB_ENV, "0");
+    }
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     rt.block_on(run(o))
 }

@@ -6,6 +6,9 @@ use std::sync::Arc;
 
 use warp::{Filter, Reply};
 
+pub mod cache;
+pub use cache::ResponseCache;
+
 use crate::faucet::{FaucetConfig, Faucets};
 use crate::rosetta::construction;
 use crate::rosetta::{self, Rosetta};
@@ -41,6 +44,16 @@ pub fn routes_with(
     v2: V2Settings,
     faucets: Arc<Faucets>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
+    routes_with_cache(store, v2, faucets, Arc::new(ResponseCache::from_env()))
+}
+
+/// [`routes_with`] with the given `/extended` response cache (see [`cache`]).
+pub fn routes_with_cache(
+    store: Arc<Store>,
+    v2: V2Settings,
+    faucets: Arc<Faucets>,
+    cache: Arc<ResponseCache>,
+) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
     let node = v2.node.as_ref().map(|c| construction::node::NodeClient::new(c.node.as_str()));
     let construction = construction::Context::online(Arc::clone(&store), node);
     // Rosetta first: it answers everything under `/rosetta` itself (its errors are Rosetta's);
@@ -53,7 +66,7 @@ pub fn routes_with(
     let rosetta = rosetta::routes(Arc::new(rosetta));
     construction::routes(construction)
         .or(rosetta)
-        .or(stacks_extended::routes(Arc::clone(&store))
+        .or(cache::cached(cache, Arc::clone(&store), stacks_extended::routes(Arc::clone(&store)))
             .or(crate::faucet::routes(faucets))
             .recover(stacks_extended::recover))
         .or(crate::v2::routes(store, v2))

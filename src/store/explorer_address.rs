@@ -138,37 +138,34 @@ impl Store {
         Ok(())
     }
 
+    /// One statement for the three kinds of pending rows (a statement is a round trip, and
+    /// `/balances` and `/stx` ask this on every request): `k` 0 = sent (fee, and the amount of
+    /// a transfer), 1 = sponsored (the incumbent charges a sponsored tx's fee to both its
+    /// origin and its sponsor here), 2 = a transfer received.
     async fn mempool_delta_of(&self, principal: &str) -> Result<MempoolDelta, StoreError> {
         let mut d = MempoolDelta::default();
-        let sent = query(
-            "SELECT raw_tx, fee, tx_type FROM mempool_txs WHERE sender_address = $1 AND pruned = false",
+        let rows = query(
+            "SELECT CAST(0 AS BIGINT) AS k, raw_tx, fee, tx_type FROM mempool_txs \
+             WHERE sender_address = $1 AND pruned = false \
+             UNION ALL SELECT CAST(1 AS BIGINT) AS k, '' AS raw_tx, fee, '' AS tx_type FROM mempool_txs \
+             WHERE sponsor_address = $1 AND pruned = false AND sponsored = true \
+             UNION ALL SELECT CAST(2 AS BIGINT) AS k, raw_tx, fee, '' AS tx_type FROM mempool_txs \
+             WHERE token_transfer_recipient = $1 AND pruned = false",
             vec![principal.into()],
         )
         .fetch_all(&self.pool)
         .await?;
-        for r in sent {
-            d.outbound += i128::from(r.try_get::<i64, _>("fee")?);
-            if r.try_get::<String, _>("tx_type")? == "token_transfer" {
-                d.outbound += transfer_amount(&r.try_get::<String, _>("raw_tx")?);
+        for r in rows {
+            match r.try_get::<i64, _>("k")? {
+                0 => {
+                    d.outbound += i128::from(r.try_get::<i64, _>("fee")?);
+                    if r.try_get::<String, _>("tx_type")? == "token_transfer" {
+                        d.outbound += transfer_amount(&r.try_get::<String, _>("raw_tx")?);
+                    }
+                }
+                1 => d.outbound += i128::from(r.try_get::<i64, _>("fee")?),
+                _ => d.inbound += transfer_amount(&r.try_get::<String, _>("raw_tx")?),
             }
-        }
-        // The incumbent charges a sponsored tx's fee to both its origin and its sponsor here.
-        let sponsored = query(
-            "SELECT CAST(COALESCE(SUM(fee), 0) AS BIGINT) AS fees FROM mempool_txs \
-             WHERE sponsor_address = $1 AND pruned = false AND sponsored = true",
-            vec![principal.into()],
-        )
-        .fetch_one(&self.pool)
-        .await?;
-        d.outbound += i128::from(sponsored.try_get::<i64, _>("fees")?);
-        let received = query(
-            "SELECT raw_tx FROM mempool_txs WHERE token_transfer_recipient = $1 AND pruned = false",
-            vec![principal.into()],
-        )
-        .fetch_all(&self.pool)
-        .await?;
-        for r in received {
-            d.inbound += transfer_amount(&r.try_get::<String, _>("raw_tx")?);
         }
         Ok(d)
     }

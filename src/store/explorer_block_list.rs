@@ -5,13 +5,13 @@
 //! newest sequence first; the latter only when their own parent is one of the listed blocks
 //! or their parents. Transactions: microblock sequence, then `tx_index`, both descending.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
-use sqlx::any::AnyRow;
+use sqlx::AnyConnection;
 use sqlx::Row;
 use stacks_extended::{BlockContents, BlockRecord};
 
-use super::sql::{fetch_in, query};
+use super::sql::fetch_in;
 use super::{Store, StoreError};
 
 impl Store {
@@ -30,22 +30,26 @@ impl Store {
 
         // The flag is tested through an expression so that SQLite seeks `txs_block` per block:
         // with `canonical = true` it walks `txs_canonical_order`, i.e. every canonical tx.
-        let txs = self
-            .rows_in(
-                "SELECT tx_id, index_block_hash FROM txs WHERE index_block_hash IN ({in}) \
+        // One connection for the list's statements (not one checkout per statement).
+        let mut conn = self.pool.acquire().await?;
+        let txs = fetch_in(
+            &mut conn,
+            "SELECT tx_id, index_block_hash FROM txs WHERE index_block_hash IN ({in}) \
                  AND (CASE WHEN canonical THEN 1 ELSE 0 END) = 1 \
                  ORDER BY COALESCE(microblock_sequence, 2147483647) DESC, tx_index DESC",
-                &own,
-            )
-            .await?;
-        let mbs = self
-            .rows_in(
-                "SELECT microblock_hash, parent_index_block_hash, index_block_hash FROM microblocks \
+            vec![],
+            &own,
+        )
+        .await?;
+        let mbs = fetch_in(
+            &mut conn,
+            "SELECT microblock_hash, parent_index_block_hash, index_block_hash FROM microblocks \
                  WHERE parent_index_block_hash IN ({in}) AND microblock_canonical = true \
                  ORDER BY microblock_sequence DESC",
-                &near,
-            )
-            .await?;
+            vec![],
+            &near,
+        )
+        .await?;
         let mut tx_ids: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for r in &txs {
             tx_ids.entry(r.try_get("index_block_hash")?).or_default().push(r.try_get("tx_id")?);
@@ -60,7 +64,10 @@ impl Store {
                 ))
             })
             .collect::<Result<_, sqlx::Error>>()?;
-        let mut out = Vec::with_capacity(blocks.len());
+        // Every listed block's accepted microblocks, counted in one statement (not one per
+        // microblock: the list is answered per request).
+        let mut accepted_all: Vec<String> = Vec::new();
+        let mut per_block = Vec::with_capacity(blocks.len());
         for b in blocks {
             let parent = &b.parent_index_block_hash;
             let mut seen = HashSet::new();
@@ -75,10 +82,15 @@ impl Store {
                 .filter(|(h, _, confirmed_by)| confirmed_by == parent && seen.insert(h.clone()))
                 .map(|(h, _, _)| h.clone())
                 .collect();
-            let mut counts = Vec::with_capacity(accepted.len());
-            for h in &accepted {
-                counts.push((h.clone(), self.microblock_tx_count(h).await?));
-            }
+            accepted_all.extend(accepted.iter().cloned());
+            per_block.push((accepted, streamed));
+        }
+        accepted_all.sort();
+        accepted_all.dedup();
+        let counts = self.microblock_tx_counts(&mut conn, &accepted_all).await?;
+        let mut out = Vec::with_capacity(blocks.len());
+        for (b, (accepted, streamed)) in blocks.iter().zip(per_block) {
+            let counts = accepted.iter().map(|h| (h.clone(), counts.get(h).copied().unwrap_or(0))).collect();
             out.push(BlockContents {
                 tx_ids: tx_ids.remove(&b.index_block_hash).unwrap_or_default(),
                 microblocks_accepted: accepted,
@@ -89,19 +101,26 @@ impl Store {
         Ok(out)
     }
 
-    async fn rows_in(&self, sql: &str, items: &[String]) -> Result<Vec<AnyRow>, StoreError> {
-        let mut conn = self.pool.acquire().await?;
-        Ok(fetch_in(&mut conn, sql, vec![], items).await?)
-    }
-
-    /// The canonical transactions of a microblock (the incumbent counts them per list entry).
-    async fn microblock_tx_count(&self, hash: &str) -> Result<u64, StoreError> {
-        let r = query(
-            "SELECT CAST(COUNT(DISTINCT tx_id) AS BIGINT) AS n FROM txs WHERE microblock_hash = $1 AND canonical = true",
-            vec![hash.into()],
+    /// The canonical transactions of each microblock (the incumbent counts them per list
+    /// entry), keyed by microblock hash; microblocks without any are absent.
+    async fn microblock_tx_counts(
+        &self,
+        conn: &mut AnyConnection,
+        hashes: &[String],
+    ) -> Result<HashMap<String, u64>, StoreError> {
+        let rows = fetch_in(
+            conn,
+            "SELECT microblock_hash, CAST(COUNT(DISTINCT tx_id) AS BIGINT) AS n FROM txs \
+             WHERE microblock_hash IN ({in}) AND canonical = true GROUP BY microblock_hash",
+            vec![],
+            hashes,
         )
-        .fetch_one(&self.pool)
         .await?;
-        Ok(u64::try_from(r.try_get::<i64, _>("n")?).unwrap_or(0))
+        rows.iter()
+            .map(|r| {
+                Ok((r.try_get("microblock_hash")?, u64::try_from(r.try_get::<i64, _>("n")?).unwrap_or(0)))
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(StoreError::from)
     }
 }

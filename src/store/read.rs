@@ -467,3 +467,22 @@ impl Store {
         Ok(out)
     }
 }
+
+impl Store {
+    /// What every stored answer depends on, for the API's response cache: the newest raw
+    /// event's id and receive time. Every change a read route can see (blocks, microblocks,
+    /// burn blocks, mempool adds and drops, reorgs) is written in the same database
+    /// transaction as its raw event, whose id is above every stored one (the observer takes
+    /// `max + 1`, an import resumes after the last id), so the value changes in the commit
+    /// that makes the change visible, for every process reading the database. The receive
+    /// time tells apart a store wiped and refilled to the same id from another log.
+    /// One primary-key seek.
+    pub async fn generation(&self) -> Result<Option<(i64, String)>, StoreError> {
+        let row = query("SELECT id, receive_timestamp FROM raw_events ORDER BY id DESC LIMIT 1", vec![])
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row
+            .map(|r| Ok::<_, sqlx::Error>((r.try_get("id")?, r.try_get("receive_timestamp")?)))
+            .transpose()?)
+    }
+}

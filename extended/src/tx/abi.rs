@@ -1,6 +1,10 @@
 //! Contract-call arguments rendered from the called contract's ABI, as the incumbent does:
 //! each argument gets its ABI name and type, and the call its `define-…` signature.
 
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex};
+
 use serde_json::{Map, Value as Json};
 
 /// The ABI type as Clarity source (`uint`, `(buff 32)`, `(tuple (a int) (b bool))`).
@@ -36,33 +40,82 @@ pub fn type_string(t: &Json) -> Option<String> {
     })
 }
 
+/// A function's rendering from its ABI: the `define-…` signature and each argument's name and
+/// type.
+#[derive(Debug)]
+struct Signature {
+    text: String,
+    params: Vec<(String, String)>,
+}
+
+/// One parsed ABI: its text (compared on every hit, so a hash collision can never serve another
+/// contract's names) and its functions, the first of each name as the incumbent finds it.
+struct Parsed {
+    abi: String,
+    functions: HashMap<String, Option<Arc<Signature>>>,
+}
+
+/// Parsed ABIs by the hash of their text. A page of 50 transactions calls the same few
+/// contracts again and again, and parsing the ABI JSON (kilobytes) per transaction was most of
+/// a list's rendering time. Bounded: emptied when it holds [`ABI_CACHE_BYTES`] of ABI text.
+static ABI_CACHE: Mutex<Option<AbiCache>> = Mutex::new(None);
+/// Parsed ABIs by text hash, and the bytes of ABI text they hold.
+type AbiCache = (HashMap<u64, Arc<Parsed>>, usize);
+const ABI_CACHE_BYTES: usize = 16 << 20;
+
+fn parse(abi: &str) -> Parsed {
+    let mut functions = HashMap::new();
+    let json = serde_json::from_str::<Json>(abi).unwrap_or(Json::Null);
+    for f in json["functions"].as_array().into_iter().flatten() {
+        let Some(name) = f["name"].as_str() else { continue };
+        functions.entry(name.to_owned()).or_insert_with(|| signature(name, f).map(Arc::new));
+    }
+    Parsed { abi: abi.to_owned(), functions }
+}
+
+fn signature(name: &str, func: &Json) -> Option<Signature> {
+    let params = func["args"]
+        .as_array()?
+        .iter()
+        .map(|p| Some((p["name"].as_str()?.to_string(), type_string(&p["type"])?)))
+        .collect::<Option<Vec<_>>>()?;
+    let access = func["access"].as_str().unwrap_or("public").replace('_', "-");
+    let args = params.iter().map(|(n, t)| format!("({n} {t})")).collect::<Vec<_>>().join(" ");
+    Some(Signature { text: format!("(define-{access} ({name} {args}))"), params })
+}
+
+/// The parsed `abi`, from the cache or parsed now (and kept).
+fn parsed(abi: &str) -> Arc<Parsed> {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    abi.hash(&mut h);
+    let key = h.finish();
+    let mut guard = ABI_CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    let (map, bytes) = guard.get_or_insert_with(|| (HashMap::new(), 0));
+    if let Some(p) = map.get(&key).filter(|p| p.abi == abi) {
+        return Arc::clone(p);
+    }
+    let p = Arc::new(parse(abi));
+    if *bytes + abi.len() > ABI_CACHE_BYTES {
+        map.clear();
+        *bytes = 0;
+    }
+    if let Some(old) = map.insert(key, Arc::clone(&p)) {
+        *bytes -= old.abi.len();
+    }
+    *bytes += abi.len();
+    p
+}
+
 /// Fills `function_signature` and each argument's `name`/`type` of a `contract_call` payload
 /// from `abi` (the contract's ABI JSON). Leaves the payload as it is when the ABI does not
 /// describe the function.
 pub fn apply_abi(call: &mut Map<String, Json>, abi: &str) {
-    let Ok(abi) = serde_json::from_str::<Json>(abi) else { return };
-    let Some(name) = call.get("function_name").and_then(Json::as_str).map(str::to_owned) else { return };
-    let Some(func) =
-        abi["functions"].as_array().and_then(|fs| fs.iter().find(|f| f["name"].as_str() == Some(&name)))
-    else {
-        return;
-    };
-    let Some(params) = func["args"]
-        .as_array()
-        .map(|a| {
-            a.iter()
-                .map(|p| Some((p["name"].as_str()?.to_string(), type_string(&p["type"])?)))
-                .collect::<Option<Vec<_>>>()
-        })
-        .and_then(|v| v)
-    else {
-        return;
-    };
-    let access = func["access"].as_str().unwrap_or("public").replace('_', "-");
-    let args = params.iter().map(|(n, t)| format!("({n} {t})")).collect::<Vec<_>>().join(" ");
-    call.insert("function_signature".into(), format!("(define-{access} ({name} {args}))").into());
+    let Some(name) = call.get("function_name").and_then(Json::as_str) else { return };
+    let p = parsed(abi);
+    let Some(Some(sig)) = p.functions.get(name) else { return };
+    call.insert("function_signature".into(), sig.text.clone().into());
     if let Some(Json::Array(values)) = call.get_mut("function_args") {
-        for (value, (n, t)) in values.iter_mut().zip(&params) {
+        for (value, (n, t)) in values.iter_mut().zip(&sig.params) {
             value["name"] = n.clone().into();
             value["type"] = t.clone().into();
         }
@@ -111,5 +164,15 @@ mod tests {
         let mut other = json!({"function_name": "nope", "function_signature": ""});
         apply_abi(other.as_object_mut().unwrap(), abi);
         assert_eq!(other["function_signature"], "");
+        // The second call comes from the cache and renders the same.
+        let mut again = json!({"function_name": "stack", "function_args": [{"hex":"0x01"}]});
+        apply_abi(again.as_object_mut().unwrap(), abi);
+        assert_eq!(again["function_signature"], call["function_signature"]);
+        assert_eq!(again["function_args"][0]["name"], "amount-ustx");
+        // Another ABI with another text is parsed on its own.
+        let other_abi = abi.replace("amount-ustx", "amount");
+        let mut third = json!({"function_name": "stack", "function_args": [{"hex":"0x01"}]});
+        apply_abi(third.as_object_mut().unwrap(), &other_abi);
+        assert_eq!(third["function_args"][0]["name"], "amount");
     }
 }
