@@ -201,3 +201,55 @@ async fn revalidation_and_disabled_cache() {
     assert_eq!((off.hits(), off.bytes()), (0, 0));
     ts.finish().await;
 }
+
+/// A change written without a raw event (the faucet puts the transaction it broadcast in the
+/// mempool at once, `Store::record_mempool_tx`) moves the generation in its commit: both the
+/// ingesting process's cache and a second store's drop the mempool answers it made stale.
+async fn change_without_raw_event(db: Db) {
+    let Some(ts) = TestStore::new(db, "extended_cache_faucet", Network::Testnet).await else { return };
+    let other = Arc::new(Store::open(&ts.db.url, Network::Testnet).await.unwrap());
+    let (events, _) = devnet_events(devnet_config(5, 8, 4));
+    // Everything before the first mempool event; its transaction is then recorded the
+    // faucet's way, without a raw event.
+    let first_mempool = events.iter().position(|e| e.path == "/new_mempool_tx").expect("a mempool event");
+    let raw_tx = serde_json::from_str::<Value>(&events[first_mempool].payload).unwrap()[0]
+        .as_str()
+        .expect("a raw transaction")
+        .to_string();
+    ingest_all(&ts.store, events[..first_mempool].iter().cloned(), &[], "devnet").await;
+
+    let table = |store: &Arc<Store>, cache: &Arc<ResponseCache>| {
+        api::routes_with_cache(
+            Arc::clone(store),
+            V2Settings::ledger_only(),
+            api::faucets_from_env(store),
+            Arc::clone(cache),
+        )
+    };
+    let (here, there) = (table(&ts.store, &Arc::new(ResponseCache::new(1 << 20))), {
+        let c = Arc::new(ResponseCache::new(1 << 20));
+        table(&other, &c)
+    });
+    let url = "/extended/v1/tx/mempool?limit=50";
+    for api in [&here, &there] {
+        assert_eq!(json(&get(api, url).await)["total"], 0, "{db:?}: mempool before");
+    }
+    let before = ts.store.generation().await.unwrap();
+    ts.store.record_mempool_tx(&raw_tx, 1_700_000_000).await.unwrap();
+    assert_ne!(ts.store.generation().await.unwrap(), before, "{db:?}: generation did not move");
+    for (name, api) in [("same process", &here), ("second store", &there)] {
+        assert_eq!(json(&get(api, url).await)["total"], 1, "{db:?} {name}: stale mempool answer");
+    }
+    other.close().await;
+    ts.finish().await;
+}
+
+#[tokio::test]
+async fn change_without_raw_event_sqlite() {
+    change_without_raw_event(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn change_without_raw_event_postgres() {
+    change_without_raw_event(Db::Postgres).await;
+}

@@ -22,7 +22,7 @@ use warp::http::{HeaderMap, Method, StatusCode};
 use warp::reply::Response;
 use warp::{Filter, Rejection, Reply};
 
-use crate::store::Store;
+use crate::store::{Generation, Store};
 
 /// The environment variable sizing the cache, in MiB (0 disables it).
 pub const CACHE_MB_ENV: &str = "STACKS_LEDGER_RESPONSE_CACHE_MB";
@@ -34,8 +34,6 @@ const UNCACHED_SUFFIXES: &[&str] = &["/average-times"];
 
 /// Rough per-entry bookkeeping (map slots, `Arc`s, header map) counted against the limit.
 const ENTRY_OVERHEAD: usize = 256;
-
-type Generation = Option<(i64, String)>;
 
 struct Cached {
     headers: HeaderMap,
@@ -239,7 +237,10 @@ mod tests {
     use super::*;
 
     fn key(url: &str, generation: i64) -> Key {
-        Key { url: url.into(), generation: Some((generation, "t".into())) }
+        Key {
+            url: url.into(),
+            generation: Generation { last_event: Some((generation, "t".into())), changes: 0 },
+        }
     }
 
     fn entry(body: &str) -> Cached {

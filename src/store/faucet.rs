@@ -158,6 +158,8 @@ impl Store {
             let mut totals = super::totals::Pending::default();
             write::apply(&mut tx, &ctx, &payload, None, &mut totals).await?;
             totals.flush(&mut tx).await?;
+            // No raw event marks this change: the response caches learn it from here.
+            write::note_change(&mut tx).await?;
             tx.commit().await?;
             Ok::<_, super::ApplyError>(())
         }

@@ -47,7 +47,7 @@ use crate::ledger::{LedgerError, Network};
 pub use faucet::{FaucetRequest, RateLimit, Reservation};
 pub use live::{LIVE_CHANNEL, MAX_NOTIFY_PAYLOAD};
 pub use prepare::{prepare_batch, PreparedBatch};
-pub use read::{BlockInfo, NonceUsage, Supply, TxInfo};
+pub use read::{BlockInfo, Generation, NonceUsage, Supply, TxInfo};
 pub use v2::{V2Account, V2BurnBlock, V2Contract, V2InfoState, V2Microblock, V2Tip, STABLE_CONFIRMATIONS};
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("src/store/migrations/sqlite");

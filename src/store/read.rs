@@ -468,21 +468,40 @@ impl Store {
     }
 }
 
+/// What every stored answer depends on (see [`Store::generation`]): two reads of one
+/// generation are equal only when no change was committed between them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Generation {
+    /// The newest raw event's id and receive time (`None` for an empty store).
+    pub last_event: Option<(i64, String)>,
+    /// Changes committed without a raw event (`store_changes`, see `write::note_change`).
+    pub changes: i64,
+}
+
 impl Store {
     /// What every stored answer depends on, for the API's response cache: the newest raw
-    /// event's id and receive time. Every change a read route can see (blocks, microblocks,
-    /// burn blocks, mempool adds and drops, reorgs) is written in the same database
-    /// transaction as its raw event, whose id is above every stored one (the observer takes
-    /// `max + 1`, an import resumes after the last id), so the value changes in the commit
-    /// that makes the change visible, for every process reading the database. The receive
-    /// time tells apart a store wiped and refilled to the same id from another log.
-    /// One primary-key seek.
-    pub async fn generation(&self) -> Result<Option<(i64, String)>, StoreError> {
-        let row = query("SELECT id, receive_timestamp FROM raw_events ORDER BY id DESC LIMIT 1", vec![])
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row
-            .map(|r| Ok::<_, sqlx::Error>((r.try_get("id")?, r.try_get("receive_timestamp")?)))
-            .transpose()?)
+    /// event's id and receive time, and the count of changes written without a raw event.
+    /// Every change a read route can see (blocks, microblocks, burn blocks, mempool adds and
+    /// drops, reorgs) is written in the same database transaction as its raw event, whose id
+    /// is above every stored one (the observer takes `max + 1`, an import resumes after the
+    /// last id), or bumps `store_changes` in its transaction (the faucet's mempool entry, a
+    /// totals backfill), so the value changes in the commit that makes the change visible,
+    /// for every process reading the database. The receive time tells apart a store wiped
+    /// and refilled to the same id from another log. One statement: two primary-key seeks.
+    pub async fn generation(&self) -> Result<Generation, StoreError> {
+        let row = query(
+            "SELECT r.id, r.receive_timestamp, c.n FROM store_changes c LEFT JOIN \
+             (SELECT id, receive_timestamp FROM raw_events ORDER BY id DESC LIMIT 1) r ON 1 = 1 \
+             WHERE c.id = 1",
+            vec![],
+        )
+        .fetch_one(&self.pool)
+        .await?;
+        let id: Option<i64> = row.try_get("id")?;
+        let last_event = match id {
+            Some(id) => Some((id, row.try_get("receive_timestamp")?)),
+            None => None,
+        };
+        Ok(Generation { last_event, changes: row.try_get("n")? })
     }
 }

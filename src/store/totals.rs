@@ -344,6 +344,7 @@ pub(super) async fn backfill(conn: &mut AnyConnection) -> Result<(), sqlx::Error
         .collect();
     insert_rows(&mut tx, "account_asset_totals", ASSET_COLS, rows, "").await?;
     exec(&mut tx, "DELETE FROM pending_backfills WHERE name = 'account_asset_totals'", vec![]).await?;
+    super::write::note_change(&mut tx).await?;
     tx.commit().await
 }
 

@@ -492,6 +492,12 @@ fn ft_deltas(events: &[ledger::EventRow]) -> FtDeltas {
     out
 }
 
+/// Counts a change committed without a raw event (in the caller's transaction), so readers'
+/// [`super::Store::generation`] moves with it.
+pub(super) async fn note_change(conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
+    query("UPDATE store_changes SET n = n + 1 WHERE id = 1", vec![]).execute(conn).await.map(|_| ())
+}
+
 /// Records the accounts the incumbent keeps an 'stx' balance row for (`stx_holders`, never
 /// deleted): each transaction's fee payer, even at fee 0, each STX event's sender and
 /// recipient, each miner reward's recipient.
