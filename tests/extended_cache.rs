@@ -39,6 +39,20 @@ async fn get(
     Answer { status: res.status().as_u16(), headers, body: res.body().to_vec() }
 }
 
+/// The public route table over `store` with `cache` (another API process when `store` is a
+/// second `Store` on the same database).
+fn table(
+    store: &Arc<Store>,
+    cache: &Arc<ResponseCache>,
+) -> impl warp::Filter<Extract = (impl warp::Reply,), Error = std::convert::Infallible> + Clone + 'static {
+    api::routes_with_cache(
+        Arc::clone(store),
+        V2Settings::ledger_only(),
+        api::faucets_from_env(store),
+        Arc::clone(cache),
+    )
+}
+
 fn json(a: &Answer) -> Value {
     serde_json::from_slice(&a.body).unwrap_or(Value::Null)
 }
@@ -53,14 +67,6 @@ async fn never_stale(db: Db) {
     let Some(ts) = TestStore::new(db, "extended_cache", Network::Testnet).await else { return };
     let store = Arc::clone(&ts.store);
     let other = Arc::new(Store::open(&ts.db.url, Network::Testnet).await.unwrap());
-    let table = |store: &Arc<Store>, cache: &Arc<ResponseCache>| {
-        api::routes_with_cache(
-            Arc::clone(store),
-            V2Settings::ledger_only(),
-            api::faucets_from_env(store),
-            Arc::clone(cache),
-        )
-    };
     let (here_cache, other_cache) =
         (Arc::new(ResponseCache::new(8 << 20)), Arc::new(ResponseCache::new(8 << 20)));
     let here = table(&store, &here_cache);
@@ -172,12 +178,7 @@ async fn revalidation_and_disabled_cache() {
     let (events, _) = devnet_events(devnet_config(3, 6, 2));
     ingest_all(&ts.store, events, &[], "devnet").await;
     let cache = Arc::new(ResponseCache::new(1 << 20));
-    let api = api::routes_with_cache(
-        Arc::clone(&ts.store),
-        V2Settings::ledger_only(),
-        api::faucets_from_env(&ts.store),
-        Arc::clone(&cache),
-    );
+    let api = table(&ts.store, &cache);
     let first = warp::test::request().path("/extended").reply(&api).await;
     let etag = first.headers()["etag"].to_str().unwrap().to_string();
     let again = warp::test::request().path("/extended").header("if-none-match", &etag).reply(&api).await;
@@ -189,12 +190,7 @@ async fn revalidation_and_disabled_cache() {
     assert!(cache.bytes() > 0);
 
     let off = Arc::new(ResponseCache::new(0));
-    let api = api::routes_with_cache(
-        Arc::clone(&ts.store),
-        V2Settings::ledger_only(),
-        api::faucets_from_env(&ts.store),
-        Arc::clone(&off),
-    );
+    let api = table(&ts.store, &off);
     for _ in 0..3 {
         assert_eq!(warp::test::request().path("/extended").reply(&api).await.status(), 200);
     }
@@ -218,18 +214,8 @@ async fn change_without_raw_event(db: Db) {
         .to_string();
     ingest_all(&ts.store, events[..first_mempool].iter().cloned(), &[], "devnet").await;
 
-    let table = |store: &Arc<Store>, cache: &Arc<ResponseCache>| {
-        api::routes_with_cache(
-            Arc::clone(store),
-            V2Settings::ledger_only(),
-            api::faucets_from_env(store),
-            Arc::clone(cache),
-        )
-    };
-    let (here, there) = (table(&ts.store, &Arc::new(ResponseCache::new(1 << 20))), {
-        let c = Arc::new(ResponseCache::new(1 << 20));
-        table(&other, &c)
-    });
+    let here = table(&ts.store, &Arc::new(ResponseCache::new(1 << 20)));
+    let there = table(&other, &Arc::new(ResponseCache::new(1 << 20)));
     let url = "/extended/v1/tx/mempool?limit=50";
     for api in [&here, &there] {
         assert_eq!(json(&get(api, url).await)["total"], 0, "{db:?}: mempool before");
