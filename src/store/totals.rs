@@ -10,7 +10,7 @@
 //! confirmed microblock transactions belong to their anchor block, so a microblock fork changes
 //! nothing here. `tests/read_paths.rs` compares both with the recomputed sums at every tip.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use futures_util::TryStreamExt;
 use sqlx::{AnyConnection, Connection, Row};
@@ -95,6 +95,8 @@ pub struct Pending {
     /// principal → its listed entries per block `(height, index_block_hash, n, n_boot)`, in the
     /// order the blocks became canonical.
     lists: HashMap<String, Vec<(i64, String, i64, i64)>>,
+    /// Accounts for `stx_holders` (insert-only: a set, written once per flush).
+    holders: BTreeSet<String>,
 }
 
 impl Pending {
@@ -146,13 +148,26 @@ impl Pending {
         }
     }
 
+    /// Records accounts the incumbent keeps an 'stx' balance row for (`stx_holders`).
+    pub(super) fn add_stx_holders<'a>(&mut self, accounts: impl Iterator<Item = &'a str>) {
+        for a in accounts {
+            if !self.holders.contains(a) {
+                self.holders.insert(a.to_string());
+            }
+        }
+    }
+
     /// Writes what was gathered since the last flush and forgets it: one upsert of the STX
-    /// sums, one read and one upsert of the asset totals per asset, and for the principal
-    /// lists one read of the touched principals' highest rows and one insert.
+    /// sums, one read and one upsert of the asset totals per asset, one insert of the
+    /// `stx_holders` accounts, and for the principal lists one read of the touched principals'
+    /// highest rows and one insert.
     pub(super) async fn flush(&mut self, conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
         let stx = std::mem::take(&mut self.stx);
         let assets = std::mem::take(&mut self.assets);
         let lists = std::mem::take(&mut self.lists);
+        let holders = std::mem::take(&mut self.holders);
+        let rows = holders.into_iter().map(|a| vec![a.into()]).collect();
+        insert_rows(conn, "stx_holders", &["account"], rows, "ON CONFLICT (account) DO NOTHING").await?;
         add_stx(conn, stx).await?;
         add_assets(conn, assets).await?;
         add_lists(conn, lists).await

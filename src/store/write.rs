@@ -399,7 +399,7 @@ async fn canonicalize(
         .await?;
     }
     apply_ft(conn, &ft_deltas(&d.events), 1).await?;
-    note_stx_holders(conn, d).await?;
+    note_stx_holders(totals, d);
     totals.apply(d, 1);
     totals.add_tx_lists(d);
     if nft_direct {
@@ -500,8 +500,8 @@ pub(super) async fn note_change(conn: &mut AnyConnection) -> Result<(), sqlx::Er
 
 /// Records the accounts the incumbent keeps an 'stx' balance row for (`stx_holders`, never
 /// deleted): each transaction's fee payer, even at fee 0, each STX event's sender and
-/// recipient, each miner reward's recipient.
-async fn note_stx_holders(conn: &mut AnyConnection, d: &DerivedBlock) -> Result<(), sqlx::Error> {
+/// recipient, each miner reward's recipient; written with the totals at the flush.
+fn note_stx_holders(totals: &mut Pending, d: &DerivedBlock) {
     let payers = d.txs.iter().map(|t| match (&t.sponsor_address, t.sponsored) {
         (Some(s), true) => s.as_str(),
         _ => t.sender_address.as_str(),
@@ -513,9 +513,7 @@ async fn note_stx_holders(conn: &mut AnyConnection, d: &DerivedBlock) -> Result<
             sender.into_iter().chain(recipient)
         });
     let rewarded = d.miner_rewards.iter().map(|r| r.recipient.as_str());
-    let accounts: BTreeSet<&str> = payers.chain(movers).chain(rewarded).collect();
-    let rows = accounts.into_iter().map(|a| vec![a.into()]).collect();
-    insert_rows(conn, "stx_holders", &["account"], rows, "ON CONFLICT (account) DO NOTHING").await
+    totals.add_stx_holders(payers.chain(movers).chain(rewarded));
 }
 
 /// FT balances are u128 text (zero-padded to sort numerically); negative only when the
