@@ -332,15 +332,7 @@ impl Store {
         )
         .fetch_all(&self.pool)
         .await?;
-        let holders = rows
-            .iter()
-            .map(|r| {
-                Ok(FtHolder {
-                    address: r.try_get("account")?,
-                    balance: ft_parse(&r.try_get::<String, _>("balance")?),
-                })
-            })
-            .collect::<Result<Vec<_>, sqlx::Error>>()?;
+        let holders = super::explorer_holders::ft_holders(&rows)?;
         // Negative balances (a history starting mid-chain) come last, by value.
         let non_negative =
             all.iter().filter(|r| r.try_get::<String, _>("balance").is_ok_and(|b| !b.starts_with('-')));

@@ -4,6 +4,7 @@
 //! accounts of `stx_holders` and the FT rows of `ft_balances` including their zero and negative
 //! balances, ordered by value.
 
+use sqlx::any::AnyRow;
 use sqlx::Row;
 use stacks_extended::FtHolder;
 
@@ -77,14 +78,18 @@ impl Store {
         )
         .fetch_all(&self.pool)
         .await?;
-        Ok(rows
-            .iter()
-            .map(|r| {
-                Ok(FtHolder {
-                    address: r.try_get("account")?,
-                    balance: ft_parse(&r.try_get::<String, _>("balance")?),
-                })
-            })
-            .collect::<Result<_, sqlx::Error>>()?)
+        Ok(ft_holders(&rows)?)
     }
+}
+
+/// `ft_balances` rows (`account`, `balance` as u128 text) as holders.
+pub(super) fn ft_holders(rows: &[AnyRow]) -> Result<Vec<FtHolder>, sqlx::Error> {
+    rows.iter()
+        .map(|r| {
+            Ok(FtHolder {
+                address: r.try_get("account")?,
+                balance: ft_parse(&r.try_get::<String, _>("balance")?),
+            })
+        })
+        .collect()
 }
