@@ -207,30 +207,52 @@ where
                 }
             }
         });
-    let hit = key.clone().and_then(|k: Option<(Arc<ResponseCache>, Key)>| async move {
-        match k.and_then(|(cache, key)| cache.get(&key)) {
-            Some(c) => Ok(response(&c)),
-            None => Err(warp::reject()),
+    // A hit ends the request at the lookup (as a rejection the `recover` below turns back into
+    // the kept answer), so the routes run, and the generation is read, once per request.
+    let lookup = key.and_then(|k: Option<(Arc<ResponseCache>, Key)>| async move {
+        match k.as_ref().and_then(|(cache, key)| cache.get(key)) {
+            Some(c) => Err(warp::reject::custom(Hit(c))),
+            None => Ok(k),
         }
     });
-    let miss = key.and(routes).and_then(|k: Option<(Arc<ResponseCache>, Key)>, res: Response| async move {
-        let Some((cache, key)) = k.filter(|_| res.status() == StatusCode::OK) else {
-            return Ok::<_, Rejection>(res);
-        };
-        let (parts, body) = res.into_parts();
-        let body = match body.collect().await {
-            Ok(b) => b.to_bytes(),
-            Err(e) => {
-                tracing::warn!("response cache: reading an answer: {e}");
-                return Ok(Response::from_parts(parts, Bytes::new().into()));
+    let answered =
+        lookup.and(routes).and_then(|k: Option<(Arc<ResponseCache>, Key)>, res: Response| async move {
+            let Some((cache, key)) = k.filter(|_| res.status() == StatusCode::OK) else {
+                return Ok::<_, Rejection>(res);
+            };
+            let (parts, body) = res.into_parts();
+            let body = match body.collect().await {
+                Ok(b) => b.to_bytes(),
+                Err(e) => {
+                    tracing::warn!("response cache: reading an answer: {e}");
+                    return Ok(Response::from_parts(parts, Bytes::new().into()));
+                }
+            };
+            let cached = Cached { headers: parts.headers.clone(), body: body.clone() };
+            cache.put(key, cached);
+            Ok(Response::from_parts(parts, body.into()))
+        });
+    answered
+        .recover(|r: Rejection| async move {
+            match r.find::<Hit>() {
+                Some(Hit(c)) => Ok(response(c)),
+                None => Err(r),
             }
-        };
-        let cached = Cached { headers: parts.headers.clone(), body: body.clone() };
-        cache.put(key, cached);
-        Ok(Response::from_parts(parts, body.into()))
-    });
-    hit.or(miss).unify().boxed()
+        })
+        .unify()
+        .boxed()
 }
+
+/// A kept answer found by the lookup (carried as a rejection past the routes).
+struct Hit(Arc<Cached>);
+
+impl std::fmt::Debug for Hit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cached answer of {} bytes", self.0.body.len())
+    }
+}
+
+impl warp::reject::Reject for Hit {}
 
 #[cfg(test)]
 mod tests {
