@@ -3,12 +3,15 @@
 //! oracle fixture, replay every recorded request of these routes through the public route table
 //! and compare status and body with the incumbent's recording, on both engines.
 //!
-//! Ignored keys (see docs/extended-deviations.md): none for this family so far.
+//! Ignored keys: none for this family. Row orders the incumbent leaves to its plan are compared
+//! through `parity_allow::normalize_entry` (block 1's tied indexes; docs/extended-deviations.md).
 
 mod common;
 
 use std::sync::Arc;
 
+use common::parity::check_parity_normalized;
+use common::parity_allow::normalize_entry;
 use common::{replay, shared_file, Db, TestStore};
 use test_support::oracle::OracleEntry;
 
@@ -32,54 +35,21 @@ fn pending(e: &OracleEntry) -> bool {
     e.path.ends_with("/pox-transactions")
 }
 
-/// Answers known to differ, each with its reason (docs/extended-deviations.md, ext-chain).
-/// Anything else that differs fails the test.
-fn known_difference(fixture: &str, url: &str) -> Option<&'static str> {
-    let path = url.split('?').next().unwrap_or(url);
-    if fixture == "mainnet-reorg-scenario1" && url.contains("0xeaff5903") {
-        return Some("open: the txs of this non-canonical block differ");
-    }
-    if fixture != "mocknet" && path.starts_with("/extended/v2/blocks/") && path.ends_with("/transactions") {
-        return Some(
-            "open: v2 block transactions outside mocknet (boot block 1's txs carry the boot block's \
-             times and total in the incumbent; forks and microblocks not reconciled yet)",
-        );
-    }
-    if fixture == "regtest-env-pox-4-stack-stx-in-reward-phase-S1"
-        && matches!(path, "/extended/v1/block" | "/extended/v1/block/")
-    {
-        return Some("open: the list's block 1 interleaves the boot transactions differently");
-    }
-    if fixture == "regtest-env-pox-4-stack-stx-in-reward-phase-S1"
-        && (url.contains("by_height/1")
-            || url.contains("/103")
-            || url.contains("0x455c137a")
-            || url.contains("0x53f422de"))
-    {
-        return Some("open: block 1's boot transactions interleave differently in this fixture");
-    }
-    None
-}
-
 async fn chain_matches_oracle(db: Db) {
     for (fixture, network) in FIXTURES {
         let Some(tsv) = shared_file(&format!("fixtures/{fixture}.tsv")) else { return };
         let Some(ts) = TestStore::new(db, "extended_chain", network).await else { return };
         replay(&ts.store, &tsv, &[]).await;
         let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
-        let Some(mut report) = common::parity::check_parity(&api, fixture, ours, &[]).await else { return };
+        let Some(mut report) = check_parity_normalized(&api, fixture, ours, &[], normalize_entry).await
+        else {
+            return;
+        };
         println!(
             "{db:?} {fixture}: {} of {} recorded answers match",
             report.compared - report.mismatches.len(),
             report.compared
         );
-        report.mismatches.retain(|m| match known_difference(fixture, &m.url) {
-            Some(why) => {
-                println!("  known: {} {} ({why}): {}", m.method, m.url, m.diffs.join("; "));
-                false
-            }
-            None => true,
-        });
         report.label = format!("{db:?} {fixture}");
         report.assert_all_match();
         ts.finish().await;

@@ -99,11 +99,11 @@ const PINNED: &[(&str, usize)] = &[
     ("GET /extended/v1/address/{principal}/transactions", 131),
     ("GET /extended/v1/address/{principal}/transactions_with_transfers", 91),
     ("GET /extended/v1/address/{principal}/{tx_id}/with_transfers", 16),
-    ("GET /extended/v1/block", 82),
-    ("GET /extended/v1/block/by_burn_block_hash/{burn_block_hash}", 30),
-    ("GET /extended/v1/block/by_burn_block_height/{burn_block_height}", 30),
-    ("GET /extended/v1/block/by_height/{height}", 146),
-    ("GET /extended/v1/block/{hash}", 174),
+    ("GET /extended/v1/block", 88),
+    ("GET /extended/v1/block/by_burn_block_hash/{burn_block_hash}", 31),
+    ("GET /extended/v1/block/by_burn_block_height/{burn_block_height}", 31),
+    ("GET /extended/v1/block/by_height/{height}", 147),
+    ("GET /extended/v1/block/{hash}", 176),
     ("GET /extended/v1/burnchain/reward_slot_holders", 16),
     ("GET /extended/v1/burnchain/reward_slot_holders/{address}", 11),
     ("GET /extended/v1/burnchain/rewards", 16),
@@ -150,7 +150,7 @@ const PINNED: &[(&str, usize)] = &[
     ("GET /extended/v2/blocks/by-block-time/{timestamp}", 24),
     ("GET /extended/v2/blocks/{height_or_hash}", 339),
     ("GET /extended/v2/blocks/{height_or_hash}/signer-signatures", 32),
-    ("GET /extended/v2/blocks/{height_or_hash}/transactions", 125),
+    ("GET /extended/v2/blocks/{height_or_hash}/transactions", 131),
     ("GET /extended/v2/burn-blocks", 16),
     ("GET /extended/v2/burn-blocks/{height_or_hash}", 80),
     ("GET /extended/v2/burn-blocks/{height_or_hash}/blocks", 64),
@@ -181,7 +181,6 @@ const KNOWN_STATUS: &[(&str, &str, &str)] = &[
         "open: search misses entities the incumbent finds (include_metadata=true, boot contracts, some hashes)",
     ),
     ("mainnet-reorg-scenario1", "0x390882e0", "open: a transaction of an orphaned block is still served"),
-    ("mainnet-reorg-scenario1", "/extended/v2/blocks/1/transactions", "open: block 1 of the reorg fixture"),
 ];
 
 #[derive(Default, Clone, Copy)]

@@ -11,6 +11,7 @@ use sqlx::AnyConnection;
 use sqlx::Row;
 use stacks_extended::{BlockContents, BlockRecord};
 
+use super::explorer_tx::shown_index_sql;
 use super::sql::fetch_in;
 use super::{Store, StoreError};
 
@@ -31,12 +32,21 @@ impl Store {
         // The flag is tested through an expression so that SQLite seeks `txs_block` per block:
         // with `canonical = true` it walks `txs_canonical_order`, i.e. every canonical tx.
         // One connection for the list's statements (not one checkout per statement).
+        // Block 1's boot-block rows by the index the incumbent shows (`BootShift`), as in the
+        // by-id answer; a boot row first on a tie.
+        let shift = match blocks.iter().any(|b| b.block_height == 1) {
+            true => self.boot_shift(None).await?,
+            false => None,
+        };
+        let index = shown_index_sql(shift);
         let mut conn = self.pool.acquire().await?;
         let txs = fetch_in(
             &mut conn,
-            "SELECT tx_id, index_block_hash FROM txs WHERE index_block_hash IN ({in}) \
-                 AND (CASE WHEN canonical THEN 1 ELSE 0 END) = 1 \
-                 ORDER BY COALESCE(microblock_sequence, 2147483647) DESC, tx_index DESC",
+            &format!(
+                "SELECT t.tx_id, t.index_block_hash FROM txs t WHERE t.index_block_hash IN ({{in}}) \
+                 AND (CASE WHEN t.canonical THEN 1 ELSE 0 END) = 1 \
+                 ORDER BY COALESCE(t.microblock_sequence, 2147483647) DESC, {index} DESC, t.tx_index DESC"
+            ),
             vec![],
             &own,
         )

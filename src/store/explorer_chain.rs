@@ -234,9 +234,15 @@ impl ChainReader for Store {
                 "tx_id",
             )
             .await?;
+        // The incumbent's accepted microblocks are the canonical-stream ones built on the
+        // block's parent, whichever block confirmed them: the same as the block's own for a
+        // canonical block, its canonical sibling's for an orphaned one.
         let accepted = query(
-            "SELECT microblock_hash, tx_count FROM microblocks WHERE index_block_hash = $1 ORDER BY microblock_sequence",
-            vec![ibh.into()],
+            "SELECT microblock_hash, MIN(microblock_sequence) AS seq, MAX(tx_count) AS tx_count FROM microblocks \
+             WHERE parent_index_block_hash = $1 \
+             AND ((index_block_hash = '' AND microblock_canonical = true) OR (index_block_hash <> '' AND canonical = true)) \
+             GROUP BY microblock_hash ORDER BY seq",
+            vec![block.parent_index_block_hash.as_str().into()],
         )
         .fetch_all(&self.pool)
         .await

@@ -8,6 +8,10 @@
 //! governs them: an unknown URL is 404 with `reference`, an invalid value is 500 with `error`,
 //! `stack` and a fresh `errorTag`).
 
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
 use serde_json::Value;
 use test_support::oracle::OracleEntry;
 
@@ -140,12 +144,79 @@ fn sort_same_second_mempool(e: &OracleEntry, body: &mut Value) {
     }
 }
 
+/// The v1 Block's `txs` (tx ids only), listed by the incumbent with
+/// `ORDER BY microblock_sequence DESC, tx_index DESC` and nothing else, so block 1's pairs that
+/// share a shown `tx_index` (see [`sort_shown_index_ties`]) come back in plan order, and the
+/// same recording proves it inconsistent (pox-4 regtest, block 1: `/block/by_height/1` and
+/// `/block/{hash}` list the block's own coinbase `0x9f9b…` before the boot `costs` `0xe079…` at
+/// index 3 and the boot `lockup` `0x6c7d…` before the own `costs-3` `0x156c…` at index 2; the
+/// `/block` list, sorting the rows of a whole page of blocks, has both pairs the other way
+/// round). Which ids tie is read from the incumbent's own `/tx/{id}` recordings of the fixture
+/// (block height and `tx_index`); consecutive tied ids are compared sorted, everything else
+/// (which ids, the order between indexes) is compared.
+fn sort_block_tx_ties(e: &OracleEntry, body: &mut Value) {
+    let index = recorded_tx_index(e);
+    let sort = |txs: &mut Value| {
+        let Some(ids) = txs.as_array_mut() else { return };
+        let key = |v: &Value| v.as_str().and_then(|id| index.get(id)).copied();
+        let mut start = 0;
+        while start < ids.len() {
+            let k = key(&ids[start]);
+            let end = start + ids[start..].iter().take_while(|v| k.is_some() && key(v) == k).count().max(1);
+            ids[start..end].sort_by_key(|v| v.as_str().unwrap_or_default().to_string());
+            start = end;
+        }
+    };
+    match body.get_mut("results").and_then(Value::as_array_mut) {
+        Some(blocks) => blocks.iter_mut().for_each(|b| sort(&mut b["txs"])),
+        None => {
+            if body.get("txs").is_some() {
+                sort(&mut body["txs"]);
+            }
+        }
+    }
+}
+
+type TxIndex = HashMap<String, (i64, i64)>;
+
+/// tx id → (block height, `tx_index`) of every transaction the fixture's recording answered at
+/// `/extended/v1/tx/{id}` (read once per fixture).
+fn recorded_tx_index(e: &OracleEntry) -> Arc<TxIndex> {
+    static CACHE: OnceLock<Mutex<HashMap<PathBuf, Arc<TxIndex>>>> = OnceLock::new();
+    let mut cache = CACHE.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    let fixture = e.dir.file_name().and_then(|f| f.to_str()).unwrap_or_default().to_string();
+    Arc::clone(cache.entry(e.dir.clone()).or_insert_with(|| {
+        let entries = test_support::oracle::manifest(&fixture).unwrap_or_default();
+        let tx_answers = entries.iter().filter(|t| {
+            t.status == 200
+                && t.query.is_empty()
+                && t.path.starts_with("/extended/v1/tx/0x")
+                && t.path.len() == 82
+        });
+        Arc::new(
+            tx_answers
+                .filter_map(|t| {
+                    let v = t.json()?;
+                    let n = |k: &str| v[k].as_i64();
+                    Some((v["tx_id"].as_str()?.to_string(), (n("block_height")?, n("tx_index")?)))
+                })
+                .collect(),
+        )
+    }))
+}
+
 /// [`normalize_order`] for a recorded request (its route template from the OpenAPI registry).
 pub fn normalize_entry(e: &OracleEntry, body: &mut Value) {
     if let Some(route) = stacks_extended::openapi::route_for(&e.method, &e.path) {
         normalize_order(route.path, body);
-        if route.path == "/extended/v1/tx/mempool" {
-            sort_same_second_mempool(e, body);
+        match route.path {
+            "/extended/v1/tx/mempool" => sort_same_second_mempool(e, body),
+            "/extended/v1/block"
+            | "/extended/v1/block/{hash}"
+            | "/extended/v1/block/by_height/{height}"
+            | "/extended/v1/block/by_burn_block_hash/{burn_block_hash}"
+            | "/extended/v1/block/by_burn_block_height/{burn_block_height}" => sort_block_tx_ties(e, body),
+            _ => {}
         }
     }
 }

@@ -177,6 +177,9 @@ async fn unknown_entities_are_404_as_the_incumbent() {
         ("/extended/v1/block/0x1234", "cannot find block by hash"),
         ("/extended/v1/block/by_height/9", "cannot find block by height"),
         ("/extended/v2/blocks/9", "Block not found"),
+        // A known block whose page has no transaction (this fake's blocks have none): the
+        // incumbent's v2 transactions query finds no row and answers "Block not found".
+        ("/extended/v2/blocks/2/transactions", "Block not found"),
         ("/extended/v2/blocks/by-block-time/1", "No block found at or before the given timestamp"),
         ("/extended/v2/burn-blocks/99", "Not found"),
     ] {
