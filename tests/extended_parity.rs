@@ -117,7 +117,7 @@ const PINNED: &[(&str, usize)] = &[
     ("GET /extended/v1/microblock", 16),
     ("GET /extended/v1/microblock/unanchored/txs", 8),
     ("GET /extended/v1/microblock/{hash}", 44),
-    ("GET /extended/v1/search/{id}", 136),
+    ("GET /extended/v1/search/{id}", 140),
     ("GET /extended/v1/status", 16),
     ("GET /extended/v1/stx_supply", 24),
     ("GET /extended/v1/stx_supply/circulating/plain", 8),
@@ -125,7 +125,7 @@ const PINNED: &[(&str, usize)] = &[
     ("GET /extended/v1/stx_supply/total/plain", 8),
     ("GET /extended/v1/tokens/ft/{token}/holders", 29),
     ("GET /extended/v1/tokens/nft/history", 28),
-    ("GET /extended/v1/tokens/nft/holdings", 120),
+    ("GET /extended/v1/tokens/nft/holdings", 121),
     ("GET /extended/v1/tokens/nft/mints", 20),
     ("GET /extended/v1/tx", 245),
     ("GET /extended/v1/tx/block/{block_hash}", 123),
@@ -133,8 +133,8 @@ const PINNED: &[(&str, usize)] = &[
     ("GET /extended/v1/tx/events", 48),
     ("GET /extended/v1/tx/mempool", 55),
     ("GET /extended/v1/tx/mempool/stats", 8),
-    ("GET /extended/v1/tx/multiple", 23),
-    ("GET /extended/v1/tx/{tx_id}", 1090),
+    ("GET /extended/v1/tx/multiple", 24),
+    ("GET /extended/v1/tx/{tx_id}", 1096),
     ("GET /extended/v1/tx/{tx_id}/raw", 324),
     ("GET /extended/v1/{pox}/events", 56),
     ("GET /extended/v1/{pox}/stacker/{principal}", 12),
@@ -163,7 +163,7 @@ const PINNED: &[(&str, usize)] = &[
     ("GET /extended/v2/pox/cycles/{cycle_number}/signers/{signer_key}", 12),
     ("GET /extended/v2/pox/cycles/{cycle_number}/signers/{signer_key}/stackers", 4),
     ("GET /extended/v2/smart-contracts/status", 44),
-    ("GET /extended/v2/smart-contracts/{contract_id}/logs", 36),
+    ("GET /extended/v2/smart-contracts/{contract_id}/logs", 38),
     ("HEAD /extended/v1/block", 8),
     ("OPTIONS (CORS preflight, any route)", 8),
     ("POST (not declared) /extended/v1/block", 8),
@@ -173,15 +173,7 @@ const PINNED: &[(&str, usize)] = &[
 /// Recorded answers whose status we do not reproduce yet, each with its reason: `(fixture or ""
 /// for all, URL substring, reason)`. They count as mismatches in the table (and the pins keep
 /// them from growing); any other status difference fails the test.
-const KNOWN_STATUS: &[(&str, &str, &str)] = &[
-    ("", "tx_metadata=true", "open: the NFT routes' tx_metadata=true variant (extended parity branch)"),
-    (
-        "",
-        "/extended/v1/search/",
-        "open: search misses entities the incumbent finds (include_metadata=true, boot contracts, some hashes)",
-    ),
-    ("mainnet-reorg-scenario1", "0x390882e0", "open: a transaction of an orphaned block is still served"),
-];
+const KNOWN_STATUS: &[(&str, &str, &str)] = &[];
 
 #[derive(Default, Clone, Copy)]
 struct Row {

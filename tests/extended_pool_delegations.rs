@@ -5,6 +5,12 @@
 //! incumbent's rule: per stacker, its latest canonical `delegate-stx` to the pool made at or
 //! below the block asked for (and above `after_block`) whose unlock height, if any, is above that
 //! block's burn height; newest first. On SQLite and PostgreSQL.
+//!
+//! The oracle fixtures carry no `delegate-stx` in force, so a devnet chain with real pox-4
+//! `delegate-stx` calls (signed transactions and the node's synthetic prints, two pools, some
+//! delegations ending a few burn blocks later, some naming a PoX address) is checked too,
+//! against lists recomputed from the generated `/new_block` payloads themselves (not from
+//! anything the store derived).
 
 mod common;
 
@@ -12,8 +18,11 @@ use std::collections::{BTreeSet, HashSet};
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use common::{replay, shared_file, Db, TestStore, ORACLE_FIXTURES};
+use common::{devnet_events, ingest_all, replay, shared_file, Db, TestStore, ORACLE_FIXTURES};
 use serde_json::{json, Value};
+use stacks_codec::clarity::Value as Clarity;
+use stacks_ledger::devnet::DevnetConfig;
+use stacks_ledger::ledger::Network;
 use warp::{Filter, Reply};
 
 async fn get<F, R>(api: &F, path: &str) -> (u16, Value)
@@ -173,6 +182,193 @@ async fn bad_input_is_the_specs_error(db: Db) {
     ts.finish().await;
 }
 
+/// One `delegate-stx` print of the generated chain, read straight from its `/new_block`.
+#[derive(Debug, Clone)]
+struct Delegation {
+    block_height: u64,
+    tx_index: u64,
+    event_index: u64,
+    tx_id: String,
+    stacker: String,
+    pool: String,
+    amount_ustx: String,
+    unlock: Option<u64>,
+    pox_addr: Option<String>,
+}
+
+fn field<'a>(t: &'a [(String, Clarity)], k: &str) -> &'a Clarity {
+    &t.iter().find(|(n, _)| n == k).unwrap_or_else(|| panic!("no {k}")).1
+}
+
+fn optional(v: &Clarity) -> Option<&Clarity> {
+    match v {
+        Clarity::OptionalSome(inner) => Some(inner),
+        Clarity::OptionalNone => None,
+        other => panic!("not an optional: {other:?}"),
+    }
+}
+
+fn uint(v: &Clarity) -> u128 {
+    match v {
+        Clarity::UInt(n) => *n,
+        other => panic!("not a uint: {other:?}"),
+    }
+}
+
+/// Every `delegate-stx` print of `events` (a chain without forks or microblocks: every block is
+/// canonical), and each block's `(height, burn height)`.
+fn devnet_delegations(events: &[stacks_ledger::events::RawEvent]) -> (Vec<Delegation>, Vec<(u64, u64)>) {
+    let mut out = Vec::new();
+    let mut blocks = Vec::new();
+    for ev in events.iter().filter(|e| e.path == "/new_block") {
+        let b: Value = serde_json::from_str(&ev.payload).unwrap();
+        let height = b["block_height"].as_u64().unwrap();
+        blocks.push((height, b["burn_block_height"].as_u64().unwrap()));
+        let tx_index = |txid: &str| {
+            b["transactions"].as_array().unwrap().iter().find(|t| t["txid"] == txid).unwrap()["tx_index"]
+                .as_u64()
+                .unwrap()
+        };
+        for e in b["events"].as_array().unwrap() {
+            let c = &e["contract_event"];
+            if e["type"] != "contract_event"
+                || !c["contract_identifier"].as_str().unwrap().ends_with(".pox-4")
+            {
+                continue;
+            }
+            let raw = stacks_codec::decode_hex(c["raw_value"].as_str().unwrap()).unwrap();
+            let Clarity::ResponseOk(top) = Clarity::deserialize(&raw).unwrap() else { continue };
+            let Clarity::Tuple(top) = *top else { continue };
+            if *field(&top, "name") != Clarity::StringAscii(b"delegate-stx".to_vec()) {
+                continue;
+            }
+            let Clarity::Tuple(data) = field(&top, "data") else { panic!("data") };
+            let principal = |v: &Clarity| match v {
+                Clarity::Principal(p) => p.to_string(),
+                other => panic!("not a principal: {other:?}"),
+            };
+            let pox_addr = optional(field(data, "pox-addr")).map(|t| {
+                let Clarity::Tuple(t) = t else { panic!("pox-addr") };
+                let (Clarity::Buffer(version), Clarity::Buffer(hash)) =
+                    (field(t, "version"), field(t, "hashbytes"))
+                else {
+                    panic!("pox-addr fields")
+                };
+                stacks_ledger::ledger::btc::pox_address_text(version[0], hash, false).unwrap()
+            });
+            let txid = e["txid"].as_str().unwrap();
+            out.push(Delegation {
+                block_height: height,
+                tx_index: tx_index(txid),
+                event_index: e["event_index"].as_u64().unwrap(),
+                tx_id: txid.to_string(),
+                stacker: principal(field(&top, "stacker")),
+                pool: principal(field(data, "delegate-to")),
+                amount_ustx: uint(field(data, "amount-ustx")).to_string(),
+                unlock: optional(field(data, "unlock-burn-height")).map(|u| u64::try_from(uint(u)).unwrap()),
+                pox_addr,
+            });
+        }
+    }
+    (out, blocks)
+}
+
+/// The pool's list as of block `height` at `burn_height`: each stacker's latest delegation to
+/// the pool in `(after, height]`, unless it ended at or before `burn_height`; newest first.
+fn devnet_expected(all: &[Delegation], pool: &str, height: u64, burn_height: u64, after: u64) -> Vec<Value> {
+    let mut newest_first: Vec<&Delegation> = all.iter().collect();
+    newest_first.sort_by_key(|d| std::cmp::Reverse((d.block_height, d.tx_index, d.event_index)));
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for d in newest_first {
+        if d.pool != pool
+            || d.block_height > height
+            || d.block_height <= after
+            || d.unlock.is_some_and(|u| u <= burn_height)
+            || !seen.insert(d.stacker.clone())
+        {
+            continue;
+        }
+        let mut row = json!({
+            "stacker": d.stacker,
+            "amount_ustx": d.amount_ustx,
+            "block_height": d.block_height,
+            "tx_id": d.tx_id,
+        });
+        if let Some(a) = &d.pox_addr {
+            row["pox_addr"] = a.clone().into();
+        }
+        if let Some(u) = d.unlock {
+            row["burn_block_unlock_height"] = u.into();
+        }
+        out.push(row);
+    }
+    out
+}
+
+async fn devnet_delegations_match(db: Db) {
+    let cfg = DevnetConfig {
+        seed: 11,
+        blocks: 60,
+        txs_per_block: 6,
+        accounts: 12,
+        reward_maturity: 6,
+        delegate_per_mille: 250,
+        ..DevnetConfig::default()
+    };
+    let (events, _) = devnet_events(cfg);
+    let (all, blocks) = devnet_delegations(&events);
+    let pools: BTreeSet<String> = all.iter().map(|d| d.pool.clone()).collect();
+    let (tip, tip_burn) = *blocks.last().unwrap();
+    // The seed exercises what this test is about.
+    assert!(all.len() >= 10, "{} delegations", all.len());
+    assert_eq!(pools.len(), 2, "{pools:?}");
+    assert!(all.iter().any(|d| d.pox_addr.is_some()) && all.iter().any(|d| d.pox_addr.is_none()));
+    assert!(all.iter().any(|d| d.unlock.is_some_and(|u| u <= tip_burn)), "no delegation ends in the chain");
+    assert!(all.iter().any(|d| d.unlock.is_none()));
+
+    let Some(ts) = TestStore::new(db, "extended_pool_delegations_devnet", Network::Testnet).await else {
+        return;
+    };
+    ingest_all(&ts.store, events, &[], "devnet delegations").await;
+    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let mut rows = 0;
+    for pool in &pools {
+        let base = format!("/extended/v1/pox4/{pool}/delegations");
+        let mut heights: BTreeSet<u64> =
+            all.iter().filter(|d| &d.pool == pool).map(|d| d.block_height).collect();
+        heights.insert(tip);
+        for h in heights {
+            let burn = blocks.iter().find(|b| b.0 == h).unwrap().1;
+            let want = devnet_expected(&all, pool, h, burn, 0);
+            let url = if h == tip { base.clone() } else { format!("{base}?height={h}") };
+            let (status, body) = get(&api, &url).await;
+            assert_eq!(status, 200, "{url}");
+            assert_eq!(body["total"].as_u64(), Some(want.len() as u64), "{url}");
+            assert_eq!(page(&body), want, "{url}");
+            rows += want.len();
+            // Every page of two, and every `after_block` cut.
+            let sep = if url.contains('?') { '&' } else { '?' };
+            for offset in (0..want.len()).step_by(2) {
+                let (_, body) = get(&api, &format!("{url}{sep}limit=2&offset={offset}")).await;
+                assert_eq!(body["total"].as_u64(), Some(want.len() as u64), "{url} offset {offset}");
+                assert_eq!(
+                    page(&body),
+                    want[offset..want.len().min(offset + 2)].to_vec(),
+                    "{url} offset {offset}"
+                );
+            }
+            for after in want.iter().filter_map(|w| w["block_height"].as_u64()) {
+                let (_, body) = get(&api, &format!("{url}{sep}after_block={after}")).await;
+                assert_eq!(page(&body), devnet_expected(&all, pool, h, burn, after), "{url} after {after}");
+            }
+        }
+    }
+    assert!(rows > 0);
+    println!("{db:?}: {} devnet delegate-stx, {rows} listed rows match the recomputed lists", all.len());
+    ts.finish().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_pool_delegations_match_the_events() {
     delegations_match_the_events(Db::Sqlite).await;
@@ -183,4 +379,14 @@ async fn sqlite_pool_delegations_match_the_events() {
 async fn postgres_pool_delegations_match_the_events() {
     delegations_match_the_events(Db::Postgres).await;
     bad_input_is_the_specs_error(Db::Postgres).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_devnet_delegate_stx_calls_are_listed() {
+    devnet_delegations_match(Db::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_devnet_delegate_stx_calls_are_listed() {
+    devnet_delegations_match(Db::Postgres).await;
 }

@@ -37,6 +37,8 @@ fn is_ext_tx(e: &OracleEntry) -> bool {
 const ASSERTED: &[&str] = &[
     "mocknet",
     "mainnet-block0",
+    // Its orphaned branch's transactions follow the incumbent's `searchTx` (pending or 404).
+    "mainnet-reorg-scenario1",
     "mainnet-reorg-scenario2",
     "mainnet-out-of-order-microblock",
     "poisonmicroblock",

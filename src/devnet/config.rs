@@ -32,7 +32,14 @@ pub struct DevnetConfig {
     pub fork_per_mille: u32,
     /// Chance that a block's miner streams microblocks after it (with `microblocks`).
     pub microblock_per_mille: u32,
+    /// Chance that a user transaction is a pox-4 `delegate-stx` to one of the devnet pools
+    /// ([`DELEGATION_POOLS`]). 0 (the default) draws nothing, so chains generated before this
+    /// setting existed stay byte for byte the same.
+    pub delegate_per_mille: u32,
 }
+
+/// Accounts that `delegate-stx` delegates to (the first user accounts after the deployer).
+pub const DELEGATION_POOLS: [u32; 2] = [1, 2];
 
 impl Default for DevnetConfig {
     fn default() -> Self {
@@ -48,6 +55,7 @@ impl Default for DevnetConfig {
             reward_maturity: 100,
             fork_per_mille: 50,
             microblock_per_mille: 400,
+            delegate_per_mille: 0,
         }
     }
 }
@@ -64,7 +72,7 @@ impl DevnetConfig {
         if self.reward_maturity == 0 {
             return bad("the reward maturity must be at least 1 block");
         }
-        if self.fork_per_mille > 1000 || self.microblock_per_mille > 1000 {
+        if self.fork_per_mille > 1000 || self.microblock_per_mille > 1000 || self.delegate_per_mille > 1000 {
             return bad("probabilities are per mille (0 to 1000)");
         }
         Ok(())

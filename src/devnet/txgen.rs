@@ -10,7 +10,7 @@ use stacks_codec::tx::{
     PostCondition, PostConditionPrincipal,
 };
 
-use super::config::{cycle_start, reward_cycle, Ctx, POX_MIN_STACK};
+use super::config::{cycle_start, reward_cycle, Ctx, DELEGATION_POOLS, POX_MIN_STACK};
 use super::contracts::{FT_SOURCE, NFT_SOURCE};
 use super::json::{Cost, EventBody, Receipt, TxEvent};
 use super::rng::Rng;
@@ -64,6 +64,17 @@ enum Action {
     NftTransfer { slot: usize, token: u128, to: u32, with_pc: bool },
     NftBurn { slot: usize, token: u128 },
     StackStx(Box<Stacking>),
+    DelegateStx(Delegation),
+}
+
+/// A pox-4 `delegate-stx`: `amount` to the pool account `pool`, until burn height `until`
+/// (`None`: no end), with the stacker's own PoX address when `with_pox_addr`.
+#[derive(Debug, Clone)]
+struct Delegation {
+    amount: u128,
+    pool: u32,
+    until: Option<u64>,
+    with_pox_addr: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -104,6 +115,9 @@ const COST_NFT_TRANSFER: Cost =
     Cost { read_count: 4, read_length: 1_602, runtime: 21_843, write_count: 1, write_length: 90 };
 const COST_NFT_BURN: Cost =
     Cost { read_count: 4, read_length: 1_598, runtime: 19_204, write_count: 1, write_length: 90 };
+/// A `delegate-stx` cost of the same order as `stack-stx`'s (no recording carries one).
+const COST_DELEGATE_STX: Cost =
+    Cost { read_count: 8, read_length: 28_136, runtime: 210_117, write_count: 1, write_length: 161 };
 /// The `stack-stx` cost recorded in the pox-4 regtest fixture.
 const COST_STACK_STX: Cost =
     Cost { read_count: 23, read_length: 80_849, runtime: 714_292, write_count: 6, write_length: 838 };
@@ -158,6 +172,12 @@ fn memo(rng: &mut Rng, serial: u64, per_mille: u32) -> Option<[u8; 34]> {
 }
 
 fn choose(ctx: &Ctx, rng: &mut Rng, world: &World, env: BlockEnv, serial: u64) -> Result<Plan, Invariant> {
+    // Drawn only when delegations are on, so other chains keep their bytes.
+    if ctx.cfg.delegate_per_mille > 0 && rng.chance(ctx.cfg.delegate_per_mille) {
+        if let Some(p) = plan_delegate(ctx, rng, world, env) {
+            return Ok(p);
+        }
+    }
     let deployed = world.contracts_deployed;
     let plan = match rng.below(100) {
         40..=57 if deployed => plan_ft_transfer(ctx, rng, world, serial),
@@ -264,7 +284,7 @@ fn plan_stack(ctx: &Ctx, rng: &mut Rng, world: &World, env: BlockEnv) -> Option<
     let fee = rng.range(5_000, 50_000);
     let need = 2 * POX_MIN_STACK + u128::from(fee);
     let origin = find_account(rng, world, ctx.user_accounts(), |i, w| {
-        w.account(i).locked == 0 && w.account(i).spendable() >= need
+        w.account(i).locked == 0 && w.account(i).spendable() >= need && !w.delegated(i, env.burn_height)
     })?;
     // Half of what it can spend, in whole STX.
     let amount = (world.account(origin).spendable() - u128::from(fee)) / 2 / STX * STX;
@@ -285,6 +305,33 @@ fn plan_stack(ctx: &Ctx, rng: &mut Rng, world: &World, env: BlockEnv) -> Option<
         signer_sig,
     };
     Some(Plan { origin, sponsor: None, fee, action: Action::StackStx(Box::new(stacking)) })
+}
+
+/// A `delegate-stx` by an account that neither stacks nor has a delegation in force (pox-4
+/// refuses both), to one of the pools: some without an end, some ending a few burn blocks
+/// later (so delegations expire within a short chain), some naming a PoX address.
+fn plan_delegate(ctx: &Ctx, rng: &mut Rng, world: &World, env: BlockEnv) -> Option<Plan> {
+    let fee = rng.range(1_000, 20_000);
+    let pools = DELEGATION_POOLS;
+    let origin = find_account(rng, world, ctx.user_accounts(), |i, w| {
+        !pools.contains(&i)
+            && w.account(i).locked == 0
+            && w.account(i).spendable() > u128::from(fee) + STX
+            && !w.delegated(i, env.burn_height)
+    })?;
+    let pool = pools[rng.index(pools.len())];
+    let amount = u128::from(rng.range(1, 1_000_000)) * STX;
+    let until = rng.chance(500).then(|| env.burn_height + rng.range(2, 20));
+    let with_pox_addr = rng.chance(500);
+    let action = Action::DelegateStx(Delegation { amount, pool, until, with_pox_addr });
+    Some(Plan { origin, sponsor: None, fee, action })
+}
+
+fn optional(v: Option<Value>) -> Value {
+    match v {
+        Some(v) => Value::OptionalSome(Box::new(v)),
+        None => Value::OptionalNone,
+    }
 }
 
 /// The payload and post-conditions of a plan.
@@ -364,6 +411,15 @@ fn payload(ctx: &Ctx, plan: &Plan, env: BlockEnv) -> (Payload, Vec<PostCondition
                 uint(s.auth_id),
             ];
             (call(&ctx.pox_contract, "stack-stx", args), Vec::new())
+        }
+        Action::DelegateStx(d) => {
+            let args = vec![
+                uint(d.amount),
+                key(d.pool).principal.clone(),
+                optional(d.until.map(uint)),
+                optional(d.with_pox_addr.then(|| pox_addr(origin))),
+            ];
+            (call(&ctx.pox_contract, "delegate-stx", args), Vec::new())
         }
     }
 }
@@ -488,7 +544,37 @@ fn execute(ctx: &Ctx, world: &mut World, plan: &Plan, env: BlockEnv) -> Result<O
             success(vec![(true, body)], ok(Value::Bool(true)), COST_NFT_BURN)
         }
         Action::StackStx(s) => execute_stack(ctx, world, origin, s, env)?,
+        Action::DelegateStx(d) => execute_delegate(ctx, world, origin, d, env),
     })
+}
+
+/// pox-4 `delegate-stx`: records the delegation (nothing is locked) and emits pox-4's
+/// synthetic print, the account as it stands and the call's arguments.
+fn execute_delegate(ctx: &Ctx, world: &mut World, origin: u32, d: &Delegation, env: BlockEnv) -> Outcome {
+    let key = ctx.key(origin);
+    world.delegations.insert(origin, d.until);
+    let account = world.account(origin);
+    let data = Value::Tuple(vec![
+        ("amount-ustx".into(), uint(d.amount)),
+        ("delegate-to".into(), ctx.key(d.pool).principal.clone()),
+        ("end-cycle-id".into(), optional(d.until.map(|u| uint(reward_cycle(u))))),
+        ("pox-addr".into(), optional(d.with_pox_addr.then(|| pox_addr(key)))),
+        ("start-cycle-id".into(), uint(reward_cycle(env.burn_height) + 1)),
+        ("unlock-burn-height".into(), optional(d.until.map(uint))),
+    ]);
+    let print = ok(Value::Tuple(vec![
+        ("balance".into(), uint(account.spendable())),
+        ("burnchain-unlock-height".into(), uint(account.unlock_height)),
+        ("data".into(), data),
+        ("locked".into(), uint(account.locked)),
+        ("name".into(), ascii("delegate-stx")),
+        ("stacker".into(), key.principal.clone()),
+    ]));
+    let events = vec![(
+        true,
+        EventBody::Print { contract_identifier: ctx.pox_contract_id.clone(), raw_value: hex(&print) },
+    )];
+    Outcome { status: "success", result: ok(Value::Bool(true)), events, cost: COST_DELEGATE_STX }
 }
 
 /// pox-4 `stack-stx`: the synthetic print pox-4 emits (the account as it stood before the

@@ -80,6 +80,8 @@ pub struct World {
     pub ft_supply: u128,
     pub contracts_deployed: bool,
     pub stackers: Vec<Stacker>,
+    /// Each account's pox-4 delegation in force: `until` burn height (`None`: no end).
+    pub delegations: BTreeMap<u32, Option<u64>>,
     pub pending_rewards: VecDeque<PendingReward>,
     /// The reward cycle whose reward set was last computed, and its slot holders (accounts).
     pub reward_set: Option<(u64, Vec<u32>)>,
@@ -178,6 +180,12 @@ impl World {
         a.unlock_height = unlock_height;
         self.stackers.push(stacker);
         Ok(())
+    }
+
+    /// Whether `account` has a delegation in force at `burn_height` (pox-4 refuses both a
+    /// second `delegate-stx` and a `stack-stx` then).
+    pub fn delegated(&self, account: u32, burn_height: u64) -> bool {
+        self.delegations.get(&account).is_some_and(|until| until.map_or(true, |u| u > burn_height))
     }
 
     /// Releases every lock whose unlock height `burn_height` has reached. A node emits no

@@ -5,6 +5,7 @@ use serde_json::Value;
 use sqlx::Row;
 use stacks_extended::{ContractLog, ContractReader, DeployStatus, LogKey, ReadError, SmartContract};
 
+use super::explorer_tx::shown_index_sql;
 use super::sql::{get_bool, query, Val};
 use super::{Store, StoreError};
 
@@ -77,22 +78,33 @@ impl Store {
             "FROM events e JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash \
             AND t.microblock_hash = e.microblock_hash \
             WHERE e.contract_identifier = $1 AND e.canonical = true AND e.kind = 'contract_log'";
+        // The incumbent's `total` is its per-contract log counter, which the boot block's
+        // (block 0's) logs never enter although it lists them (epoch-3-transition, pox-4 regtest:
+        // the genesis contract's boot log with `total` 0); we keep those in block 1 (`BootShift`).
+        let shift = self.boot_shift(None).await?;
+        let boot = match shift {
+            Some(s) => format!(" AND NOT (e.block_height = 1 AND e.tx_index >= {})", s.own),
+            None => String::new(),
+        };
+        // Block 1's rows by the index the incumbent shows (and puts in its cursors).
+        let idx = shown_index_sql(shift);
         let total: i64 =
-            query(&format!("SELECT CAST(COUNT(*) AS BIGINT) AS n {base}"), vec![contract_id.into()])
+            query(&format!("SELECT CAST(COUNT(*) AS BIGINT) AS n {base}{boot}"), vec![contract_id.into()])
                 .fetch_one(&self.pool)
                 .await?
                 .try_get("n")?;
         let mut vals: Vec<Val> = vec![contract_id.into()];
         let mut filter = String::new();
         if let Some(k) = below {
-            filter = format!(" AND (e.block_height, {SEQ}, e.tx_index, e.event_index) <= ($2, $3, $4, $5)");
+            filter = format!(" AND (e.block_height, {SEQ}, {idx}, e.event_index) <= ($2, $3, $4, $5)");
             vals.extend(key_vals(k));
         }
         let n = vals.len();
         let sql = format!(
-            "SELECT e.tx_id, e.event_index, e.block_height, e.tx_index, e.contract_identifier, e.topic, e.value_hex, \
-             {SEQ} AS seq {base}{filter} \
-             ORDER BY e.block_height DESC, seq DESC, e.tx_index DESC, e.event_index DESC LIMIT ${} OFFSET ${}",
+            "SELECT e.tx_id, e.event_index, e.block_height, {idx} AS tx_index, e.contract_identifier, e.topic, \
+             e.value_hex, {SEQ} AS seq {base}{filter} \
+             ORDER BY e.block_height DESC, seq DESC, {idx} DESC, e.tx_index DESC, e.event_index DESC \
+             LIMIT ${} OFFSET ${}",
             n + 1,
             n + 2
         );
@@ -112,13 +124,14 @@ impl Store {
         let mut vals: Vec<Val> = vec![contract_id.into()];
         vals.extend(key_vals(key));
         vals.push(i64::from(limit).into());
+        let idx = shown_index_sql(self.boot_shift(None).await?);
         let sql = format!(
-            "SELECT e.tx_id, e.event_index, e.block_height, e.tx_index, e.contract_identifier, e.topic, e.value_hex, \
-             {SEQ} AS seq FROM events e JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash \
-             AND t.microblock_hash = e.microblock_hash \
+            "SELECT e.tx_id, e.event_index, e.block_height, {idx} AS tx_index, e.contract_identifier, e.topic, \
+             e.value_hex, {SEQ} AS seq FROM events e JOIN txs t ON t.tx_id = e.tx_id \
+             AND t.index_block_hash = e.index_block_hash AND t.microblock_hash = e.microblock_hash \
              WHERE e.contract_identifier = $1 AND e.canonical = true AND e.kind = 'contract_log' \
-             AND (e.block_height, {SEQ}, e.tx_index, e.event_index) > ($2, $3, $4, $5) \
-             ORDER BY e.block_height, seq, e.tx_index, e.event_index LIMIT $6"
+             AND (e.block_height, {SEQ}, {idx}, e.event_index) > ($2, $3, $4, $5) \
+             ORDER BY e.block_height, seq, {idx}, e.tx_index, e.event_index LIMIT $6"
         );
         let rows = query(&sql, vals).fetch_all(&self.pool).await?;
         Ok(rows.iter().map(log_row).collect::<Result<_, _>>()?)

@@ -6,8 +6,13 @@ use stacks_extended::{ContractHit, HashHit, MinedAt, ReadError, SearchReader};
 use super::sql::{get_bool, query};
 use super::{Store, StoreError};
 
-const MINED: &str = "SELECT t.tx_id, t.tx_type, (CASE WHEN t.canonical THEN 1 ELSE 0 END) AS canonical, \
-    b.block_hash, b.burn_block_time, b.block_height FROM txs t JOIN blocks b ON b.index_block_hash = t.index_block_hash";
+/// A mined row of a transaction, streamed (not yet anchored, `index_block_hash` empty) ones
+/// included: the incumbent keeps those as canonical rows of the next height, with block hash
+/// `0x` and burn time -1.
+const MINED: &str = "SELECT t.tx_id, t.tx_type, \
+    (CASE WHEN t.canonical OR t.index_block_hash = '' THEN 1 ELSE 0 END) AS canonical, \
+    COALESCE(b.block_hash, '0x') AS block_hash, COALESCE(b.burn_block_time, -1) AS burn_block_time, \
+    t.block_height FROM txs t LEFT JOIN blocks b ON b.index_block_hash = t.index_block_hash";
 
 fn mined_at(r: &sqlx::any::AnyRow) -> Result<MinedAt, sqlx::Error> {
     Ok(MinedAt {
@@ -20,8 +25,16 @@ fn mined_at(r: &sqlx::any::AnyRow) -> Result<MinedAt, sqlx::Error> {
 
 impl Store {
     async fn hash_hit(&self, hash: &str) -> Result<Option<HashHit>, StoreError> {
-        let sql =
-            format!("{MINED} WHERE t.tx_id = $1 ORDER BY t.canonical DESC, b.block_height DESC LIMIT 1");
+        // The incumbent takes whichever row its index returns first (`LIMIT 1`, no order). The
+        // recordings show the canonical row when there is one (mainnet-reorg-scenario2: a tx
+        // orphaned at height 2 and mined again at 4 is found at 4), else the one stored first
+        // (mainnet-reorg-scenario1: a tx of the orphaned block 30 that the non-canonical block 45
+        // mined again is found at 30); that is our order. A streamed row comes last: its block
+        // replaces it.
+        let sql = format!(
+            "{MINED} WHERE t.tx_id = $1 ORDER BY t.canonical DESC, \
+             (CASE WHEN t.index_block_hash = '' THEN 1 ELSE 0 END), b.raw_event_id LIMIT 1"
+        );
         if let Some(r) = query(&sql, vec![hash.into()]).fetch_optional(&self.pool).await? {
             return Ok(Some(HashHit::Tx { tx_type: r.try_get("tx_type")?, at: mined_at(&r)? }));
         }
@@ -69,7 +82,7 @@ impl Store {
             }));
         }
         let sql = format!(
-            "{MINED} WHERE t.contract_id = $1 AND t.tx_type = 'smart_contract' \
+            "{MINED} WHERE t.contract_id = $1 AND t.tx_type = 'smart_contract' AND t.index_block_hash <> '' \
              ORDER BY t.canonical DESC, b.block_height DESC LIMIT 1"
         );
         let Some(r) = query(&sql, vec![contract_id.into()]).fetch_optional(&self.pool).await? else {

@@ -229,13 +229,22 @@ impl Store {
         Ok(out)
     }
 
-    async fn mined_tx_by_id(&self, tx_id: &str, unanchored: bool) -> Result<Option<MinedTx>, StoreError> {
+    /// The transaction's canonical mined row, or with `any_fork` else its latest row on another
+    /// fork; streamed, not yet anchored rows only when `unanchored`.
+    async fn mined_tx_by_id(
+        &self,
+        tx_id: &str,
+        unanchored: bool,
+        any_fork: bool,
+    ) -> Result<Option<MinedTx>, StoreError> {
         let sql = format!(
             "SELECT {MINED_TX_COLUMNS} FROM txs t LEFT JOIN blocks b ON b.index_block_hash = t.index_block_hash \
              WHERE t.tx_id = $1 AND (t.index_block_hash <> '' OR $2) \
+             AND (t.canonical = true OR t.index_block_hash = '' OR $3) \
              ORDER BY t.canonical DESC, t.block_height DESC, t.index_block_hash DESC LIMIT 1"
         );
-        let rows = query(&sql, vec![tx_id.into(), unanchored.into()]).fetch_all(&self.pool).await?;
+        let rows =
+            query(&sql, vec![tx_id.into(), unanchored.into(), any_fork.into()]).fetch_all(&self.pool).await?;
         Ok(self.with_abis(&rows).await?.pop())
     }
 
@@ -466,7 +475,21 @@ const MEMPOOL_COLUMNS: &str = "tx_id, raw_tx, status, replaced_by_tx_id, receipt
 
 impl TxReader for Store {
     async fn tx(&self, tx_id: &str, unanchored: bool) -> Result<Option<AnyTx>, ReadError> {
-        if let Some(t) = self.mined_tx_by_id(tx_id, unanchored).await? {
+        if let Some(t) = self.mined_tx_by_id(tx_id, unanchored, false).await? {
+            if t.index_block_hash.is_empty() {
+                // A streamed row, as the unanchored list shows it (on the tip, with the tip's
+                // hash and burn time as its parent's).
+                use stacks_extended::MicroblockReader;
+                let streamed = self.unanchored_txs().await?.into_iter().find(|p| p.tx_id == t.tx_id);
+                return Ok(Some(AnyTx::Mined(streamed.unwrap_or(t))));
+            }
+            return Ok(Some(AnyTx::Mined(t)));
+        }
+        Ok(self.mempool_tx_by_id(tx_id).await?.map(AnyTx::Mempool))
+    }
+
+    async fn tx_any_row(&self, tx_id: &str) -> Result<Option<AnyTx>, ReadError> {
+        if let Some(t) = self.mined_tx_by_id(tx_id, true, true).await? {
             return Ok(Some(AnyTx::Mined(t)));
         }
         Ok(self.mempool_tx_by_id(tx_id).await?.map(AnyTx::Mempool))

@@ -205,6 +205,32 @@ fn recorded_tx_index(e: &OracleEntry) -> Arc<TxIndex> {
     }))
 }
 
+/// `tokens/nft/holdings?tx_metadata=true`: the incumbent's query has no `ORDER BY` on this
+/// variant (its holdings CTE joined to `txs`), so rows come back in join order, which differs
+/// from its plain answer over the same rows and page (mainnet-out-of-order-microblock,
+/// `principal=SPJW1XE….stacks-punks-market`: u9048 then u5674 plain, u5674 then u9048 with
+/// `tx_metadata=true`). Such answers are compared sorted by asset identifier and value; which
+/// rows, and every field of each, are compared. The plain answers (ordered) are compared as is.
+fn sort_tx_metadata_holdings(e: &OracleEntry, body: &mut Value) {
+    if !e.query.contains("tx_metadata=true") {
+        return;
+    }
+    let Some(results) = body.get_mut("results").and_then(Value::as_array_mut) else { return };
+    results.sort_by_key(|r| (r["asset_identifier"].to_string(), r["value"]["hex"].to_string()));
+}
+
+/// `search/{id}?include_metadata=true` of a streamed, not yet anchored transaction
+/// (`metadata.is_unanchored`): as on `/microblock/unanchored/txs` ([`ALLOWED`]), the incumbent
+/// gives it the wall-clock time of the request as `block_time` (mocknet: the recording day),
+/// we 0 and `""` until its anchor block gives it one. Every other field is compared.
+fn mask_unanchored_metadata_time(body: &mut Value) {
+    let Some(m) = body.get_mut("result").and_then(|r| r.get_mut("metadata")) else { return };
+    if m["is_unanchored"] == Value::Bool(true) {
+        m["block_time"] = Value::Null;
+        m["block_time_iso"] = Value::Null;
+    }
+}
+
 /// [`normalize_order`] for a recorded request (its route template from the OpenAPI registry).
 pub fn normalize_entry(e: &OracleEntry, body: &mut Value) {
     if let Some(route) = stacks_extended::openapi::route_for(&e.method, &e.path) {
@@ -216,6 +242,8 @@ pub fn normalize_entry(e: &OracleEntry, body: &mut Value) {
             | "/extended/v1/block/by_height/{height}"
             | "/extended/v1/block/by_burn_block_hash/{burn_block_hash}"
             | "/extended/v1/block/by_burn_block_height/{burn_block_height}" => sort_block_tx_ties(e, body),
+            "/extended/v1/tokens/nft/holdings" => sort_tx_metadata_holdings(e, body),
+            "/extended/v1/search/{id}" => mask_unanchored_metadata_time(body),
             _ => {}
         }
     }

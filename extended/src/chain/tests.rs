@@ -246,6 +246,9 @@ impl crate::tx::TxReader for Fake {
     async fn tx(&self, _: &str, _: bool) -> Result<Option<crate::tx::AnyTx>, ReadError> {
         Ok(None)
     }
+    async fn tx_any_row(&self, _: &str) -> Result<Option<crate::tx::AnyTx>, ReadError> {
+        Ok(None)
+    }
     async fn tx_events(
         &self,
         _: &crate::tx::MinedTx,

@@ -61,14 +61,22 @@ pub enum BlockRef {
 }
 
 pub trait TxReader: Send + Sync + 'static {
-    /// A transaction by `0x` id: its canonical mined row, else its latest row on another fork,
-    /// else its mempool entry. Streamed microblock transactions not yet anchored count only
-    /// when `unanchored`.
+    /// A transaction by `0x` id, as the incumbent's `searchTx`: its canonical mined row, else
+    /// its mempool entry (any status), else none. A transaction mined only on another fork
+    /// and not (back) in the mempool is not found: a reorg puts the orphaned block's
+    /// transactions back into the mempool, but a block that was never canonical leaves
+    /// nothing there. Streamed microblock transactions not yet anchored count only when
+    /// `unanchored`.
     fn tx(
         &self,
         tx_id: &str,
         unanchored: bool,
     ) -> impl Future<Output = Result<Option<AnyTx>, ReadError>> + Send;
+
+    /// Any stored row of a transaction (`/tx/{id}/raw`): its canonical mined row, else its
+    /// latest row on another fork, else its mempool entry; streamed microblock transactions
+    /// not yet anchored included.
+    fn tx_any_row(&self, tx_id: &str) -> impl Future<Output = Result<Option<AnyTx>, ReadError>> + Send;
 
     /// A page of a mined transaction's events (in the block it was mined in), by event index.
     fn tx_events(

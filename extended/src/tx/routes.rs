@@ -94,7 +94,8 @@ async fn tx_by_id<R: TxReader>(
     let unanchored = q.bool("unanchored")?.unwrap_or(false);
     let opts = lists::options(&q)?;
     // `/raw` finds any stored row, unanchored microblock previews included, as the incumbent's does.
-    let tx = reader.tx(&tx_id, unanchored || raw).await?.ok_or_else(not_found)?;
+    let tx = if raw { reader.tx_any_row(&tx_id).await? } else { reader.tx(&tx_id, unanchored).await? };
+    let tx = tx.ok_or_else(not_found)?;
     let etag = tx_etag(&tx);
     if let Some(e) = &etag {
         if etag_matches(inm.as_deref(), e) {
