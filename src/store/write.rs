@@ -1020,9 +1020,10 @@ async fn mined_of(
         // One primary-key probe per txid, driven from the list: with `tx_id = ANY(list)`,
         // PostgreSQL scanned all of `txs` for the ~100 txids of a mempool run (its estimates
         // are stale inside a long import transaction), 66 ms a call on a 58,000-tx store.
+        // A txid has one row per block that includes it (forks): mined if any is canonical.
         let (list, val) = text_list_table(conn, 1, &ids);
         let sql = format!(
-            "SELECT l.item AS tx_id, COALESCE((SELECT CASE WHEN canonical THEN 1 ELSE 0 END FROM txs \
+            "SELECT l.item AS tx_id, COALESCE((SELECT MAX(CASE WHEN canonical THEN 1 ELSE 0 END) FROM txs \
              WHERE tx_id = l.item), 0) AS canonical FROM {list}"
         );
         query(&sql, vec![val]).persistent(false).fetch_all(&mut *conn).await?
