@@ -29,6 +29,7 @@ mod totals;
 mod v2;
 mod write;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 use std::str::FromStr;
@@ -95,6 +96,54 @@ pub(crate) enum ApplyError {
 enum Refusal {
     Invalid(String),
     Rejected(String),
+}
+
+impl Refusal {
+    /// The refusal an apply error stands for (a store error is never one: callers return it).
+    fn of(e: ApplyError) -> Refusal {
+        match e {
+            ApplyError::Invalid(reason) => Refusal::Invalid(reason),
+            ApplyError::Rejected(reason) => Refusal::Rejected(reason),
+            ApplyError::Store(e) => Refusal::Invalid(e.to_string()),
+        }
+    }
+}
+
+/// Whether a prepared event can join a run of mempool events (`write::apply_mempool_run`):
+/// parsed, a mempool post or drop, with its id (an event without one gets the next id, read
+/// from the store, so it goes alone).
+fn mempool_run_member(p: &prepare::Prepared) -> bool {
+    p.ev.id.is_some()
+        && matches!(p.payload, Ok(EventPayload::NewMempoolTx(_)) | Ok(EventPayload::DropMempoolTx(_)))
+}
+
+/// A [`mempool_run_member`] as `write::apply_mempool_run` takes it.
+fn run_event(p: &prepare::Prepared) -> Option<write::RunEvent<'_>> {
+    let effect = match &p.payload {
+        Ok(EventPayload::NewMempoolTx(m)) => write::MempoolEvent::Post(m),
+        Ok(EventPayload::DropMempoolTx(d)) => write::MempoolEvent::Drop(d),
+        _ => return None,
+    };
+    let (timestamp, receipt_time) = event_time(&p.ev);
+    Some(write::RunEvent {
+        id: p.ev.id?,
+        timestamp,
+        receipt_time,
+        path: p.ev.path.as_str(),
+        body: &p.ev.payload,
+        effect,
+    })
+}
+
+/// An event's receive timestamp (as stored) and its Unix seconds: the one it came with, or now.
+fn event_time(ev: &IncomingEvent) -> (Cow<'_, str>, i64) {
+    match &ev.receive_timestamp {
+        Some(ts) => (Cow::Borrowed(ts.as_str()), parse_pg_timestamp(ts).unwrap_or_else(now_unix)),
+        None => {
+            let unix = now_unix();
+            (Cow::Owned(format_pg_timestamp(unix)), unix)
+        }
+    }
 }
 
 impl From<Refusal> for ApplyError {
@@ -389,23 +438,46 @@ impl Store {
             let mut tx = self.writer_conn(writer).await?.begin().await?;
             let mut totals = totals::Pending::default();
             let mut out = Vec::with_capacity(events.len());
-            for i in 0..events.len() {
+            let mut i = 0;
+            while i < events.len() {
+                // A run of mempool events goes in a few statements (`write::apply_mempool_run`).
+                let run =
+                    events.run_from(i, |k, p| !refused.contains_key(&k) && mempool_run_member(p)).await?;
+                if run.len() > 1 {
+                    let items: Vec<write::RunEvent> = run.iter().filter_map(run_event).collect();
+                    match write::apply_mempool_run(&mut tx, self.network, &items).await {
+                        Ok(applied) => {
+                            for (p, applied) in run.iter().zip(applied) {
+                                let id = p.ev.id.unwrap_or_default();
+                                out.push(Ok(if applied {
+                                    IngestOutcome::Applied { id }
+                                } else {
+                                    IngestOutcome::AlreadyStored { id }
+                                }));
+                            }
+                            i += run.len();
+                            continue;
+                        }
+                        Err((_, ApplyError::Store(e))) => return Err(e),
+                        Err((k, refusal)) => {
+                            tx.rollback().await?;
+                            refused.insert(i + k, Refusal::of(refusal));
+                            continue 'pass;
+                        }
+                    }
+                }
                 let prepare::Prepared { ev, payload, derived } = events.get(i).await?;
-                let outcome = match (refused.get(&i), payload) {
+                i += 1;
+                let outcome = match (refused.get(&(i - 1)), payload) {
                     (Some(r), _) | (None, Err(r)) => Err(ApplyError::from(r.clone())),
                     (None, Ok(payload)) => {
                         match self.apply_in(&mut tx, ev, payload, derived.as_ref(), &mut totals).await {
                             Ok(o) => Ok(o),
                             Err(ApplyError::Store(e)) => return Err(e),
-                            Err(ApplyError::Invalid(reason)) => {
+                            Err(refusal) => {
                                 // It may have written part of itself: start over without it.
                                 tx.rollback().await?;
-                                refused.insert(i, Refusal::Invalid(reason));
-                                continue 'pass;
-                            }
-                            Err(ApplyError::Rejected(reason)) => {
-                                tx.rollback().await?;
-                                refused.insert(i, Refusal::Rejected(reason));
+                                refused.insert(i - 1, Refusal::of(refusal));
                                 continue 'pass;
                             }
                         }
@@ -472,16 +544,7 @@ impl Store {
         derived: Option<&DerivedBlock>,
         totals: &mut totals::Pending,
     ) -> Result<IngestOutcome, ApplyError> {
-        let (timestamp, unix) = match &ev.receive_timestamp {
-            Some(ts) => {
-                let unix = parse_pg_timestamp(ts).unwrap_or_else(now_unix);
-                (ts.clone(), unix)
-            }
-            None => {
-                let unix = now_unix();
-                (format_pg_timestamp(unix), unix)
-            }
-        };
+        let (timestamp, unix) = event_time(ev);
         // One statement stores the raw event, or finds its id taken (then nothing is written).
         let Some(id) =
             write::insert_raw_event(conn, ev.id, &timestamp, ev.path.as_str(), &ev.payload).await?

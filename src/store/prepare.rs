@@ -98,6 +98,24 @@ impl Source {
         self.total
     }
 
+    /// The events from `from` on for which `keep(index, event)` holds, up to the first that
+    /// fails it (or the end), waiting for the preparer as needed.
+    pub async fn run_from(
+        &mut self,
+        from: usize,
+        keep: impl Fn(usize, &Prepared) -> bool,
+    ) -> Result<&[Prepared], super::StoreError> {
+        let mut end = from;
+        while end < self.total {
+            self.get(end).await?;
+            if !keep(end, &self.have[end]) {
+                break;
+            }
+            end += 1;
+        }
+        Ok(&self.have[from..end])
+    }
+
     /// Event `i` (below [`Source::len`]), waiting for the preparer if needed. A panic of the
     /// preparer is resumed here.
     pub async fn get(&mut self, i: usize) -> Result<&Prepared, super::StoreError> {

@@ -220,13 +220,40 @@ pub async fn insert_rows(
     rows: Vec<Vec<Val>>,
     suffix: &str,
 ) -> Result<(), sqlx::Error> {
+    insert_chunks(conn, table, columns, rows, suffix, false).await.map(|_| ())
+}
+
+/// [`insert_rows`] with a `RETURNING` clause in `suffix`: the rows it returns, of all chunks.
+pub async fn insert_rows_returning(
+    conn: &mut AnyConnection,
+    table: &str,
+    columns: &[&str],
+    rows: Vec<Vec<Val>>,
+    suffix: &str,
+) -> Result<Vec<sqlx::any::AnyRow>, sqlx::Error> {
+    insert_chunks(conn, table, columns, rows, suffix, true).await
+}
+
+async fn insert_chunks(
+    conn: &mut AnyConnection,
+    table: &str,
+    columns: &[&str],
+    rows: Vec<Vec<Val>>,
+    suffix: &str,
+    returning: bool,
+) -> Result<Vec<sqlx::any::AnyRow>, sqlx::Error> {
+    let mut out = Vec::new();
     if rows.is_empty() {
-        return Ok(());
+        return Ok(out);
     }
     if conn.backend_name() == "PostgreSQL" {
         let (sql, vals) = pg_unnest_insert(table, columns, rows, suffix);
-        exec(conn, &sql, vals).await?;
-        return Ok(());
+        if returning {
+            out = fetch_all(conn, &sql, vals).await?;
+        } else {
+            exec(conn, &sql, vals).await?;
+        }
+        return Ok(out);
     }
     let width = columns.len();
     let max_rows = (MAX_PARAMS / width).max(1);
@@ -239,10 +266,15 @@ pub async fn insert_rows(
             debug_assert_eq!(row.len(), width, "{table}");
             vals.extend(row);
         }
-        exec(conn, &insert_sql(table, columns, n, suffix), vals).await?;
+        let sql = insert_sql(table, columns, n, suffix);
+        if returning {
+            out.extend(fetch_all(conn, &sql, vals).await?);
+        } else {
+            exec(conn, &sql, vals).await?;
+        }
         left -= n;
     }
-    Ok(())
+    Ok(out)
 }
 
 /// PostgreSQL: all rows in one statement, one array value per column:
