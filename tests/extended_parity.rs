@@ -131,7 +131,7 @@ const PINNED: &[(&str, usize)] = &[
     ("GET /extended/v1/tx/block/{block_hash}", 123),
     ("GET /extended/v1/tx/block_height/{height}", 123),
     ("GET /extended/v1/tx/events", 48),
-    ("GET /extended/v1/tx/mempool", 55),
+    ("GET /extended/v1/tx/mempool", 56),
     ("GET /extended/v1/tx/mempool/stats", 8),
     ("GET /extended/v1/tx/multiple", 24),
     ("GET /extended/v1/tx/{tx_id}", 1096),

@@ -149,11 +149,16 @@ impl Store {
     /// event is stored: the raw event log stays the node's own.
     pub async fn record_mempool_tx(&self, raw_tx_hex: &str, receipt_time: i64) -> Result<(), StoreError> {
         let payload = EventPayload::NewMempoolTx(NewMempoolTx { raw_txs: vec![raw_tx_hex.to_owned()] });
-        let ctx = write::Ctx { network: self.network, raw_event_id: 0, receipt_time };
         let mut writer = self.writer.lock().await;
         let conn = self.writer_conn(&mut writer).await?;
         let result = async {
             let mut tx = conn.begin().await?;
+            // Arrival order: after what the newest raw event brought in.
+            let newest: i64 = query("SELECT COALESCE(MAX(id), 0) AS id FROM raw_events", vec![])
+                .fetch_one(&mut *tx)
+                .await?
+                .try_get("id")?;
+            let ctx = write::Ctx { network: self.network, raw_event_id: newest + 1, receipt_time };
             // A mempool transaction changes no maintained totals; flushed all the same.
             let mut totals = super::totals::Pending::default();
             write::apply(&mut tx, &ctx, &payload, None, &mut totals).await?;

@@ -489,14 +489,17 @@ pub const MEMPOOL_COLS: &[&str] = &[
     "replaced_by_tx_id",
     "pruned",
     "receipt_block_height",
+    "arrival",
 ];
 
-/// `receipt_block_height`: the canonical tip's height when the transaction entered the mempool.
+/// `receipt_block_height`: the canonical tip's height when the transaction entered the mempool;
+/// `arrival`: its place in the order of arrival (`write::arrival`).
 pub fn mempool_vals(
     m: &MempoolTxRow,
     receipt_time: i64,
     receipt_block_height: i64,
     pruned: bool,
+    arrival: i64,
 ) -> Vec<Val> {
     vec![
         (&m.tx_id).into(),
@@ -517,5 +520,6 @@ pub fn mempool_vals(
         Val::OT(None),
         pruned.into(),
         receipt_block_height.into(),
+        arrival.into(),
     ]
 }

@@ -30,6 +30,15 @@ pub struct Ctx {
 struct Receipt {
     time: i64,
     block_height: i64,
+    /// The raw event that (re-)entered them (see [`arrival`]).
+    raw_event_id: i64,
+}
+
+/// A mempool transaction's place in the order of arrival: the raw event that brought it in,
+/// then its position among that event's transactions. Derived from stored ids only, so a
+/// replay, a batch and one event at a time all give the same value.
+pub(super) fn arrival(raw_event_id: i64, position: usize) -> i64 {
+    raw_event_id.saturating_mul(1 << 16).saturating_add(position.min(0xFFFF) as i64)
 }
 
 /// A pending mempool transaction received on a tip at height r is garbage-collected when a
@@ -272,7 +281,8 @@ async fn apply_block(
     let tip = tip(conn).await?;
     let canonical = tip.as_ref().map_or(true, |t| height > t.block_height);
     // For a canonical block the tip is its parent's height (one canonical block per height).
-    let receipt = Receipt { time: ctx.receipt_time, block_height: height - 1 };
+    let receipt =
+        Receipt { time: ctx.receipt_time, block_height: height - 1, raw_event_id: ctx.raw_event_id };
     if let Some(p) = parent.as_ref().filter(|p| canonical && !p.canonical && p.block_height >= 1) {
         restore_chain(conn, ctx, p, receipt, totals).await?;
     }
@@ -768,11 +778,16 @@ async fn restore_mempool(
     rows: Vec<MempoolTxRow>,
     receipt: Receipt,
 ) -> Result<(), sqlx::Error> {
-    let mut seen = BTreeSet::new();
+    // One by tx id: the rows come in the engine's scan order, and `arrival` must not depend
+    // on it (one restoring event, so their order among themselves is the tx id's).
+    let rows: BTreeMap<&str, &MempoolTxRow> =
+        rows.iter().filter(|r| r.raw_tx != "0x00").map(|r| (r.tx_id.as_str(), r)).rev().collect();
     let vals = rows
-        .iter()
-        .filter(|r| r.raw_tx != "0x00" && seen.insert(r.tx_id.clone()))
-        .map(|r| mempool_vals(r, receipt.time, receipt.block_height, false))
+        .into_values()
+        .enumerate()
+        .map(|(k, r)| {
+            mempool_vals(r, receipt.time, receipt.block_height, false, arrival(receipt.raw_event_id, k))
+        })
         .collect();
     insert_rows(
         conn,
@@ -995,8 +1010,12 @@ async fn apply_burn_block(conn: &mut AnyConnection, ctx: &Ctx, b: &NewBurnBlock)
 
 async fn apply_mempool(conn: &mut AnyConnection, ctx: &Ctx, m: &NewMempoolTx) -> Result<(), ApplyError> {
     let rows = ledger::mempool::mempool_rows(m, ctx.network)?;
-    let rows: Vec<(MempoolTxRow, i64)> = rows.into_iter().map(|r| (r, ctx.receipt_time)).collect();
-    let mined = mined_of(conn, rows.iter().map(|(r, _)| &r.tx_id)).await?;
+    let rows: Vec<Posted> = rows
+        .into_iter()
+        .enumerate()
+        .map(|(k, r)| Posted { row: r, time: ctx.receipt_time, arrival: arrival(ctx.raw_event_id, k) })
+        .collect();
+    let mined = mined_of(conn, rows.iter().map(|p| &p.row.tx_id)).await?;
     let height = tip_height(conn).await?;
     insert_mempool(conn, rows, &mined, height).await?;
     Ok(())
@@ -1039,19 +1058,26 @@ async fn mined_of(
     Ok(mined)
 }
 
-/// Adds `rows` (each with its receipt time) to the mempool, received on a tip at `height`:
-/// the first receipt of a txid wins, within `rows` (in order) and against rows stored before.
+/// A posted mempool transaction with its receipt time and [`arrival`].
+struct Posted {
+    row: MempoolTxRow,
+    time: i64,
+    arrival: i64,
+}
+
+/// Adds `rows` to the mempool, received on a tip at `height`: the first receipt of a txid
+/// wins, within `rows` (in order) and against rows stored before.
 async fn insert_mempool(
     conn: &mut AnyConnection,
-    rows: Vec<(MempoolTxRow, i64)>,
+    rows: Vec<Posted>,
     mined: &BTreeSet<String>,
     height: i64,
 ) -> Result<(), sqlx::Error> {
     let mut seen = BTreeSet::new();
     let vals = rows
         .iter()
-        .filter(|(r, _)| seen.insert(r.tx_id.as_str()))
-        .map(|(r, time)| mempool_vals(r, *time, height, mined.contains(&r.tx_id)))
+        .filter(|p| seen.insert(p.row.tx_id.as_str()))
+        .map(|p| mempool_vals(&p.row, p.time, height, mined.contains(&p.row.tx_id), p.arrival))
         .collect();
     insert_rows(conn, "mempool_txs", MEMPOOL_COLS, vals, "ON CONFLICT (tx_id) DO NOTHING").await
 }
@@ -1133,7 +1159,7 @@ pub async fn apply_mempool_run(
     let applied: Vec<bool> = run.iter().map(|e| new_ids.remove(&e.id)).collect();
 
     enum Step {
-        Posts(Vec<(MempoolTxRow, i64)>),
+        Posts(Vec<Posted>),
         Drop(Vec<String>, &'static str, Option<String>),
     }
     let mut steps: Vec<Step> = Vec::new();
@@ -1143,8 +1169,12 @@ pub async fn apply_mempool_run(
             MempoolEvent::Post(m) => {
                 let rows =
                     ledger::mempool::mempool_rows(m, network).map_err(|err| (k, ApplyError::from(err)))?;
-                let rows: Vec<(MempoolTxRow, i64)> = rows.into_iter().map(|r| (r, e.receipt_time)).collect();
-                posted.extend(rows.iter().map(|(r, _)| r.tx_id.clone()));
+                let rows: Vec<Posted> = rows
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, r)| Posted { row: r, time: e.receipt_time, arrival: arrival(e.id, i) })
+                    .collect();
+                posted.extend(rows.iter().map(|p| p.row.tx_id.clone()));
                 match steps.last_mut() {
                     Some(Step::Posts(p)) => p.extend(rows),
                     _ => steps.push(Step::Posts(rows)),
@@ -1237,7 +1267,11 @@ async fn apply_microblocks(
         restore_mempool(
             conn,
             back.into_iter().filter(|t| !in_batch.contains(t.tx_id.as_str())).collect(),
-            Receipt { time: ctx.receipt_time, block_height: tip.block_height },
+            Receipt {
+                time: ctx.receipt_time,
+                block_height: tip.block_height,
+                raw_event_id: ctx.raw_event_id,
+            },
         )
         .await?;
     }
