@@ -605,19 +605,15 @@ impl TxReader for Store {
             w.and("(sender_address = ? OR token_transfer_recipient = ? OR contract_id = ?)", a.as_str());
         }
         let o = if filter.ascending { "ASC" } else { "DESC" };
-        let key = match filter.sort {
-            MempoolSort::Age => "receipt_time",
-            MempoolSort::Size => "raw_size",
-            MempoolSort::Fee => "fee",
-        };
         // Equal fees or sizes in arrival order whichever the direction (first come first, as
         // the incumbent's table returns them), then by tx id (rows stored before `arrival`
         // existed). Equal receipt seconds by tx id: the incumbent's own order for those is not
         // consistent from one query to the next (docs/extended-deviations.md), and its paged
         // answers cut them as the tx id order does.
         let order = match filter.sort {
-            MempoolSort::Age => format!("{key} {o}, tx_id {o}"),
-            MempoolSort::Size | MempoolSort::Fee => format!("{key} {o}, arrival ASC, tx_id {o}"),
+            MempoolSort::Age => format!("receipt_time {o}, tx_id {o}"),
+            MempoolSort::Size => format!("raw_size {o}, arrival ASC, tx_id {o}"),
+            MempoolSort::Fee => format!("fee {o}, arrival ASC, tx_id {o}"),
         };
         let (total, rows) = self.count_and_page(MEMPOOL_COLUMNS, &w.sql, &order, w.vals, paging).await?;
         Ok((total, self.mempool_with_abis(&rows).await?))

@@ -466,9 +466,10 @@ impl Store {
                         }
                     }
                 }
-                let prepare::Prepared { ev, payload, derived } = events.get(i).await?;
+                let k = i;
                 i += 1;
-                let outcome = match (refused.get(&(i - 1)), payload) {
+                let prepare::Prepared { ev, payload, derived } = events.get(k).await?;
+                let outcome = match (refused.get(&k), payload) {
                     (Some(r), _) | (None, Err(r)) => Err(ApplyError::from(r.clone())),
                     (None, Ok(payload)) => {
                         match self.apply_in(&mut tx, ev, payload, derived.as_ref(), &mut totals).await {
@@ -477,7 +478,7 @@ impl Store {
                             Err(refusal) => {
                                 // It may have written part of itself: start over without it.
                                 tx.rollback().await?;
-                                refused.insert(i - 1, Refusal::of(refusal));
+                                refused.insert(k, Refusal::of(refusal));
                                 continue 'pass;
                             }
                         }

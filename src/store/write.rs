@@ -1009,12 +1009,7 @@ async fn apply_burn_block(conn: &mut AnyConnection, ctx: &Ctx, b: &NewBurnBlock)
 }
 
 async fn apply_mempool(conn: &mut AnyConnection, ctx: &Ctx, m: &NewMempoolTx) -> Result<(), ApplyError> {
-    let rows = ledger::mempool::mempool_rows(m, ctx.network)?;
-    let rows: Vec<Posted> = rows
-        .into_iter()
-        .enumerate()
-        .map(|(k, r)| Posted { row: r, time: ctx.receipt_time, arrival: arrival(ctx.raw_event_id, k) })
-        .collect();
+    let rows = posted_txs(m, ctx.network, ctx.raw_event_id, ctx.receipt_time)?;
     let mined = mined_of(conn, rows.iter().map(|p| &p.row.tx_id)).await?;
     let height = tip_height(conn).await?;
     insert_mempool(conn, rows, &mined, height).await?;
@@ -1063,6 +1058,21 @@ struct Posted {
     row: MempoolTxRow,
     time: i64,
     arrival: i64,
+}
+
+/// The transactions of a `/new_mempool_tx` event (raw event `raw_event_id`, received at Unix
+/// second `time`), in the order the event lists them.
+fn posted_txs(
+    m: &NewMempoolTx,
+    network: Network,
+    raw_event_id: i64,
+    time: i64,
+) -> Result<Vec<Posted>, ledger::LedgerError> {
+    Ok(ledger::mempool::mempool_rows(m, network)?
+        .into_iter()
+        .enumerate()
+        .map(|(k, row)| Posted { row, time, arrival: arrival(raw_event_id, k) })
+        .collect())
 }
 
 /// Adds `rows` to the mempool, received on a tip at `height`: the first receipt of a txid
@@ -1168,12 +1178,7 @@ pub async fn apply_mempool_run(
         match e.effect {
             MempoolEvent::Post(m) => {
                 let rows =
-                    ledger::mempool::mempool_rows(m, network).map_err(|err| (k, ApplyError::from(err)))?;
-                let rows: Vec<Posted> = rows
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, r)| Posted { row: r, time: e.receipt_time, arrival: arrival(e.id, i) })
-                    .collect();
+                    posted_txs(m, network, e.id, e.receipt_time).map_err(|err| (k, ApplyError::from(err)))?;
                 posted.extend(rows.iter().map(|p| p.row.tx_id.clone()));
                 match steps.last_mut() {
                     Some(Step::Posts(p)) => p.extend(rows),
