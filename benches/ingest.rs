@@ -47,8 +47,12 @@ Store:
                             dropped afterwards (default: $STACKS_LEDGER_BENCH_PG_URL, then
                             $STACKS_LEDGER_TEST_PG_URL)
   --batch N                 Store::ingest_batch with N events per database transaction
-                            (default 500, what import-events does; 1: EventSink::ingest,
+                            (default 2000, what import-events does; 1: EventSink::ingest,
                             one transaction per event, what the event observer does)
+  --keep-indexes            insert into every index row by row, as the event observer does
+                            (default with --batch > 1: drop the indexes only reads use and
+                            build them after the replay, as import-events into an empty
+                            store does; the build is part of the measured time)
   --no-read-ahead           hand each batch to Store::ingest_batch as read, as import-events
                             does (the store then parses and derives it a few events ahead of
                             the writer); default: the reader thread prepares the next batch
@@ -70,6 +74,7 @@ struct Opts {
     pg_url: Option<String>,
     batch: usize,
     serial: bool,
+    keep_indexes: bool,
     limit: Option<u64>,
     repeat: usize,
     keep: bool,
@@ -94,6 +99,7 @@ fn default_opts() -> Opts {
             .filter(|u| !u.is_empty()),
         batch: stacks_ledger::ingest::import::BATCH_EVENTS,
         serial: false,
+        keep_indexes: false,
         limit: None,
         repeat: 1,
         keep: false,
@@ -132,6 +138,7 @@ fn parse_opts() -> anyhow::Result<Opts> {
             "--pg-url" => o.pg_url = Some(value()?),
             "--batch" => o.batch = value()?.parse::<usize>()?.max(1),
             "--no-read-ahead" => o.serial = true,
+            "--keep-indexes" => o.keep_indexes = true,
             "--limit" => o.limit = Some(value()?.parse()?),
             "--repeat" => o.repeat = value()?.parse::<usize>()?.max(1),
             "--keep" => o.keep = true,
@@ -309,6 +316,8 @@ struct RunResult {
     secs: f64,
     /// CPU seconds of this process during the run.
     cpu: f64,
+    /// Of `secs`, building the indexes deferred for the replay (0 with `--keep-indexes`).
+    index_secs: f64,
     events: u64,
     txs: i64,
     /// (percent of the log, events so far, seconds so far, VmRSS MiB, VmHWM MiB)
@@ -396,6 +405,10 @@ async fn run_once(o: &Opts, log: &Path, run: usize) -> anyhow::Result<RunResult>
     let mut events = 0u64;
     let started = Instant::now();
     let cpu_start = support::cpu_seconds();
+    let bulk = o.batch > 1 && !o.keep_indexes;
+    if bulk {
+        bs.store.defer_read_indexes().await?;
+    }
     let record = |path: &str, took: Duration, n: u64, per_path: &mut BTreeMap<String, PathStats>| {
         let s = per_path.entry(path.to_owned()).or_default();
         s.count += n;
@@ -449,13 +462,19 @@ async fn run_once(o: &Opts, log: &Path, run: usize) -> anyhow::Result<RunResult>
             }
         }
     }
+    let build_started = Instant::now();
+    if bulk {
+        let n = bs.store.build_deferred_indexes().await?;
+        eprintln!("  built {n} deferred indexes in {:.1} s", build_started.elapsed().as_secs_f64());
+    }
+    let index_secs = build_started.elapsed().as_secs_f64();
     let secs = started.elapsed().as_secs_f64();
     let cpu = support::cpu_seconds() - cpu_start;
     let (rss, hwm) = rss_mib();
     samples.push((100, events, secs, rss, hwm));
     let txs = bs.store.table_counts().await?.get("txs").copied().unwrap_or(0);
     bs.finish(o.keep).await?;
-    Ok(RunResult { secs, cpu, events, txs, samples, per_path })
+    Ok(RunResult { secs, cpu, index_secs, events, txs, samples, per_path })
 }
 
 fn main() -> anyhow::Result<()> {
@@ -479,16 +498,19 @@ fn main() -> anyhow::Result<()> {
         (n, true) => format!("ingest_batch({n})"),
         (n, false) => format!("ingest_prepared({n})+read-ahead"),
     };
+    let mode =
+        if o.batch > 1 && !o.keep_indexes { format!("{mode}, read-only indexes built after") } else { mode };
     println!("ingest benchmark: {} on {engine}, {mode}", log.display());
     let mut results = Vec::new();
     for run in 0..o.repeat {
         let r = rt.block_on(run_once(&o, &log, run))?;
         println!(
-            "run {}: {} events, {} txs in {:.2} s: {:.0} tx/s, {:.0} events/s; {:.2} CPU s: {:.0} tx per CPU s",
+            "run {}: {} events, {} txs in {:.2} s (index build {:.2} s): {:.0} tx/s, {:.0} events/s; {:.2} CPU s: {:.0} tx per CPU s",
             run + 1,
             r.events,
             r.txs,
             r.secs,
+            r.index_secs,
             r.txs as f64 / r.secs,
             r.events as f64 / r.secs,
             r.cpu,

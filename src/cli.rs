@@ -112,7 +112,10 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
 }
 
 async fn run_ledger_command(command: LedgerCommand, config: Config) -> anyhow::Result<()> {
-    let sink = ledger::open_sink(&config).await?;
+    let sink = match command {
+        LedgerCommand::ImportEvents(_) => ledger::open_replay_sink(&config).await?,
+        _ => ledger::open_sink(&config).await?,
+    };
     match command {
         LedgerCommand::Serve(_) => ledger::serve(&config, sink, ledger::shutdown_signal()).await,
         LedgerCommand::ExportEvents(args) => {

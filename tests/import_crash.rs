@@ -1,7 +1,9 @@
 //! Crash safety of `import-events`, with the real binary: an import killed with SIGKILL part-way
 //! leaves exactly a prefix of the log applied (nothing half-applied: the store equals a clean
 //! import of those lines), and running the same import again resumes after it and ends with
-//! the same ledger as a one-shot import: nothing lost, nothing applied twice. On SQLite and on
+//! the same ledger as a one-shot import: nothing lost, nothing applied twice. The indexes the
+//! import set aside (an import into an empty store builds its read-only indexes at the end)
+//! are all there once the resumed import ends, as the migrations define them. On SQLite and on
 //! PostgreSQL.
 
 mod common;
@@ -17,7 +19,7 @@ use stacks_ledger::ingest::import::{import_events, ImportOptions};
 use stacks_ledger::ingest::progress::ProgressMode;
 use stacks_ledger::ingest::{EventSink, RawEventLog};
 use stacks_ledger::ledger::Network;
-use stacks_ledger::store::Store;
+use stacks_ledger::store::{IndexDefinition, Store};
 
 /// About 750 events: a few seconds of import in a debug build.
 const BLOCKS: u64 = 120;
@@ -25,7 +27,8 @@ const TXS_PER_BLOCK: u32 = 8;
 
 fn import_command(file: &Path, url: &str) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_stacks-ledger"));
-    c.args(["import-events", "--file", &file.display().to_string(), "--db", url])
+    // Small batches, so that the kill lands between two commits of this short log.
+    c.args(["import-events", "--file", &file.display().to_string(), "--db", url, "--batch-events", "100"])
         .args(["--network", "testnet", "--log-level", "warn"])
         .env_remove("DATABASE_URL")
         .env_remove("PG_CONNECTION_URI")
@@ -58,19 +61,24 @@ async fn last_id(url: &str) -> Option<i64> {
     id
 }
 
-/// Imports `file` into a fresh store with the library, for reference.
+/// Imports `file` into a fresh store with the library, for reference: its digest, and the
+/// store's indexes as the migrations define them (read before the import), which the import
+/// leaves the same.
 async fn clean_import(
     engine: Db,
     name: &str,
     file: &Path,
-) -> Option<std::collections::BTreeMap<String, (u64, String)>> {
+) -> Option<(std::collections::BTreeMap<String, (u64, String)>, Vec<IndexDefinition>)> {
     let db = TestDb::new(engine, name).await?;
     let store = Store::open(&db.url, Network::Testnet).await.unwrap();
-    import_events(&store, file, ImportOptions::default(), ProgressMode::Hidden).await.unwrap();
+    let indexes = store.index_definitions().await.unwrap();
+    let summary = import_events(&store, file, ImportOptions::default(), ProgressMode::Hidden).await.unwrap();
+    assert!(summary.indexes_built > 0, "{name}: an import into an empty store defers indexes");
+    assert_eq!(store.index_definitions().await.unwrap(), indexes, "{name}: indexes after the import");
     let digest = store.ledger_digest().await.unwrap();
     store.close().await;
     db.drop_db().await;
-    Some(digest)
+    Some((digest, indexes))
 }
 
 async fn crash_and_resume(engine: Db) {
@@ -108,7 +116,10 @@ async fn crash_and_resume(engine: Db) {
     assert_eq!(status.signal(), Some(9), "{label}: {status}");
 
     // Some but not all events are in, exactly the lines 1..=k: no gap, nothing half-applied.
-    let store = Store::open(&db.url, Network::Testnet).await.unwrap();
+    // Opened as the resuming import opens it: the indexes it set aside stay so.
+    let store = Store::open_for_replay(&db.url, Network::Testnet).await.unwrap();
+    let deferred = store.deferred_index_count().await.unwrap();
+    assert!(deferred > 0, "{label}: the killed import had set indexes aside");
     let k = store.last_event_id().await.unwrap().expect("events were applied before the kill");
     assert!(k >= threshold && k < n, "{label}: {k} of {n} events applied when killed");
     let stored = store.raw_events_after(None, usize::MAX).await.unwrap();
@@ -121,7 +132,7 @@ async fn crash_and_resume(engine: Db) {
     let crashed = store.ledger_digest().await.unwrap();
     let prefix_file = dir.path().join("prefix.tsv");
     write_tsv_file(&prefix_file, &events[..k as usize]);
-    let prefix = clean_import(engine, "crash_prefix", &prefix_file).await.unwrap();
+    let (prefix, _) = clean_import(engine, "crash_prefix", &prefix_file).await.unwrap();
     let diff = digest_diff(&crashed, &prefix);
     assert!(diff.is_empty(), "{label}: the killed import left more than {k} whole events: {diff:#?}");
     store.close().await;
@@ -133,6 +144,7 @@ async fn crash_and_resume(engine: Db) {
     assert!(out.status.success(), "{label}: {}", String::from_utf8_lossy(&out.stderr));
     let expected = format!("{} events applied, {k} skipped, ", n - k);
     assert!(stdout.starts_with(&expected), "{label}: {stdout}");
+    assert!(stdout.contains(&format!("; {deferred} indexes built at the end")), "{label}: {stdout}");
     let resumed_secs = resumed.elapsed().as_secs_f64();
 
     let store = Store::open(&db.url, Network::Testnet).await.unwrap();
@@ -141,8 +153,11 @@ async fn crash_and_resume(engine: Db) {
     assert_eq!(stored.len(), lines, "{label}: raw events vs the file's lines");
     assert_eq!(stored, events, "{label}: the stored log is the file");
     let digest = store.ledger_digest().await.unwrap();
+    assert_eq!(store.deferred_index_count().await.unwrap(), 0, "{label}: indexes left unbuilt");
+    let indexes = store.index_definitions().await.unwrap();
     store.close().await;
-    let one_shot = clean_import(engine, "crash_oneshot", &file).await.unwrap();
+    let (one_shot, schema_indexes) = clean_import(engine, "crash_oneshot", &file).await.unwrap();
+    assert_eq!(indexes, schema_indexes, "{label}: indexes after the resumed import");
     let diff = digest_diff(&digest, &one_shot);
     assert!(diff.is_empty(), "{label}: killed + resumed ≠ one-shot: {diff:#?}");
     println!(

@@ -21,9 +21,20 @@ pub type LedgerSink = Store;
 
 /// Opens (creating and migrating if needed) the store named by the configuration.
 pub async fn open_sink(config: &Config) -> anyhow::Result<Arc<LedgerSink>> {
-    let store = Store::open(&config.database_url, config.network)
-        .await
-        .with_context(|| format!("opening the store at {}", redact(&config.database_url)))?;
+    opened(config, Store::open(&config.database_url, config.network).await)
+}
+
+/// [`open_sink`] for `import-events`: indexes an interrupted import set aside stay so, for
+/// this one to build at its end (`Store::open_for_replay`).
+pub async fn open_replay_sink(config: &Config) -> anyhow::Result<Arc<LedgerSink>> {
+    opened(config, Store::open_for_replay(&config.database_url, config.network).await)
+}
+
+fn opened(
+    config: &Config,
+    store: Result<Store, stacks_ledger::store::StoreError>,
+) -> anyhow::Result<Arc<LedgerSink>> {
+    let store = store.with_context(|| format!("opening the store at {}", redact(&config.database_url)))?;
     tracing::info!("store: {} ({:?}, {})", redact(&config.database_url), store.engine(), config.network);
     Ok(Arc::new(store))
 }
@@ -64,6 +75,11 @@ pub struct ImportArgs {
     /// lines up to its last event id are still skipped).
     #[arg(long)]
     pub force: bool,
+    /// Events per database transaction: larger batches replay faster, smaller ones lose less
+    /// work when the import is interrupted (it resumes after the last committed batch).
+    #[arg(long, value_name = "N", default_value_t = stacks_ledger::ingest::import::BATCH_EVENTS,
+          value_parser = clap::value_parser!(usize))]
+    pub batch_events: usize,
     /// Accepted for the incumbent's command line; only `archival` (apply every event) exists.
     #[arg(long, value_enum, default_value_t = ImportMode::Archival)]
     pub mode: ImportMode,
@@ -183,6 +199,6 @@ pub async fn import<S: EventSink + RawEventLog>(
         // The incumbent's `pruned` (skipping old mempool events) is a no-op at its HEAD too.
         ImportMode::Archival => {}
     }
-    let options = ImportOptions { wipe: args.wipe_db, force: args.force };
+    let options = ImportOptions { wipe: args.wipe_db, force: args.force, batch_events: args.batch_events };
     Ok(import_events(sink, &args.file, options, progress).await?)
 }

@@ -109,4 +109,18 @@ pub trait RawEventLog: Send + Sync + 'static {
 
     /// Deletes every raw event and everything derived from them.
     fn wipe(&self) -> impl Future<Output = Result<(), IngestError>> + Send;
+
+    /// A replay of a whole log into an empty (or about to be wiped) store starts: the store may
+    /// set itself up for many events at once (the ledger store drops the indexes only reads
+    /// use). Reads still answer correctly meanwhile. By default, nothing.
+    fn begin_bulk_replay(&self) -> impl Future<Output = Result<(), IngestError>> + Send {
+        async { Ok(()) }
+    }
+
+    /// A replay ended, however it ended (also one that resumed an interrupted replay): the
+    /// store undoes what [`begin_bulk_replay`](RawEventLog::begin_bulk_replay) did, here or in
+    /// an earlier run. Returns how many indexes it built. By default, nothing.
+    fn end_bulk_replay(&self) -> impl Future<Output = Result<usize, IngestError>> + Send {
+        async { Ok(0) }
+    }
 }

@@ -3,10 +3,12 @@
 //!
 //! Every table of the schema is covered, found in the engine's catalog (so a table or column
 //! added by a later migration is covered without touching this file), every column, every row:
-//! canonical and orphaned rows alike, the raw event log included. The only thing left out is
-//! sqlx's `_sqlx_migrations` bookkeeping: it records when and how fast each migration ran on
-//! this particular database, and the checksum of each engine's own migration text, so it is
-//! per store and per engine by nature, and holds no ledger data.
+//! canonical and orphaned rows alike, the raw event log included. Left out: sqlx's
+//! `_sqlx_migrations` bookkeeping, which records when and how fast each migration ran on this
+//! particular database, and the checksum of each engine's own migration text, so it is per
+//! store and per engine by nature; and `deferred_indexes`, the indexes a bulk replay has set
+//! aside (`bulk`), which say how the store was filled, not what it holds. Neither holds
+//! ledger data.
 //!
 //! Values are compared as text, the same on both engines: `CAST(col AS TEXT)`, except that
 //! PostgreSQL booleans are rendered `1`/`0` as SQLite stores them; NULL is distinct from `''`.
@@ -23,8 +25,8 @@ use tokio_stream::StreamExt;
 use super::sql::query;
 use super::{Engine, Store, StoreError};
 
-/// Schema bookkeeping of the migration runner, not ledger data (see the module docs).
-const NOT_LEDGER: &[&str] = &["_sqlx_migrations"];
+/// Schema bookkeeping, not ledger data (see the module docs).
+const NOT_LEDGER: &[&str] = &["_sqlx_migrations", "deferred_indexes"];
 
 impl Store {
     /// Per table: `(row count, hex SHA-256 of its rows)`. See the module docs for what is

@@ -4,6 +4,7 @@
 //! Ingestion parses an event, derives its rows (`crate::ledger`, pure) and writes the raw event
 //! and its effects in **one** database transaction, one writer at a time.
 
+mod bulk;
 mod digest;
 mod explorer;
 mod explorer_address;
@@ -45,6 +46,7 @@ use crate::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome, RawEve
 use crate::ledger::block::DerivedBlock;
 use crate::ledger::{LedgerError, Network};
 
+pub use bulk::IndexDefinition;
 pub use faucet::{FaucetRequest, RateLimit, Reservation};
 pub use live::{LIVE_CHANNEL, MAX_NOTIFY_PAYLOAD};
 pub use prepare::{prepare_batch, PreparedBatch};
@@ -207,7 +209,7 @@ pub struct Store {
 /// 1,000 pages, inside a commit: in a replay, those fsyncs took more than half the time.
 /// Here a connection of its own checkpoints in the background, on the other core, so the
 /// writer only appends to the WAL. The writer keeps an automatic checkpoint too, rarely
-/// (`WRITER_AUTOCHECKPOINT`): the WAL file can only start over once a checkpoint has copied
+/// (`WRITER_AUTOCHECKPOINT_BYTES`): the WAL file can only start over once a checkpoint has copied
 /// every frame, which one running beside a busy writer never quite does; the writer's own,
 /// right after its commit, does, and the background one has left it little to copy.
 struct Checkpointer {
@@ -217,8 +219,9 @@ struct Checkpointer {
 
 /// How often the background checkpointer runs.
 const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
-/// The writer's automatic checkpoint, in WAL pages (4 KiB): 64 MiB.
-const WRITER_AUTOCHECKPOINT: u32 = 16_384;
+/// The writer's automatic checkpoint, in bytes of WAL (SQLite counts pages: 4 KiB in stores
+/// created before 16 KiB became the default).
+const WRITER_AUTOCHECKPOINT_BYTES: i64 = 64 << 20;
 
 /// The writer's SQLite page cache, in KiB (readers keep 64 MiB each). Every transaction
 /// inserts into a dozen indexes keyed by random txids and addresses, so once the database
@@ -226,6 +229,10 @@ const WRITER_AUTOCHECKPOINT: u32 = 16_384;
 /// cache); a larger cache on the one connection that writes keeps the hot interior pages of
 /// those indexes. A fixed size: memory stays flat however long the chain.
 const WRITER_CACHE_KIB: u32 = 256 * 1024;
+/// The writer's page cache during a bulk replay (`bulk`): a batch of thousands of transactions
+/// dirties a page of every random-key B-tree per few rows, and pages that do not fit are
+/// written to the WAL before the commit (and again when dirtied again). Fixed too.
+const BULK_WRITER_CACHE_KIB: u32 = 1024 * 1024;
 
 impl Checkpointer {
     async fn start(options: &AnyConnectOptions) -> Result<Checkpointer, sqlx::Error> {
@@ -256,8 +263,19 @@ impl Checkpointer {
 
 impl Store {
     /// Opens (creating if needed) and migrates the database at `url`: `sqlite://PATH` (file and
-    /// parent directory created, WAL) or `postgres://...`.
+    /// parent directory created, WAL) or `postgres://...`. Indexes that an interrupted bulk
+    /// replay left unbuilt are built first (see `bulk`).
     pub async fn open(url: &str, network: Network) -> Result<Store, StoreError> {
+        Store::open_with(url, network, false).await
+    }
+
+    /// [`Store::open`] for a bulk replay (`import-events`): indexes an interrupted replay
+    /// deferred stay deferred, for the replay to build at its end.
+    pub async fn open_for_replay(url: &str, network: Network) -> Result<Store, StoreError> {
+        Store::open_with(url, network, true).await
+    }
+
+    async fn open_with(url: &str, network: Network, replay: bool) -> Result<Store, StoreError> {
         sqlx::any::install_default_drivers();
         let (engine, url) =
             if let Some(path) = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) {
@@ -282,6 +300,11 @@ impl Store {
             .after_connect(move |conn, _| {
                 Box::pin(async move {
                     if engine == Engine::Sqlite {
+                        // For a new database only (a no-op once it has tables): 16 KiB pages
+                        // make every B-tree shallower and each commit write fewer, larger
+                        // WAL frames; a replay ran 1.35× faster than with the 4 KiB default.
+                        // Before WAL mode, which fixes the page size of a new file.
+                        conn.execute("PRAGMA page_size = 16384").await?;
                         // WAL lets readers run beside the single writer; NORMAL sync is safe
                         // with WAL (a crash loses at most the last commits, never integrity).
                         conn.execute("PRAGMA journal_mode = WAL").await?;
@@ -295,10 +318,16 @@ impl Store {
             })
             .connect_with(options.clone())
             .await?;
-        match engine {
-            Engine::Sqlite => SQLITE_MIGRATIONS.run(&pool).await?,
-            Engine::Postgres => POSTGRES_MIGRATIONS.run(&pool).await?,
+        let migrator = match engine {
+            Engine::Sqlite => &SQLITE_MIGRATIONS,
+            Engine::Postgres => &POSTGRES_MIGRATIONS,
+        };
+        // A migration may expect any index: deferred ones are built before one runs.
+        let deferred = bulk::deferred_before_migrations(&pool).await;
+        if deferred > 0 && (!replay || bulk::migrations_pending(&pool, migrator).await) {
+            bulk::build_deferred(&mut *pool.acquire().await?, engine).await?;
         }
+        migrator.run(&pool).await?;
         totals::backfill(&mut *pool.acquire().await?).await?;
         let checkpointer = match engine {
             Engine::Sqlite => Some(Checkpointer::start(&options).await?),
@@ -342,7 +371,9 @@ impl Store {
         if slot.is_none() {
             let mut conn = self.pool.acquire().await?.detach();
             if self.engine == Engine::Sqlite {
-                conn.execute(format!("PRAGMA wal_autocheckpoint = {WRITER_AUTOCHECKPOINT}").as_str()).await?;
+                let page_size: i64 = sqlx::query_scalar("PRAGMA page_size").fetch_one(&mut conn).await?;
+                let pages = WRITER_AUTOCHECKPOINT_BYTES / page_size.max(512);
+                conn.execute(format!("PRAGMA wal_autocheckpoint = {pages}").as_str()).await?;
                 conn.execute(format!("PRAGMA cache_size = -{WRITER_CACHE_KIB}").as_str()).await?;
             }
             *slot = Some(conn);
@@ -576,6 +607,15 @@ impl RawEventLog for Store {
         let mut writer = self.writer.lock().await;
         let conn = self.writer_conn(&mut writer).await.map_err(StoreError::from)?;
         Ok(write::wipe(conn).await?)
+    }
+
+    async fn begin_bulk_replay(&self) -> Result<(), IngestError> {
+        self.defer_read_indexes().await?;
+        Ok(())
+    }
+
+    async fn end_bulk_replay(&self) -> Result<usize, IngestError> {
+        Ok(self.build_deferred_indexes().await?)
     }
 }
 
