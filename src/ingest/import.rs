@@ -249,6 +249,9 @@ where
     let build_started = Instant::now();
     let built = sink.end_bulk_replay().await;
     let index_build = build_started.elapsed();
+    if let (Err(_), Err(e)) = (&replayed, &built) {
+        tracing::warn!(error = %e, "the indexes set aside for the import were not built; the next open builds them");
+    }
     replayed?;
     let indexes_built = built.map_err(ImportError::Store)?;
     let summary = ImportSummary {
