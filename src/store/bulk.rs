@@ -62,7 +62,7 @@ const READ_ONLY_INDEXES: &[&str] = &[
 /// bigger ones to disk).
 const PG_BUILD_MEMORY: &str = "256MB";
 
-/// An index as the catalog defines it: name and `CREATE INDEX` statement.
+/// An index as the catalog defines it: its table, name and `CREATE INDEX` statement.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct IndexDefinition {
     pub table: String,
