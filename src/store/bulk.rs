@@ -121,7 +121,7 @@ impl Store {
         }
         tx.commit().await?;
         if self.engine == Engine::Sqlite {
-            set_cache(conn, super::BULK_WRITER_CACHE_KIB).await?;
+            super::set_cache(conn, super::BULK_WRITER_CACHE_KIB).await?;
         }
         if dropped > 0 {
             tracing::info!("{dropped} read-only indexes dropped for the replay; they are built at its end");
@@ -138,8 +138,7 @@ impl Store {
 
     /// How many indexes a bulk replay has dropped and not built yet.
     pub async fn deferred_index_count(&self) -> Result<usize, StoreError> {
-        let row = query("SELECT COUNT(*) AS n FROM deferred_indexes", vec![]).fetch_one(&self.pool).await?;
-        Ok(row.try_get::<i64, _>("n")? as usize)
+        Ok(count_deferred(&self.pool).await?)
     }
 
     /// Builds every index a bulk replay deferred, one at a time, each forgotten in the
@@ -149,15 +148,10 @@ impl Store {
         let conn = self.writer_conn(&mut writer).await?;
         let built = build_deferred(conn, self.engine).await;
         if self.engine == Engine::Sqlite {
-            set_cache(conn, super::WRITER_CACHE_KIB).await?;
+            super::set_cache(conn, super::WRITER_CACHE_KIB).await?;
         }
         built
     }
-}
-
-/// The SQLite page cache of `conn`, in KiB.
-async fn set_cache(conn: &mut AnyConnection, kib: u32) -> Result<(), sqlx::Error> {
-    sqlx::Executor::execute(conn, format!("PRAGMA cache_size = -{kib}").as_str()).await.map(|_| ())
 }
 
 /// [`Store::build_deferred_indexes`] on `conn` (also used by `Store::open`, before the store
@@ -226,11 +220,14 @@ async fn build_each(
 
 /// How many indexes are deferred, read before the migrations run: 0 when the table does not
 /// exist yet (a new or older store).
-pub(super) async fn deferred_before_migrations(pool: &AnyPool) -> i64 {
-    match query("SELECT COUNT(*) AS n FROM deferred_indexes", vec![]).fetch_one(pool).await {
-        Ok(row) => row.try_get::<i64, _>("n").unwrap_or(0),
-        Err(_) => 0,
-    }
+pub(super) async fn deferred_before_migrations(pool: &AnyPool) -> usize {
+    count_deferred(pool).await.unwrap_or(0)
+}
+
+/// The rows of `deferred_indexes`.
+async fn count_deferred(pool: &AnyPool) -> Result<usize, sqlx::Error> {
+    let row = query("SELECT COUNT(*) AS n FROM deferred_indexes", vec![]).fetch_one(pool).await?;
+    Ok(row.try_get::<i64, _>("n")? as usize)
 }
 
 /// Whether `migrator` has migrations the store has not applied.

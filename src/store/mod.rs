@@ -234,6 +234,12 @@ const WRITER_CACHE_KIB: u32 = 256 * 1024;
 /// written to the WAL before the commit (and again when dirtied again). Fixed too.
 const BULK_WRITER_CACHE_KIB: u32 = 1024 * 1024;
 
+/// The SQLite page cache of `conn`, in KiB (the writer's: [`WRITER_CACHE_KIB`], or
+/// [`BULK_WRITER_CACHE_KIB`] during a bulk replay).
+async fn set_cache(conn: &mut AnyConnection, kib: u32) -> Result<(), sqlx::Error> {
+    conn.execute(format!("PRAGMA cache_size = -{kib}").as_str()).await.map(|_| ())
+}
+
 impl Checkpointer {
     async fn start(options: &AnyConnectOptions) -> Result<Checkpointer, sqlx::Error> {
         let mut conn = options.connect().await?;
@@ -374,7 +380,7 @@ impl Store {
                 let page_size: i64 = sqlx::query_scalar("PRAGMA page_size").fetch_one(&mut conn).await?;
                 let pages = WRITER_AUTOCHECKPOINT_BYTES / page_size.max(512);
                 conn.execute(format!("PRAGMA wal_autocheckpoint = {pages}").as_str()).await?;
-                conn.execute(format!("PRAGMA cache_size = -{WRITER_CACHE_KIB}").as_str()).await?;
+                set_cache(&mut conn, WRITER_CACHE_KIB).await?;
             }
             *slot = Some(conn);
         }
