@@ -9,8 +9,10 @@
 //! canonical flips by block and the reorg recomputations keep theirs.
 //!
 //! On SQLite the writer's page cache grows to `BULK_WRITER_CACHE_KIB` for the replay (a fixed
-//! size, restored after the build): the random-key B-trees that remain (txids, accounts) then
-//! stay in memory, and a batch's dirty pages are not spilled to the WAL before its commit.
+//! size, restored after the build): the random-key B-trees that remain (txids) then stay in
+//! memory, and a batch's dirty pages are not spilled to the WAL before its commit. The writer
+//! also leaves the WAL checkpoints (and their fsyncs) to the background checkpointer
+//! (`BULK_WRITER_AUTOCHECKPOINT_BYTES`).
 //!
 //! The definitions of the dropped indexes are kept in `deferred_indexes`, in the same
 //! transaction as the drops, so an interrupted replay loses none: the next replay builds them
@@ -121,7 +123,7 @@ impl Store {
         }
         tx.commit().await?;
         if self.engine == Engine::Sqlite {
-            super::set_cache(conn, super::BULK_WRITER_CACHE_KIB).await?;
+            super::set_writer_mode(conn, true).await?;
         }
         if dropped > 0 {
             tracing::info!("{dropped} read-only indexes dropped for the replay; they are built at its end");
@@ -146,9 +148,14 @@ impl Store {
     pub async fn build_deferred_indexes(&self) -> Result<usize, StoreError> {
         let mut writer = self.writer.lock().await;
         let conn = self.writer_conn(&mut writer).await?;
+        if self.engine == Engine::Sqlite {
+            // Each index is one large commit: checkpointed right after it, so the WAL the next
+            // build's table scan looks pages up in stays short (the replay's cache stays).
+            super::set_autocheckpoint(conn, super::WRITER_AUTOCHECKPOINT_BYTES).await?;
+        }
         let built = build_deferred(conn, self.engine).await;
         if self.engine == Engine::Sqlite {
-            super::set_cache(conn, super::WRITER_CACHE_KIB).await?;
+            super::set_writer_mode(conn, false).await?;
         }
         built
     }

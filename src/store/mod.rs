@@ -222,6 +222,14 @@ const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(2
 /// The writer's automatic checkpoint, in bytes of WAL (SQLite counts pages: 4 KiB in stores
 /// created before 16 KiB became the default).
 const WRITER_AUTOCHECKPOINT_BYTES: i64 = 64 << 20;
+/// The writer's automatic checkpoint during a bulk replay (`bulk`). One commit of a
+/// 2,000-event batch writes hundreds of MB of WAL, so at 64 MiB the writer checkpointed after
+/// every commit itself: it copied the frames back and waited for the database file's fsync
+/// (on a 1M-transaction replay a sixth of its time, most of it blocked on the disk). With this
+/// bound the background checkpointer copies a commit while the writer applies the next batch;
+/// the WAL starts over whenever a commit finds it copied, and the writer checkpoints itself
+/// only if the WAL ever reaches this size. Same durability: every checkpoint still fsyncs.
+const BULK_WRITER_AUTOCHECKPOINT_BYTES: i64 = 1 << 30;
 
 /// The writer's SQLite page cache, in KiB (readers keep 64 MiB each). Every transaction
 /// inserts into a dozen indexes keyed by random txids and addresses, so once the database
@@ -234,10 +242,24 @@ const WRITER_CACHE_KIB: u32 = 256 * 1024;
 /// written to the WAL before the commit (and again when dirtied again). Fixed too.
 const BULK_WRITER_CACHE_KIB: u32 = 1024 * 1024;
 
-/// The SQLite page cache of `conn`, in KiB (the writer's: [`WRITER_CACHE_KIB`], or
-/// [`BULK_WRITER_CACHE_KIB`] during a bulk replay).
-async fn set_cache(conn: &mut AnyConnection, kib: u32) -> Result<(), sqlx::Error> {
-    conn.execute(format!("PRAGMA cache_size = -{kib}").as_str()).await.map(|_| ())
+/// The SQLite writer's page cache and automatic checkpoint: [`WRITER_CACHE_KIB`] and
+/// [`WRITER_AUTOCHECKPOINT_BYTES`], or during a bulk replay [`BULK_WRITER_CACHE_KIB`] and
+/// [`BULK_WRITER_AUTOCHECKPOINT_BYTES`].
+async fn set_writer_mode(conn: &mut AnyConnection, bulk: bool) -> Result<(), sqlx::Error> {
+    let (cache_kib, checkpoint_bytes) = if bulk {
+        (BULK_WRITER_CACHE_KIB, BULK_WRITER_AUTOCHECKPOINT_BYTES)
+    } else {
+        (WRITER_CACHE_KIB, WRITER_AUTOCHECKPOINT_BYTES)
+    };
+    set_autocheckpoint(conn, checkpoint_bytes).await?;
+    conn.execute(format!("PRAGMA cache_size = -{cache_kib}").as_str()).await.map(|_| ())
+}
+
+/// The SQLite connection's automatic checkpoint, in bytes of WAL.
+async fn set_autocheckpoint(conn: &mut AnyConnection, bytes: i64) -> Result<(), sqlx::Error> {
+    let page_size: i64 = sqlx::query_scalar("PRAGMA page_size").fetch_one(&mut *conn).await?;
+    let pages = bytes / page_size.max(512);
+    conn.execute(format!("PRAGMA wal_autocheckpoint = {pages}").as_str()).await.map(|_| ())
 }
 
 impl Checkpointer {
@@ -377,10 +399,7 @@ impl Store {
         if slot.is_none() {
             let mut conn = self.pool.acquire().await?.detach();
             if self.engine == Engine::Sqlite {
-                let page_size: i64 = sqlx::query_scalar("PRAGMA page_size").fetch_one(&mut conn).await?;
-                let pages = WRITER_AUTOCHECKPOINT_BYTES / page_size.max(512);
-                conn.execute(format!("PRAGMA wal_autocheckpoint = {pages}").as_str()).await?;
-                set_cache(&mut conn, WRITER_CACHE_KIB).await?;
+                set_writer_mode(&mut conn, false).await?;
             }
             *slot = Some(conn);
         }

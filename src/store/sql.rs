@@ -116,12 +116,50 @@ fn for_engine<'s>(conn: &AnyConnection, sql: &'s str, vals: Vec<Val>) -> (Cow<'s
     if conn.backend_name() != "SQLite" {
         return (Cow::Borrowed(sql), vals);
     }
-    let sql = with_fail_conflict(sql);
-    if vals.len() < POSITIONAL_FROM {
-        return (sql, vals);
+    let text = sqlite_text(sql, vals.len());
+    let vals = match &text.order {
+        None => vals,
+        Some(order) => in_order(vals, order),
+    };
+    (Cow::Owned(text.sql.clone()), vals)
+}
+
+/// A statement as SQLite gets it (see [`for_engine`]): its text, and when it binds
+/// positionally, the value each `?` takes.
+struct SqliteText {
+    sql: String,
+    order: Option<Vec<usize>>,
+}
+
+/// Statement texts kept by [`sqlite_text`]; past this many, texts are rewritten per call (our
+/// statements are a few hundred shapes, so only a caller formatting values into its SQL
+/// would get there).
+const SQLITE_TEXTS_KEPT: usize = 4096;
+
+/// [`for_engine`]'s rewrite of `sql` for `n_vals` values, done once per statement text: the
+/// writer runs the same few hundred statements hundreds of thousands of times in a replay.
+fn sqlite_text(sql: &str, n_vals: usize) -> std::sync::Arc<SqliteText> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    type Texts = HashMap<usize, HashMap<String, Arc<SqliteText>>>;
+    static TEXTS: OnceLock<Mutex<(Texts, usize)>> = OnceLock::new();
+    let texts = TEXTS.get_or_init(Default::default);
+    if let Some(t) = texts.lock().unwrap_or_else(|e| e.into_inner()).0.get(&n_vals).and_then(|m| m.get(sql)) {
+        return t.clone();
     }
-    let (sql, vals) = to_positional(&sql, vals);
-    (Cow::Owned(sql), vals)
+    let fail = with_fail_conflict(sql);
+    let text = Arc::new(if n_vals < POSITIONAL_FROM {
+        SqliteText { sql: fail.into_owned(), order: None }
+    } else {
+        let (sql, order) = positional(&fail, n_vals);
+        SqliteText { sql, order: Some(order) }
+    });
+    let mut kept = texts.lock().unwrap_or_else(|e| e.into_inner());
+    if kept.1 < SQLITE_TEXTS_KEPT {
+        kept.1 += 1;
+        kept.0.entry(n_vals).or_default().insert(sql.to_owned(), text.clone());
+    }
+    text
 }
 
 /// `INSERT INTO` → `INSERT OR FAIL INTO`, `UPDATE t` → `UPDATE OR FAIL t` (see [`for_engine`]);
@@ -138,9 +176,34 @@ fn with_fail_conflict(sql: &str) -> Cow<'_, str> {
 
 /// `$N` → `?`, and the values in placeholder order (a value used twice is bound twice, and
 /// only then cloned). The statements are ours: no `$` occurs in their string literals.
+#[cfg(test)]
 fn to_positional(sql: &str, vals: Vec<Val>) -> (String, Vec<Val>) {
+    let (out, order) = positional(sql, vals.len());
+    (out, in_order(vals, &order))
+}
+
+/// `vals` in placeholder `order`: each value moves to its last use, earlier uses get a clone.
+fn in_order(vals: Vec<Val>, order: &[usize]) -> Vec<Val> {
+    let mut uses = vec![0usize; vals.len()];
+    for &k in order {
+        uses[k] += 1;
+    }
+    let mut slots: Vec<Option<Val>> = vals.into_iter().map(Some).collect();
+    order
+        .iter()
+        .map(|&k| {
+            uses[k] -= 1;
+            let v = if uses[k] == 0 { slots[k].take() } else { slots[k].clone() };
+            v.expect("a value is taken only at its last use")
+        })
+        .collect()
+}
+
+/// `sql` with its placeholders `$1..$n_vals` replaced by `?`, and the (0-based) value each `?`
+/// takes.
+fn positional(sql: &str, n_vals: usize) -> (String, Vec<usize>) {
     let mut out = String::with_capacity(sql.len());
-    let mut order = Vec::with_capacity(vals.len());
+    let mut order = Vec::with_capacity(n_vals);
     let bytes = sql.as_bytes();
     let mut i = 0;
     let mut copied = 0;
@@ -149,7 +212,7 @@ fn to_positional(sql: &str, vals: Vec<Val>) -> (String, Vec<Val>) {
             let digits = bytes[i + 1..].iter().take_while(|b| b.is_ascii_digit()).count();
             if digits > 0 {
                 let n: usize = sql[i + 1..i + 1 + digits].parse().unwrap_or(0);
-                if let Some(k) = n.checked_sub(1).filter(|&k| k < vals.len()) {
+                if let Some(k) = n.checked_sub(1).filter(|&k| k < n_vals) {
                     out.push_str(&sql[copied..i]);
                     out.push('?');
                     order.push(k);
@@ -162,21 +225,7 @@ fn to_positional(sql: &str, vals: Vec<Val>) -> (String, Vec<Val>) {
         i += 1;
     }
     out.push_str(&sql[copied..]);
-    // Move each value to its last use; earlier uses get a clone.
-    let mut uses = vec![0usize; vals.len()];
-    for &k in &order {
-        uses[k] += 1;
-    }
-    let mut slots: Vec<Option<Val>> = vals.into_iter().map(Some).collect();
-    let ordered = order
-        .into_iter()
-        .map(|k| {
-            uses[k] -= 1;
-            let v = if uses[k] == 0 { slots[k].take() } else { slots[k].clone() };
-            v.expect("a value is taken only at its last use")
-        })
-        .collect();
-    (out, ordered)
+    (out, order)
 }
 
 /// `$a, $a+1, ...` placeholders for `n` values starting at `first`.
@@ -266,15 +315,53 @@ async fn insert_chunks(
             debug_assert_eq!(row.len(), width, "{table}");
             vals.extend(row);
         }
-        let sql = insert_sql(table, columns, n, suffix);
-        if returning {
-            out.extend(fetch_all(conn, &sql, vals).await?);
+        if suffix.contains('$') {
+            // Placeholders of the caller's own: the general rewrite orders the values.
+            let sql = insert_sql(table, columns, n, suffix);
+            if returning {
+                out.extend(fetch_all(conn, &sql, vals).await?);
+            } else {
+                exec(conn, &sql, vals).await?;
+            }
         } else {
-            exec(conn, &sql, vals).await?;
+            let sql = sqlite_insert_text(table, columns, n, suffix);
+            if returning {
+                out.extend(query(&sql, vals).fetch_all(&mut *conn).await?);
+            } else {
+                query(&sql, vals).execute(&mut *conn).await?;
+            }
         }
         left -= n;
     }
     Ok(out)
+}
+
+/// The SQLite text of an `n`-row INSERT exactly as [`exec`] would send it (the FAIL algorithm,
+/// anonymous placeholders: the values bind in row order as given), built once per shape and
+/// kept for the process. A replay runs hundreds of thousands of these; formatting thousands of
+/// `$N` placeholders and rewriting them again for every statement was a tenth of the writer's
+/// CPU. There are a few shapes per table (see [`CHUNK_ROWS`]), so the map stays small.
+fn sqlite_insert_text(table: &str, columns: &[&str], n: usize, suffix: &str) -> std::sync::Arc<str> {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex, OnceLock};
+    static TEXTS: OnceLock<Mutex<HashMap<String, Arc<str>>>> = OnceLock::new();
+    let mut key = String::with_capacity(table.len() + suffix.len() + 16 * columns.len());
+    key.push_str(table);
+    for c in columns {
+        key.push('|');
+        key.push_str(c);
+    }
+    key.push_str(&format!("|{n}|{suffix}"));
+    let texts = TEXTS.get_or_init(Default::default);
+    if let Some(text) = texts.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return text.clone();
+    }
+    let width = columns.len();
+    let (text, order) = positional(&with_fail_conflict(&insert_sql(table, columns, n, suffix)), n * width);
+    debug_assert!(order.iter().copied().eq(0..n * width), "{table}: values bind in row order");
+    let text: Arc<str> = text.into();
+    texts.lock().unwrap_or_else(|e| e.into_inner()).insert(key, text.clone());
+    text
 }
 
 /// PostgreSQL: all rows in one statement, one array value per column:
@@ -517,6 +604,30 @@ mod tests {
         );
         assert_eq!(sql, "INSERT INTO t (a, b) VALUES (?, ?), (?, ?) ON CONFLICT DO NOTHING");
         assert_eq!(texts(&ordered), ["1", "2", "3", "4"]);
+    }
+
+    #[test]
+    fn sqlite_insert_texts_are_the_rewritten_ones() {
+        let cols = ["a", "b", "c"];
+        let text = sqlite_insert_text("t_cached", &cols, 2, "ON CONFLICT (a) DO NOTHING");
+        let (rewritten, _) = to_positional(
+            &with_fail_conflict(&insert_sql("t_cached", &cols, 2, "ON CONFLICT (a) DO NOTHING")),
+            vec![Val::I(0); 6],
+        );
+        assert_eq!(&*text, rewritten);
+        assert_eq!(
+            &*text,
+            "INSERT OR FAIL INTO t_cached (a, b, c) VALUES (?, ?, ?), (?, ?, ?) ON CONFLICT (a) DO NOTHING"
+        );
+        // Another shape, and the same one again from the cache.
+        assert_eq!(
+            &*sqlite_insert_text("t_cached", &cols[..2], 1, ""),
+            "INSERT OR FAIL INTO t_cached (a, b) VALUES (?, ?) "
+        );
+        assert!(std::sync::Arc::ptr_eq(
+            &text,
+            &sqlite_insert_text("t_cached", &cols, 2, "ON CONFLICT (a) DO NOTHING")
+        ));
     }
 
     #[test]

@@ -1,0 +1,194 @@
+//! Migration 0030 re-keys `events`, `account_txs` and `stx_balances` (primary keys that new rows
+//! append to). A store holding a ledger at the schema before it must come out of the migration
+//! with exactly the ledger, the indexes and the primary keys of a store created at the new
+//! schema: a forking devnet chain is ingested into a new store, its rows copied into a store
+//! migrated only up to 0029, and that store opened (which migrates it). On SQLite and PostgreSQL.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use common::{
+    check_invariants, devnet_config, devnet_events, digest_diff, ingest_all, Db, TestDb, TestStore,
+};
+use sqlx::any::AnyPoolOptions;
+use sqlx::migrate::Migrator;
+use sqlx::{AnyPool, Executor, Row};
+use stacks_ledger::ledger::Network;
+use stacks_ledger::store::Store;
+
+/// The first migration this test is about.
+const REKEY: u32 = 30;
+
+/// The engine's migrations before [`REKEY`], copied out of the source tree (same text, so
+/// the same checksums as the ones the store embeds).
+async fn migrations_before_rekey(engine: Db, dir: &Path) -> Migrator {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store/migrations").join(match engine {
+        Db::Sqlite => "sqlite",
+        Db::Postgres => "postgres",
+    });
+    let mut copied = 0;
+    let mut rekey_found = false;
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let version: u32 = name.split('_').next().unwrap().parse().unwrap();
+        rekey_found |= version == REKEY;
+        if version < REKEY {
+            std::fs::copy(&path, dir.join(&name)).unwrap();
+            copied += 1;
+        }
+    }
+    assert!(rekey_found && copied > 10, "{engine:?}: {copied} migrations before {REKEY}");
+    Migrator::new(dir).await.unwrap()
+}
+
+async fn pool(url: &str) -> AnyPool {
+    let url = match url.strip_prefix("sqlite://") {
+        Some(path) => {
+            std::fs::create_dir_all(std::path::Path::new(path).parent().unwrap()).unwrap();
+            format!("sqlite://{path}?mode=rwc")
+        }
+        None => url.to_owned(),
+    };
+    AnyPoolOptions::new().max_connections(1).connect(&url).await.unwrap()
+}
+
+/// The ledger tables (everything but the migrator's own).
+async fn tables(pool: &AnyPool, engine: Db) -> Vec<String> {
+    let sql = match engine {
+        Db::Sqlite => {
+            "SELECT name AS t FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
+             AND name <> '_sqlx_migrations' ORDER BY name"
+        }
+        Db::Postgres => {
+            "SELECT CAST(tablename AS TEXT) AS t FROM pg_tables WHERE schemaname = current_schema() \
+             AND tablename <> '_sqlx_migrations' ORDER BY tablename"
+        }
+    };
+    let rows = sqlx::query(sql).fetch_all(pool).await.unwrap();
+    rows.iter().map(|r| r.get::<String, _>("t")).collect()
+}
+
+/// Per table, its primary-key columns in key order.
+async fn primary_keys(pool: &AnyPool, engine: Db) -> BTreeMap<String, Vec<String>> {
+    let mut out = BTreeMap::new();
+    for t in tables(pool, engine).await {
+        let sql = match engine {
+            Db::Sqlite => format!(
+                "SELECT name AS c, CAST(pk AS BIGINT) AS k FROM pragma_table_info('{t}') WHERE pk > 0"
+            ),
+            Db::Postgres => format!(
+                "SELECT CAST(k.column_name AS TEXT) AS c, CAST(k.ordinal_position AS BIGINT) AS k \
+                 FROM information_schema.table_constraints c JOIN information_schema.key_column_usage k \
+                 ON k.constraint_name = c.constraint_name AND k.table_name = c.table_name \
+                 AND k.table_schema = c.table_schema \
+                 WHERE c.constraint_type = 'PRIMARY KEY' AND c.table_name = '{t}' \
+                 AND c.table_schema = current_schema()"
+            ),
+        };
+        let mut cols: Vec<(i64, String)> = sqlx::query(&sql)
+            .fetch_all(pool)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| (r.get("k"), r.get("c")))
+            .collect();
+        cols.sort();
+        out.insert(t, cols.into_iter().map(|(_, c)| c).collect());
+    }
+    out
+}
+
+/// Copies every ledger row of `from` into `to` (whose tables it empties first).
+async fn copy_rows(engine: Db, from: &TestDb, to: &AnyPool) {
+    let mut conn = to.acquire().await.unwrap();
+    match engine {
+        Db::Sqlite => {
+            let path = from.sqlite_path().unwrap();
+            conn.execute(format!("ATTACH DATABASE '{}' AS a", path.display()).as_str()).await.unwrap();
+            for t in tables(to, engine).await {
+                conn.execute(format!("DELETE FROM main.{t}").as_str()).await.unwrap();
+                conn.execute(format!("INSERT INTO main.{t} SELECT * FROM a.{t}").as_str()).await.unwrap();
+            }
+            conn.execute("DETACH DATABASE a").await.unwrap();
+        }
+        Db::Postgres => {
+            let source = pool(&from.url).await;
+            for t in tables(to, engine).await {
+                let rows: Option<String> =
+                    sqlx::query(&format!("SELECT CAST(json_agg(x) AS TEXT) AS j FROM {t} x"))
+                        .fetch_one(&source)
+                        .await
+                        .unwrap()
+                        .get("j");
+                conn.execute(format!("DELETE FROM {t}").as_str()).await.unwrap();
+                if let Some(rows) = rows {
+                    sqlx::query(&format!(
+                        "INSERT INTO {t} SELECT * FROM json_populate_recordset(NULL::{t}, CAST($1 AS JSON))"
+                    ))
+                    .bind(rows)
+                    .execute(&mut *conn)
+                    .await
+                    .unwrap();
+                }
+            }
+            source.close().await;
+        }
+    }
+}
+
+async fn rekey_keeps_the_ledger(engine: Db) {
+    sqlx::any::install_default_drivers();
+    let (events, _) = devnet_events(devnet_config(31, 60, 6));
+    let Some(reference) = TestStore::new(engine, "rekey_ref", Network::Testnet).await else { return };
+    ingest_all(&reference.store, events.iter().cloned(), &[], "reference").await;
+    let digest = reference.store.ledger_digest().await.unwrap();
+    let indexes = reference.store.index_definitions().await.unwrap();
+    let ref_pool = pool(&reference.db.url).await;
+    let keys = primary_keys(&ref_pool, engine).await;
+    ref_pool.close().await;
+    assert_eq!(keys["events"], ["index_block_hash", "tx_id", "microblock_hash", "event_index"], "{engine:?}");
+    assert_eq!(keys["account_txs"], ["principal", "block_height", "index_block_hash", "tx_id"], "{engine:?}");
+    assert_eq!(keys["stx_balances"], ["account", "block_height", "index_block_hash"], "{engine:?}");
+
+    // A store at the schema before the re-keying, holding the same rows.
+    let old = TestDb::new(engine, "rekey_old").await.unwrap();
+    let old_pool = pool(&old.url).await;
+    let dir = tempfile::tempdir().unwrap();
+    migrations_before_rekey(engine, dir.path()).await.run(&old_pool).await.unwrap();
+    let old_keys = primary_keys(&old_pool, engine).await;
+    assert_eq!(
+        old_keys["events"],
+        ["tx_id", "index_block_hash", "microblock_hash", "event_index"],
+        "{engine:?}"
+    );
+    copy_rows(engine, &reference.db, &old_pool).await;
+    old_pool.close().await;
+    reference.finish().await;
+
+    // Opening it runs the migration.
+    let store = Store::open(&old.url, Network::Testnet).await.unwrap();
+    let label = format!("{engine:?} migrated store");
+    assert_eq!(store.index_definitions().await.unwrap(), indexes, "{label}: indexes");
+    let diff = digest_diff(&store.ledger_digest().await.unwrap(), &digest);
+    assert!(diff.is_empty(), "{label}: ledger differs from the store created at the new schema: {diff:#?}");
+    assert!(digest["events"].0 > 0 && digest["account_txs"].0 > 0 && digest["stx_balances"].0 > 0);
+    check_invariants(&store, &label, true).await;
+    store.close().await;
+    let migrated = pool(&old.url).await;
+    assert_eq!(primary_keys(&migrated, engine).await, keys, "{label}: primary keys");
+    migrated.close().await;
+    old.drop_db().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_rekey_keeps_the_ledger() {
+    rekey_keeps_the_ledger(Db::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_rekey_keeps_the_ledger() {
+    rekey_keeps_the_ledger(Db::Postgres).await;
+}
