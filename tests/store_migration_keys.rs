@@ -103,12 +103,13 @@ async fn primary_keys(pool: &AnyPool, engine: Db) -> BTreeMap<String, Vec<String
 
 /// Copies every ledger row of `from` into `to` (whose tables it empties first).
 async fn copy_rows(engine: Db, from: &TestDb, to: &AnyPool) {
+    let tables = tables(to, engine).await;
     let mut conn = to.acquire().await.unwrap();
     match engine {
         Db::Sqlite => {
             let path = from.sqlite_path().unwrap();
             conn.execute(format!("ATTACH DATABASE '{}' AS a", path.display()).as_str()).await.unwrap();
-            for t in tables(to, engine).await {
+            for t in &tables {
                 conn.execute(format!("DELETE FROM main.{t}").as_str()).await.unwrap();
                 conn.execute(format!("INSERT INTO main.{t} SELECT * FROM a.{t}").as_str()).await.unwrap();
             }
@@ -116,7 +117,7 @@ async fn copy_rows(engine: Db, from: &TestDb, to: &AnyPool) {
         }
         Db::Postgres => {
             let source = pool(&from.url).await;
-            for t in tables(to, engine).await {
+            for t in &tables {
                 let rows: Option<String> =
                     sqlx::query(&format!("SELECT CAST(json_agg(x) AS TEXT) AS j FROM {t} x"))
                         .fetch_one(&source)

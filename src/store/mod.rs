@@ -226,9 +226,11 @@ const WRITER_AUTOCHECKPOINT_BYTES: i64 = 64 << 20;
 /// 2,000-event batch writes hundreds of MB of WAL, so at 64 MiB the writer checkpointed after
 /// every commit itself: it copied the frames back and waited for the database file's fsync
 /// (on a 1M-transaction replay a sixth of its time, most of it blocked on the disk). With this
-/// bound the background checkpointer copies a commit while the writer applies the next batch;
-/// the WAL starts over whenever a commit finds it copied, and the writer checkpoints itself
-/// only if the WAL ever reaches this size. Same durability: every checkpoint still fsyncs.
+/// bound the background checkpointer copies a commit while the writer applies the next batch.
+/// The WAL then grows to this size (it can only start over at a write that began after
+/// everything was copied, and the writer starts its next batch right after each commit), where
+/// the writer checkpoints itself: little is left to copy by then. Same durability: every
+/// checkpoint still fsyncs.
 const BULK_WRITER_AUTOCHECKPOINT_BYTES: i64 = 1 << 30;
 
 /// The writer's SQLite page cache, in KiB (readers keep 64 MiB each). Every transaction
