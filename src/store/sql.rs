@@ -338,9 +338,10 @@ async fn insert_chunks(
 
 /// The SQLite text of an `n`-row INSERT exactly as [`exec`] would send it (the FAIL algorithm,
 /// anonymous placeholders: the values bind in row order as given), built once per shape and
-/// kept for the process. A replay runs hundreds of thousands of these; formatting thousands of
-/// `$N` placeholders and rewriting them again for every statement was a tenth of the writer's
-/// CPU. There are a few shapes per table (see [`CHUNK_ROWS`]), so the map stays small.
+/// kept for the process. A replay runs hundreds of thousands of these, and the thread that
+/// feeds SQLite (whose time adds to SQLite's own) formatted thousands of `$N` placeholders and
+/// rewrote them again for each one. There are a few shapes per table (see [`CHUNK_ROWS`]), so
+/// the map stays small.
 fn sqlite_insert_text(table: &str, columns: &[&str], n: usize, suffix: &str) -> std::sync::Arc<str> {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex, OnceLock};
