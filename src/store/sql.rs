@@ -112,52 +112,90 @@ const POSITIONAL_FROM: usize = 16;
 ///   so binding an n-value statement cost O(n²) string compares: a 100-row INSERT of
 ///   transactions (3,600 values) spent longer binding than inserting. Anonymous parameters
 ///   are not in that list.
-fn for_engine<'s>(conn: &AnyConnection, sql: &'s str, vals: Vec<Val>) -> (Cow<'s, str>, Vec<Val>) {
+fn for_engine<'s>(conn: &AnyConnection, sql: &'s str, vals: Vec<Val>) -> (EngineSql<'s>, Vec<Val>) {
     if conn.backend_name() != "SQLite" {
-        return (Cow::Borrowed(sql), vals);
+        return (EngineSql::As(sql), vals);
     }
     let text = sqlite_text(sql, vals.len());
-    let vals = match &text.order {
-        None => vals,
-        Some(order) => in_order(vals, order),
-    };
-    (Cow::Owned(text.sql.clone()), vals)
+    let vals = text.bind(vals);
+    (EngineSql::Sqlite(text), vals)
+}
+
+/// A statement's text as its engine gets it: the caller's, or SQLite's kept rewrite.
+enum EngineSql<'s> {
+    As(&'s str),
+    Sqlite(std::sync::Arc<SqliteText>),
+}
+
+impl std::ops::Deref for EngineSql<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        match self {
+            EngineSql::As(sql) => sql,
+            EngineSql::Sqlite(text) => &text.sql,
+        }
+    }
 }
 
 /// A statement as SQLite gets it (see [`for_engine`]): its text, and when it binds
-/// positionally, the value each `?` takes.
+/// positionally in another order than the values come, the value each `?` takes.
 struct SqliteText {
     sql: String,
     order: Option<Vec<usize>>,
 }
 
-/// Statement texts kept by [`sqlite_text`]; past this many, texts are rewritten per call (our
-/// statements are a few hundred shapes, so only a caller formatting values into its SQL
-/// would get there).
+impl SqliteText {
+    /// `sql` with the FAIL algorithm, its `$N` placeholders anonymous when `positional`.
+    fn new(sql: &str, n_vals: usize, positional: bool) -> SqliteText {
+        let fail = with_fail_conflict(sql);
+        if !positional {
+            return SqliteText { sql: fail.into_owned(), order: None };
+        }
+        let (sql, order) = self::positional(&fail, n_vals);
+        let order = (!order.iter().copied().eq(0..n_vals)).then_some(order);
+        SqliteText { sql, order }
+    }
+
+    /// `vals` in the order this text binds them.
+    fn bind(&self, vals: Vec<Val>) -> Vec<Val> {
+        match &self.order {
+            None => vals,
+            Some(order) => in_order(vals, order),
+        }
+    }
+}
+
+/// Statement texts kept by [`sqlite_text`] and [`sqlite_insert_text`]; past this many, texts
+/// are rewritten per call (our statements are a few hundred shapes, so only a caller
+/// formatting values into its SQL would get there).
 const SQLITE_TEXTS_KEPT: usize = 4096;
 
-/// [`for_engine`]'s rewrite of `sql` for `n_vals` values, done once per statement text: the
-/// writer runs the same few hundred statements hundreds of thousands of times in a replay.
+/// The rewritten texts, kept for the process: the writer runs the same few hundred statements
+/// hundreds of thousands of times in a replay.
+#[derive(Default)]
+struct KeptTexts {
+    /// By value count, then by the caller's text.
+    by_text: std::collections::HashMap<usize, std::collections::HashMap<String, std::sync::Arc<SqliteText>>>,
+    /// Multi-row INSERTs, by [`insert_key`].
+    inserts: std::collections::HashMap<String, std::sync::Arc<SqliteText>>,
+    count: usize,
+}
+
+fn kept_texts() -> std::sync::MutexGuard<'static, KeptTexts> {
+    static KEPT: std::sync::OnceLock<std::sync::Mutex<KeptTexts>> = std::sync::OnceLock::new();
+    KEPT.get_or_init(Default::default).lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// [`for_engine`]'s rewrite of `sql` for `n_vals` values, done once per statement text.
 fn sqlite_text(sql: &str, n_vals: usize) -> std::sync::Arc<SqliteText> {
-    use std::collections::HashMap;
-    use std::sync::{Arc, Mutex, OnceLock};
-    type Texts = HashMap<usize, HashMap<String, Arc<SqliteText>>>;
-    static TEXTS: OnceLock<Mutex<(Texts, usize)>> = OnceLock::new();
-    let texts = TEXTS.get_or_init(Default::default);
-    if let Some(t) = texts.lock().unwrap_or_else(|e| e.into_inner()).0.get(&n_vals).and_then(|m| m.get(sql)) {
+    if let Some(t) = kept_texts().by_text.get(&n_vals).and_then(|m| m.get(sql)) {
         return t.clone();
     }
-    let fail = with_fail_conflict(sql);
-    let text = Arc::new(if n_vals < POSITIONAL_FROM {
-        SqliteText { sql: fail.into_owned(), order: None }
-    } else {
-        let (sql, order) = positional(&fail, n_vals);
-        SqliteText { sql, order: Some(order) }
-    });
-    let mut kept = texts.lock().unwrap_or_else(|e| e.into_inner());
-    if kept.1 < SQLITE_TEXTS_KEPT {
-        kept.1 += 1;
-        kept.0.entry(n_vals).or_default().insert(sql.to_owned(), text.clone());
+    let text = std::sync::Arc::new(SqliteText::new(sql, n_vals, n_vals >= POSITIONAL_FROM));
+    let mut kept = kept_texts();
+    if kept.count < SQLITE_TEXTS_KEPT {
+        kept.count += 1;
+        kept.by_text.entry(n_vals).or_default().insert(sql.to_owned(), text.clone());
     }
     text
 }
@@ -172,14 +210,6 @@ fn with_fail_conflict(sql: &str) -> Cow<'_, str> {
     } else {
         Cow::Borrowed(sql)
     }
-}
-
-/// `$N` → `?`, and the values in placeholder order (a value used twice is bound twice, and
-/// only then cloned). The statements are ours: no `$` occurs in their string literals.
-#[cfg(test)]
-fn to_positional(sql: &str, vals: Vec<Val>) -> (String, Vec<Val>) {
-    let (out, order) = positional(sql, vals.len());
-    (out, in_order(vals, &order))
 }
 
 /// `vals` in placeholder `order`: each value moves to its last use, earlier uses get a clone.
@@ -315,37 +345,40 @@ async fn insert_chunks(
             debug_assert_eq!(row.len(), width, "{table}");
             vals.extend(row);
         }
-        if suffix.contains('$') {
-            // Placeholders of the caller's own: the general rewrite orders the values.
-            let sql = insert_sql(table, columns, n, suffix);
-            if returning {
-                out.extend(fetch_all(conn, &sql, vals).await?);
-            } else {
-                exec(conn, &sql, vals).await?;
-            }
+        let text = sqlite_insert_text(table, columns, n, suffix);
+        let vals = text.bind(vals);
+        if returning {
+            out.extend(query(&text.sql, vals).fetch_all(&mut *conn).await?);
         } else {
-            let sql = sqlite_insert_text(table, columns, n, suffix);
-            if returning {
-                out.extend(query(&sql, vals).fetch_all(&mut *conn).await?);
-            } else {
-                query(&sql, vals).execute(&mut *conn).await?;
-            }
+            query(&text.sql, vals).execute(&mut *conn).await?;
         }
         left -= n;
     }
     Ok(out)
 }
 
-/// The SQLite text of an `n`-row INSERT exactly as [`exec`] would send it (the FAIL algorithm,
-/// anonymous placeholders: the values bind in row order as given), built once per shape and
-/// kept for the process. A replay runs hundreds of thousands of these, and the thread that
-/// feeds SQLite (whose time adds to SQLite's own) formatted thousands of `$N` placeholders and
-/// rewrote them again for each one. There are a few shapes per table (see [`CHUNK_ROWS`]), so
-/// the map stays small.
-fn sqlite_insert_text(table: &str, columns: &[&str], n: usize, suffix: &str) -> std::sync::Arc<str> {
-    use std::collections::HashMap;
-    use std::sync::{Arc, Mutex, OnceLock};
-    static TEXTS: OnceLock<Mutex<HashMap<String, Arc<str>>>> = OnceLock::new();
+/// The SQLite text of an `n`-row INSERT as [`exec`] would send it (the FAIL algorithm,
+/// anonymous placeholders), built once per shape (see [`KeptTexts`]). A replay runs hundreds of
+/// thousands of these, and the thread that feeds SQLite (whose time adds to SQLite's own)
+/// formatted thousands of `$N` placeholders and rewrote them again for each one. There are a
+/// few shapes per table (see [`CHUNK_ROWS`]).
+fn sqlite_insert_text(table: &str, columns: &[&str], n: usize, suffix: &str) -> std::sync::Arc<SqliteText> {
+    let key = insert_key(table, columns, n, suffix);
+    if let Some(t) = kept_texts().inserts.get(&key) {
+        return t.clone();
+    }
+    let n_vals = n * columns.len();
+    let text = std::sync::Arc::new(SqliteText::new(&insert_sql(table, columns, n, suffix), n_vals, true));
+    let mut kept = kept_texts();
+    if kept.count < SQLITE_TEXTS_KEPT {
+        kept.count += 1;
+        kept.inserts.insert(key, text.clone());
+    }
+    text
+}
+
+/// What identifies an INSERT's shape in [`KeptTexts::inserts`].
+fn insert_key(table: &str, columns: &[&str], n: usize, suffix: &str) -> String {
     let mut key = String::with_capacity(table.len() + suffix.len() + 16 * columns.len());
     key.push_str(table);
     for c in columns {
@@ -353,16 +386,7 @@ fn sqlite_insert_text(table: &str, columns: &[&str], n: usize, suffix: &str) -> 
         key.push_str(c);
     }
     key.push_str(&format!("|{n}|{suffix}"));
-    let texts = TEXTS.get_or_init(Default::default);
-    if let Some(text) = texts.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return text.clone();
-    }
-    let width = columns.len();
-    let (text, order) = positional(&with_fail_conflict(&insert_sql(table, columns, n, suffix)), n * width);
-    debug_assert!(order.iter().copied().eq(0..n * width), "{table}: values bind in row order");
-    let text: Arc<str> = text.into();
-    texts.lock().unwrap_or_else(|e| e.into_inner()).insert(key, text.clone());
-    text
+    key
 }
 
 /// PostgreSQL: all rows in one statement, one array value per column:
@@ -582,6 +606,13 @@ pub fn get_bool(row: &sqlx::any::AnyRow, col: &str) -> Result<bool, sqlx::Error>
 mod tests {
     use super::*;
 
+    /// `$N` → `?`, and the values in placeholder order (a value used twice is bound twice, and
+    /// only then cloned). The statements are ours: no `$` occurs in their string literals.
+    fn to_positional(sql: &str, vals: Vec<Val>) -> (String, Vec<Val>) {
+        let (out, order) = positional(sql, vals.len());
+        (out, in_order(vals, &order))
+    }
+
     fn texts(vals: &[Val]) -> Vec<String> {
         vals.iter()
             .map(|v| match v {
@@ -615,14 +646,16 @@ mod tests {
             &with_fail_conflict(&insert_sql("t_cached", &cols, 2, "ON CONFLICT (a) DO NOTHING")),
             vec![Val::I(0); 6],
         );
-        assert_eq!(&*text, rewritten);
+        assert_eq!(text.sql, rewritten);
         assert_eq!(
-            &*text,
+            text.sql,
             "INSERT OR FAIL INTO t_cached (a, b, c) VALUES (?, ?, ?), (?, ?, ?) ON CONFLICT (a) DO NOTHING"
         );
+        // The values bind in row order, as given.
+        assert!(text.order.is_none());
         // Another shape, and the same one again from the cache.
         assert_eq!(
-            &*sqlite_insert_text("t_cached", &cols[..2], 1, ""),
+            sqlite_insert_text("t_cached", &cols[..2], 1, "").sql,
             "INSERT OR FAIL INTO t_cached (a, b) VALUES (?, ?) "
         );
         assert!(std::sync::Arc::ptr_eq(
