@@ -29,6 +29,12 @@ pub struct DevnetArgs {
     /// Blocks until a miner reward matures (stacks-node: 100).
     #[arg(long, default_value_t = 100)]
     pub reward_maturity: u64,
+    /// Add the cases real node chains show (`DevnetConfig::with_real_chain_cases`): pox-4
+    /// delegations and revocations, sponsored contract calls, failed deploys (runtime and
+    /// analysis failures, re-deploys, replaced duplicates), ABIs in a node's key order and a
+    /// current node's fields (`contract_interface`, `tenure_height`, `consensus_hash`).
+    #[arg(long)]
+    pub real_node_cases: bool,
     #[command(flatten)]
     pub output: Output,
     /// After posting the chain (`--post`), act as the Stacks node on this address: accept
@@ -58,7 +64,7 @@ pub struct Output {
 
 impl DevnetArgs {
     pub fn config(&self) -> DevnetConfig {
-        DevnetConfig {
+        let cfg = DevnetConfig {
             seed: self.seed,
             blocks: self.blocks,
             txs_per_block: self.txs_per_block,
@@ -68,6 +74,11 @@ impl DevnetArgs {
             accounts: self.accounts,
             reward_maturity: self.reward_maturity,
             ..DevnetConfig::default()
+        };
+        if self.real_node_cases {
+            cfg.with_real_chain_cases()
+        } else {
+            cfg
         }
     }
 }

@@ -362,6 +362,8 @@ impl Generator {
             raw_result: "0x0703".into(),
             execution_cost: Cost::default(),
             contract_abi: abi,
+            vm_error: None,
+            contract_interface_key: ctx.cfg.current_node_fields,
             microblock: None,
         };
         let receipts = [receipt(0, deploy, Some(ctx.genesis_abi.clone())), receipt(1, carrier, None)];
@@ -392,6 +394,9 @@ impl Generator {
             matured_miner_rewards: &[],
             transactions: &receipts,
             events: &events,
+            // A node reports the boot block with a zero consensus hash.
+            tenure_height: ctx.cfg.current_node_fields.then_some(0),
+            consensus_hash: ctx.cfg.current_node_fields.then(|| to_hex_prefixed(&[0u8; 20])),
         };
         let payload = json::to_json(&block);
         self.emit(EventPath::NewBlock, payload, 0, GENESIS_TIME);
@@ -481,6 +486,8 @@ impl Generator {
 
         let ctx = &self.ctx;
         let world = &mut self.branch.world;
+        // A duplicate deploy can only have reached the mempool before its original was mined.
+        world.pending_duplicate = None;
         let mut anchored: Vec<GenTx> = vec![txgen::coinbase(ctx, &mut self.rng, world, miner)?];
         if height == 1 {
             anchored.extend(txgen::deploys(ctx, &mut self.rng, world)?);
@@ -526,9 +533,11 @@ impl Generator {
         let mut receipts = Vec::with_capacity(anchored.len() + stream.confirmed.len());
         let mut events = Vec::new();
         let mut anchored_cost = Cost::default();
+        let current = self.ctx.cfg.current_node_fields;
         for (i, tx) in anchored.iter().enumerate() {
             let mut r = tx.receipt.clone();
             r.tx_index = i as u32;
+            r.contract_interface_key = current;
             anchored_cost += r.execution_cost;
             receipts.push(r);
             events.extend(tx.events.iter().cloned());
@@ -614,6 +623,9 @@ impl Generator {
             matured_miner_rewards: &matured,
             transactions: &receipts,
             events: &events,
+            // Before Nakamoto every block has a coinbase, so each is a tenure of its own.
+            tenure_height: current.then_some(height),
+            consensus_hash: current.then(|| to_hex_prefixed(&consensus_hash(&burn.hash))),
         };
         let block_payload = json::to_json(&block);
 
@@ -692,6 +704,10 @@ impl Generator {
             }
             let n = self.rng.range(1, 3);
             let mut txs = Vec::new();
+            self.branch.world.pending_duplicate = None;
+            if let Some(w) = orphan_world.as_mut() {
+                w.pending_duplicate = None;
+            }
             for _ in 0..n {
                 self.serial += 1;
                 let world = match orphan_world.as_mut() {
@@ -722,6 +738,7 @@ impl Generator {
             for (i, t) in txs.iter().enumerate() {
                 let mut r = t.receipt.clone();
                 r.tx_index = i as u32;
+                r.contract_interface_key = self.ctx.cfg.current_node_fields;
                 r.microblock = Some(pos.clone());
                 receipts.push(r);
                 events.extend(t.events.iter().cloned());

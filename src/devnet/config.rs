@@ -4,7 +4,8 @@ use stacks_codec::address::{version, ContractId, StacksAddress};
 use stacks_codec::tx::TransactionVersion;
 
 use super::contracts::{
-    FT_ABI, FT_ASSET, FT_CONTRACT, GENESIS_ABI, NFT_ABI, NFT_ASSET, NFT_CONTRACT, POX_CONTRACT,
+    order_keys, AbiKeyOrder, DeployCase, FT_ABI, FT_ASSET, FT_CONTRACT, GENESIS_ABI, GENESIS_ABI_NODE,
+    NFT_ABI, NFT_ASSET, NFT_CONTRACT, POX_CONTRACT,
 };
 use super::keys::{derive_accounts, DevKey};
 use super::DevnetError;
@@ -36,6 +37,25 @@ pub struct DevnetConfig {
     /// ([`DELEGATION_POOLS`]). 0 (the default) draws nothing, so chains generated before this
     /// setting existed stay byte for byte the same.
     pub delegate_per_mille: u32,
+    /// Chance that a user transaction is a pox-4 `revoke-delegate-stx` by an account whose
+    /// delegation is in force (then it may delegate again). 0 draws nothing.
+    pub revoke_per_mille: u32,
+    /// Chance that an FT or NFT contract call is sponsored: another account signs after the
+    /// origin and pays the fee with its own nonce. 0 draws nothing.
+    pub sponsored_call_per_mille: u32,
+    /// Chance that a user transaction is one of the failed-deploy cases: a deploy that fails
+    /// at runtime (interface kept) or in analysis (no interface), or the sender's later
+    /// successful deploy under a name whose deploy failed, sometimes with a duplicate of it
+    /// that reached the mempool and was replaced (a node never mines a duplicate). 0 draws
+    /// nothing.
+    pub failed_deploy_per_mille: u32,
+    /// ABIs with their keys sorted at every level, as a real stacks-node sends them (the
+    /// default is the incumbent's `jsonb` order of the shared fixtures).
+    pub node_abi_order: bool,
+    /// Fields of a current (4.x, epoch 2.5) stacks-node: the receipt's ABI under
+    /// `contract_interface` (instead of `contract_abi`), and each block's `tenure_height` (its
+    /// coinbase height: the block height before Nakamoto) and `consensus_hash`.
+    pub current_node_fields: bool,
 }
 
 /// Accounts that `delegate-stx` delegates to (the first user accounts after the deployer).
@@ -56,11 +76,47 @@ impl Default for DevnetConfig {
             fork_per_mille: 50,
             microblock_per_mille: 400,
             delegate_per_mille: 0,
+            revoke_per_mille: 0,
+            sponsored_call_per_mille: 0,
+            failed_deploy_per_mille: 0,
+            node_abi_order: false,
+            current_node_fields: false,
         }
     }
 }
 
 impl DevnetConfig {
+    /// A chain with the cases real node chains show and the default chain does not (issue 20):
+    /// delegations and their revocations, sponsored contract calls, failed deploys (runtime and
+    /// analysis failures, re-deploys, replaced duplicates), ABIs in a node's key order and the
+    /// fields of a current node (`tenure_height`). 60 blocks of 10 transactions have several of
+    /// each; memo and plain transfers are there as in every chain.
+    pub fn real_chain_cases(seed: u64) -> DevnetConfig {
+        DevnetConfig {
+            seed,
+            blocks: 60,
+            txs_per_block: 10,
+            accounts: 30,
+            reward_maturity: 10,
+            ..DevnetConfig::default()
+        }
+        .with_real_chain_cases()
+    }
+
+    /// Turns on the real-chain cases of [`DevnetConfig::real_chain_cases`] on this configuration
+    /// (its size, forks and microblocks are kept).
+    pub fn with_real_chain_cases(self) -> DevnetConfig {
+        DevnetConfig {
+            delegate_per_mille: 60,
+            revoke_per_mille: 40,
+            sponsored_call_per_mille: 250,
+            failed_deploy_per_mille: 50,
+            node_abi_order: true,
+            current_node_fields: true,
+            ..self
+        }
+    }
+
     pub fn validate(&self) -> Result<(), DevnetError> {
         let bad = |m: &str| Err(DevnetError::Config(m.to_string()));
         if self.accounts < 2 {
@@ -72,7 +128,15 @@ impl DevnetConfig {
         if self.reward_maturity == 0 {
             return bad("the reward maturity must be at least 1 block");
         }
-        if self.fork_per_mille > 1000 || self.microblock_per_mille > 1000 || self.delegate_per_mille > 1000 {
+        let rates = [
+            self.fork_per_mille,
+            self.microblock_per_mille,
+            self.delegate_per_mille,
+            self.revoke_per_mille,
+            self.sponsored_call_per_mille,
+            self.failed_deploy_per_mille,
+        ];
+        if rates.iter().any(|&r| r > 1000) {
             return bad("probabilities are per mille (0 to 1000)");
         }
         Ok(())
@@ -122,6 +186,8 @@ pub struct Ctx {
     pub ft_abi: serde_json::Value,
     pub nft_abi: serde_json::Value,
     pub genesis_abi: serde_json::Value,
+    /// The ABIs of the failed-deploy cases, `[case][fixed]` (`None`: analysis fails).
+    deploy_case_abis: [[Option<serde_json::Value>; 2]; 2],
 }
 
 impl Ctx {
@@ -134,8 +200,19 @@ impl Ctx {
         let ft_contract = ContractId::new(keys[deployer as usize].address, FT_CONTRACT)?;
         let nft_contract = ContractId::new(keys[deployer as usize].address, NFT_CONTRACT)?;
         let pox_contract = ContractId::new(boot, POX_CONTRACT)?;
-        let abi =
-            |s: &str| serde_json::from_str(s).map_err(|e| DevnetError::Config(format!("contract ABI: {e}")));
+        let abi = |s: &str| {
+            serde_json::from_str::<serde_json::Value>(s)
+                .map_err(|e| DevnetError::Config(format!("contract ABI: {e}")))
+        };
+        // The FT and NFT ABIs are written as the fixtures have them; a node sorts their keys.
+        let node_order =
+            |v: serde_json::Value| if cfg.node_abi_order { order_keys(&v, AbiKeyOrder::Node) } else { v };
+        // The failed-deploy cases' ABIs are written in a node's order; by default they follow
+        // the fixtures' jsonb order like everything else.
+        let case_order = if cfg.node_abi_order { AbiKeyOrder::Node } else { AbiKeyOrder::Jsonb };
+        let case_abi = |case: DeployCase, fixed: bool| {
+            case.abi(fixed).map(|text| abi(text).map(|v| order_keys(&v, case_order))).transpose()
+        };
         Ok(Ctx {
             chain_id: cfg.network.chain_id(),
             tx_version: if mainnet { TransactionVersion::Mainnet } else { TransactionVersion::Testnet },
@@ -150,12 +227,21 @@ impl Ctx {
             ft_contract,
             nft_contract,
             pox_contract,
-            ft_abi: abi(FT_ABI)?,
-            nft_abi: abi(NFT_ABI)?,
-            genesis_abi: abi(GENESIS_ABI)?,
+            ft_abi: node_order(abi(FT_ABI)?),
+            nft_abi: node_order(abi(NFT_ABI)?),
+            genesis_abi: if cfg.node_abi_order { abi(GENESIS_ABI_NODE)? } else { abi(GENESIS_ABI)? },
+            deploy_case_abis: [
+                [case_abi(DeployCase::Runtime, false)?, case_abi(DeployCase::Runtime, true)?],
+                [case_abi(DeployCase::Analysis, false)?, case_abi(DeployCase::Analysis, true)?],
+            ],
             keys,
             cfg,
         })
+    }
+
+    /// The ABI a receipt carries for a deploy of `case` (its fixed version when `fixed`).
+    pub fn deploy_case_abi(&self, case: DeployCase, fixed: bool) -> Option<&serde_json::Value> {
+        self.deploy_case_abis[case as usize][usize::from(fixed)].as_ref()
     }
 
     pub fn key(&self, i: u32) -> &DevKey {

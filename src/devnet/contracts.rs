@@ -101,6 +101,113 @@ pub const NFT_ABI: &str = r#"{"maps":[],"functions":[
 /// The PoX contract stacking goes through (a boot contract: never deployed by the devnet).
 pub const POX_CONTRACT: &str = "pox-4";
 
+/// The genesis contract's interface as a current stacks-node (4.x) reports it in block 0: with
+/// the epoch and Clarity version of the boot code (recorded in `bench/realnode-2`).
+pub const GENESIS_ABI_NODE: &str = r#"{"clarity_version":"Clarity1","epoch":"Epoch20","functions":[],"fungible_tokens":[],"maps":[],"non_fungible_tokens":[],"variables":[]}"#;
+
+/// The contracts of the failed-deploy cases (`DevnetConfig::failed_deploy_per_mille`). Each
+/// family has a version that fails and a fixed version its sender may deploy later under the
+/// same name (a failed deploy creates no contract, so the name stays free).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeployCase {
+    /// `devnet-vault-N`: passes analysis, then its top-level code aborts at runtime. The node
+    /// keeps the analysis: the receipt has the contract interface, `vm_error` the runtime error.
+    Runtime = 0,
+    /// `devnet-oracle-N`: fails type-checking. No interface; `vm_error` is the diagnostic.
+    Analysis = 1,
+}
+
+impl DeployCase {
+    pub fn family(self) -> &'static str {
+        match self {
+            DeployCase::Runtime => "devnet-vault",
+            DeployCase::Analysis => "devnet-oracle",
+        }
+    }
+
+    /// The source that fails, and the fixed one.
+    pub fn source(self, fixed: bool) -> &'static str {
+        match (self, fixed) {
+            (DeployCase::Runtime, false) => VAULT_SOURCE_FAILING,
+            (DeployCase::Runtime, true) => VAULT_SOURCE,
+            (DeployCase::Analysis, false) => ORACLE_SOURCE_FAILING,
+            (DeployCase::Analysis, true) => ORACLE_SOURCE,
+        }
+    }
+
+    /// The interface of the source (`None`: analysis fails, so the node has none).
+    pub fn abi(self, fixed: bool) -> Option<&'static str> {
+        match (self, fixed) {
+            (DeployCase::Runtime, _) => Some(VAULT_ABI),
+            (DeployCase::Analysis, true) => Some(ORACLE_ABI),
+            (DeployCase::Analysis, false) => None,
+        }
+    }
+
+    /// What stacks-node 4.0.2 puts in the receipt's `vm_error` when the failing version is
+    /// deployed. Runtime: `RuntimeError`'s Debug name (no stack trace outside developer mode).
+    /// Analysis: `StacksTransactionReceipt::from_analysis_failure`'s `:line:column: message`
+    /// of the static check's first span (the unresolved atom).
+    pub fn vm_error(self) -> &'static str {
+        match self {
+            DeployCase::Runtime => "UnwrapFailure",
+            DeployCase::Analysis => ":3:7: use of unresolved variable 'answer'",
+        }
+    }
+}
+
+pub const VAULT_SOURCE_FAILING: &str = r#";; devnet-vault: opens at an entry of its schedule. This version reads past the end of it.
+(define-data-var opened uint u0)
+(define-read-only (get-opened) (var-get opened))
+(var-set opened (unwrap-panic (element-at? (list u10 u20) u5)))
+"#;
+pub const VAULT_SOURCE: &str = r#";; devnet-vault: opens at an entry of its schedule.
+(define-data-var opened uint u0)
+(define-read-only (get-opened) (var-get opened))
+(var-set opened (unwrap-panic (element-at? (list u10 u20) u1)))
+"#;
+/// Both vault versions define the same things, so the interface is the same.
+pub const VAULT_ABI: &str = r#"{"clarity_version":"Clarity2","epoch":"Epoch25","functions":[{"access":"read_only","args":[],"name":"get-opened","outputs":{"type":"uint128"}}],"fungible_tokens":[],"maps":[],"non_fungible_tokens":[],"variables":[{"access":"variable","name":"opened","type":"uint128"}]}"#;
+
+pub const ORACLE_SOURCE_FAILING: &str = r#";; devnet-oracle: answers a constant. This version forgot to define it.
+(define-read-only (get-answer)
+  (ok answer))
+"#;
+pub const ORACLE_SOURCE: &str = r#";; devnet-oracle: answers a constant.
+(define-constant answer u42)
+(define-read-only (get-answer)
+  (ok answer))
+"#;
+pub const ORACLE_ABI: &str = r#"{"clarity_version":"Clarity2","epoch":"Epoch25","functions":[{"access":"read_only","args":[],"name":"get-answer","outputs":{"type":{"response":{"error":"none","ok":"uint128"}}}}],"fungible_tokens":[],"maps":[],"non_fungible_tokens":[],"variables":[{"access":"constant","name":"answer","type":"uint128"}]}"#;
+
+/// How ABI objects' keys are ordered in the events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AbiKeyOrder {
+    /// PostgreSQL `jsonb` order (shorter keys first, then bytewise): the incumbent's exports,
+    /// which the shared fixtures (and this generator by default) follow.
+    Jsonb,
+    /// Sorted bytewise at every level: stacks-node builds the payload as a `serde_json::Value`
+    /// (a `BTreeMap` without `preserve_order`), so that is what a real node sends.
+    Node,
+}
+
+/// `v` with every object's keys in `order`; arrays keep theirs.
+pub fn order_keys(v: &serde_json::Value, order: AbiKeyOrder) -> serde_json::Value {
+    use serde_json::Value;
+    match v {
+        Value::Object(m) => {
+            let mut entries: Vec<(&String, &Value)> = m.iter().collect();
+            match order {
+                AbiKeyOrder::Node => entries.sort_by(|a, b| a.0.cmp(b.0)),
+                AbiKeyOrder::Jsonb => entries.sort_by(|a, b| (a.0.len(), a.0).cmp(&(b.0.len(), b.0))),
+            }
+            Value::Object(entries.into_iter().map(|(k, v)| (k.clone(), order_keys(v, order))).collect())
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|v| order_keys(v, order)).collect()),
+        other => other.clone(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -195,8 +195,12 @@ pub struct Receipt {
     pub status: &'static str,
     pub raw_result: String,
     pub execution_cost: Cost,
-    /// For contract deploys.
+    /// For contract deploys whose analysis passed.
     pub contract_abi: Option<serde_json::Value>,
+    /// Why a failed deploy failed (stacks-node's text); `null` otherwise.
+    pub vm_error: Option<String>,
+    /// Send the ABI as `contract_interface` (nodes since 2025) rather than `contract_abi`.
+    pub contract_interface_key: bool,
     pub microblock: Option<MicroblockPos>,
 }
 
@@ -209,9 +213,10 @@ impl Serialize for Receipt {
         m.serialize_entry("status", self.status)?;
         m.serialize_entry("raw_result", &self.raw_result)?;
         m.serialize_entry("execution_cost", &self.execution_cost)?;
-        m.serialize_entry("contract_abi", &self.contract_abi)?;
+        let abi_key = if self.contract_interface_key { "contract_interface" } else { "contract_abi" };
+        m.serialize_entry(abi_key, &self.contract_abi)?;
         m.serialize_entry("burnchain_op", &None::<()>)?;
-        m.serialize_entry("vm_error", &None::<()>)?;
+        m.serialize_entry("vm_error", &self.vm_error)?;
         let mb = self.microblock.as_ref();
         m.serialize_entry("microblock_sequence", &mb.map(|p| p.sequence))?;
         m.serialize_entry("microblock_hash", &mb.map(|p| &p.hash))?;
@@ -275,6 +280,12 @@ pub struct NewBlock<'a> {
     pub matured_miner_rewards: &'a [MaturedReward],
     pub transactions: &'a [Receipt],
     pub events: &'a [TxEvent],
+    /// Current nodes only (`DevnetConfig::current_node_fields`): the coinbase height, and the
+    /// block's consensus hash.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tenure_height: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consensus_hash: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -353,6 +364,8 @@ mod tests {
             raw_result: "0x0703".into(),
             execution_cost: Cost::default(),
             contract_abi: None,
+            vm_error: None,
+            contract_interface_key: false,
             microblock: None,
         };
         let parsed: TxReceipt = serde_json::from_str(&to_json(&r)).unwrap();

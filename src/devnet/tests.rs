@@ -141,10 +141,21 @@ fn ids_and_timestamps_increase() {
     }
 }
 
+/// `busy` with every real-chain case on as well.
+fn busy_with_cases(seed: u64) -> DevnetConfig {
+    busy(seed).with_real_chain_cases()
+}
+
 #[test]
 fn every_event_parses_and_every_transaction_decodes_and_verifies() {
-    for network in [Network::Testnet, Network::Mainnet] {
-        let cfg = DevnetConfig { network, ..busy(4) };
+    let configs = [
+        DevnetConfig { network: Network::Testnet, ..busy(4) },
+        DevnetConfig { network: Network::Mainnet, ..busy(4) },
+        DevnetConfig { network: Network::Mainnet, ..busy_with_cases(4) },
+        DevnetConfig::real_chain_cases(4),
+    ];
+    for cfg in configs {
+        let network = cfg.network;
         let (chain_id, version) = match network {
             Network::Testnet => (0x8000_0000, TransactionVersion::Testnet),
             Network::Mainnet => (1, TransactionVersion::Mainnet),
@@ -199,7 +210,13 @@ fn every_event_parses_and_every_transaction_decodes_and_verifies() {
 
 #[test]
 fn the_ledger_is_conserved_after_every_step() {
-    let mut g = Generator::new(busy(5)).unwrap();
+    for cfg in [busy(5), busy_with_cases(5)] {
+        conserved_after_every_step(cfg);
+    }
+}
+
+fn conserved_after_every_step(cfg: DevnetConfig) {
+    let mut g = Generator::new(cfg).unwrap();
     let mut n = 0;
     while let Some(e) = g.next() {
         e.unwrap();
@@ -214,7 +231,41 @@ fn the_ledger_is_conserved_after_every_step() {
 /// the consumer computes them) equal the generator's own ledger.
 #[test]
 fn replaying_the_canonical_chain_reproduces_the_ledger() {
-    let mut g = Generator::new(busy(6)).unwrap();
+    replay_reproduces_the_ledger(busy(6));
+}
+
+/// The same with the real-chain cases: sponsors pay for contract calls, failed deploys pay
+/// their fee, and each stacker's latest delegate-or-revoke print says whether it delegates.
+#[test]
+fn replaying_a_chain_with_the_real_chain_cases_reproduces_the_ledger() {
+    replay_reproduces_the_ledger(busy_with_cases(6));
+    replay_reproduces_the_ledger(DevnetConfig::real_chain_cases(6));
+}
+
+/// A pox-4 print event's `name` and stacker, and its `data.delegate-to` when it has one.
+fn pox_print(ev: &crate::events::payload::ContractEvent) -> Option<(String, String, Option<String>)> {
+    if !ev.contract_identifier.ends_with(".pox-4") {
+        return None;
+    }
+    let Value::ResponseOk(inner) = Value::deserialize(&decode_hex(&ev.raw_value).unwrap()).unwrap() else {
+        return None;
+    };
+    let Value::Tuple(fields) = *inner else { return None };
+    let get = |k: &str| fields.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+    let Some(Value::StringAscii(name)) = get("name") else { return None };
+    let principal = |v: Value| v.repr().trim_start_matches('\'').to_string();
+    let stacker = principal(get("stacker")?);
+    let delegate_to = match get("data") {
+        Some(Value::Tuple(data)) => {
+            data.into_iter().find(|(n, _)| n == "delegate-to").map(|(_, v)| principal(v))
+        }
+        _ => None,
+    };
+    Some((String::from_utf8(name).unwrap(), stacker, delegate_to))
+}
+
+fn replay_reproduces_the_ledger(cfg: DevnetConfig) {
+    let mut g = Generator::new(cfg).unwrap();
     let evs: Vec<DevnetEvent> = g.by_ref().map(Result::unwrap).collect();
     let all = blocks(&evs);
     let (chain, _, _) = follow_chain(&all);
@@ -225,6 +276,8 @@ fn replaying_the_canonical_chain_reproduces_the_ledger() {
     let mut locks: BTreeMap<String, (u128, u64)> = BTreeMap::new();
     let mut ft: BTreeMap<String, u128> = BTreeMap::new();
     let mut nfts: BTreeMap<Vec<u8>, String> = BTreeMap::new();
+    // Each stacker's latest delegate-stx (true) or revoke-delegate-stx (false).
+    let mut delegating: BTreeMap<String, bool> = BTreeMap::new();
     let mut last_burn = 0;
     for index in &chain {
         let b = by_index[index.as_str()];
@@ -285,7 +338,19 @@ fn replaying_the_canonical_chain_reproduces_the_ledger() {
                 EventBody::NftBurn(t) => {
                     assert_eq!(nfts.remove(&decode_hex(&t.raw_value).unwrap()), Some(t.sender.clone()));
                 }
-                EventBody::Contract(_) => {}
+                EventBody::Contract(c) => match pox_print(c) {
+                    Some((name, stacker, _)) if name == "delegate-stx" => {
+                        delegating.insert(stacker, true);
+                    }
+                    Some((name, stacker, _)) if name == "revoke-delegate-stx" => {
+                        assert_eq!(
+                            delegating.insert(stacker, false),
+                            Some(true),
+                            "revoked without delegating"
+                        );
+                    }
+                    _ => {}
+                },
                 other => panic!("unexpected event {other:?}"),
             }
         }
@@ -311,6 +376,10 @@ fn replaying_the_canonical_chain_reproduces_the_ledger() {
         assert_eq!(locked, a.locked, "lock of account {i}");
     }
     assert!(locks.values().any(|l| l.1 <= last_burn), "some lock has expired");
+    let delegated: BTreeSet<&str> =
+        w.delegations.keys().map(|&i| ctx.keys[i as usize].c32.as_str()).collect();
+    let replayed: BTreeSet<&str> = delegating.iter().filter(|d| *d.1).map(|d| d.0.as_str()).collect();
+    assert_eq!(replayed, delegated, "accounts whose latest pox-4 call is delegate-stx");
 }
 
 #[test]
@@ -484,4 +553,200 @@ fn genesis_funds_every_account_and_block_one_follows_it() {
         .filter(|w| w[1].path.as_str() == "/new_block")
         .all(|w| w[0].path.as_str() == "/new_burn_block");
     assert!(burn_before_block);
+}
+
+/// Whether every object in `v` has its keys sorted, as a node's `serde_json::Value` has them.
+fn keys_sorted(v: &serde_json::Value) -> bool {
+    match v {
+        serde_json::Value::Object(m) => {
+            m.keys().zip(m.keys().skip(1)).all(|(a, b)| a < b) && m.values().all(keys_sorted)
+        }
+        serde_json::Value::Array(a) => a.iter().all(keys_sorted),
+        _ => true,
+    }
+}
+
+/// What the real-chain cases preset is for: several of each case in a 60-block chain, each
+/// shaped as a real node sends it.
+#[test]
+fn the_real_chain_cases_preset_has_several_of_each() {
+    use crate::devnet::contracts::DeployCase;
+    let cfg = DevnetConfig::real_chain_cases(21);
+    assert_eq!(cfg.blocks, 60);
+    let evs = events(cfg);
+    let mut n: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut count = |k: &'static str| *n.entry(k).or_default() += 1;
+    // Deploy outcomes by (sender, name), in chain order; mempool transactions by txid.
+    let mut deploys: BTreeMap<(String, String), Vec<(&'static str, u64)>> = BTreeMap::new();
+    let mut mempool: HashMap<String, Transaction> = HashMap::new();
+    let mut latest_pox: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    // Duplicates replaced in the mempool, waiting for the block that mines their original.
+    let mut duplicates: Vec<((String, String), String)> = Vec::new();
+    let mut mined: BTreeSet<String> = BTreeSet::new();
+    for e in &evs {
+        match parse(e) {
+            EventPayload::NewBlock(b) => {
+                mined.extend(b.transactions.iter().map(|t| t.txid.clone()));
+                // A current node's fields: one tenure per block before Nakamoto, ABIs under
+                // their current name.
+                assert_eq!(b.tenure_height, Some(b.block_height));
+                assert!(b.consensus_hash.is_some());
+                assert!(!e.payload.contains("\"contract_abi\""));
+                let events_of = |txid: &str| b.events.iter().filter(|ev| ev.txid == txid).count();
+                for t in &b.transactions {
+                    if let Some(abi) = t.contract_abi() {
+                        assert!(keys_sorted(abi), "ABI keys not in a node's order: {abi}");
+                        count("abis");
+                    }
+                    if b.block_height == 0 {
+                        continue;
+                    }
+                    let tx = decode_tx(&t.raw_tx);
+                    let sender = tx.origin_address().to_c32();
+                    match &tx.payload {
+                        Payload::TokenTransfer { memo, .. } => count(if memo.iter().any(|&m| m != 0) {
+                            "memo transfers"
+                        } else {
+                            "plain transfers"
+                        }),
+                        Payload::ContractCall { function_name, contract, .. } => {
+                            if tx.is_sponsored() {
+                                verify_sponsor(&tx).unwrap();
+                                assert_ne!(tx.sponsor_address(), Some(tx.origin_address()));
+                                assert_eq!(tx.origin().tx_fee(), 0, "the sponsor pays");
+                                count("sponsored calls");
+                                if contract.to_string().ends_with(".devnet-nft") {
+                                    count("sponsored NFT calls");
+                                }
+                            }
+                            if function_name == "revoke-delegate-stx" {
+                                assert_eq!(t.status, TxStatus::Success);
+                                let r = Value::deserialize(&decode_hex(&t.raw_result).unwrap()).unwrap();
+                                assert!(
+                                    r.repr().starts_with("(ok (some (tuple (amount-ustx u"),
+                                    "{}",
+                                    r.repr()
+                                );
+                                count("revokes");
+                            }
+                        }
+                        Payload::SmartContract { name, .. } => {
+                            let status = t.status.as_str();
+                            let case = [DeployCase::Runtime, DeployCase::Analysis]
+                                .into_iter()
+                                .find(|c| name.starts_with(c.family()));
+                            if let (Some(case), TxStatus::AbortByResponse) = (case, t.status) {
+                                // A failed deploy: `(err none)`, the node's error text, no events,
+                                // and an interface only when the analysis passed.
+                                assert_eq!(t.raw_result, "0x0809");
+                                assert_eq!(t.vm_error.as_deref(), Some(case.vm_error()));
+                                assert_eq!(events_of(&t.txid), 0);
+                                assert_eq!(t.contract_abi().is_some(), case == DeployCase::Runtime);
+                                count(if case == DeployCase::Runtime {
+                                    "runtime failures"
+                                } else {
+                                    "analysis failures"
+                                });
+                            }
+                            deploys.entry((sender, name.clone())).or_default().push((status, b.block_height));
+                        }
+                        _ => {}
+                    }
+                }
+                for (key, txid) in duplicates.drain(..) {
+                    assert_eq!(deploys[&key].last(), Some(&("success", b.block_height)), "{key:?}");
+                    assert!(!mined.contains(&txid));
+                    count("replaced duplicate deploys");
+                }
+                for ev in &b.events {
+                    if let EventBody::Contract(c) = &ev.body {
+                        if let Some((name, stacker, delegate_to)) = pox_print(c) {
+                            if name == "revoke-delegate-stx" {
+                                // The pool the revoked delegation named.
+                                let pool = delegate_to.clone().expect("revoke print names the pool");
+                                assert!(latest_pox[&stacker].last().unwrap().ends_with(&pool));
+                            }
+                            let entry = latest_pox.entry(stacker).or_default();
+                            entry.push(format!("{name} {}", delegate_to.unwrap_or_default()));
+                        }
+                    }
+                }
+            }
+            EventPayload::NewMempoolTx(m) => {
+                for raw in &m.raw_txs {
+                    let tx = decode_tx(raw);
+                    mempool.insert(tx.txid_hex(), tx);
+                }
+            }
+            EventPayload::DropMempoolTx(d) if d.reason.to_string() == "ReplaceByFee" => {
+                // (A cheaper copy of the same deploy replaced by fee is ordinary RBF.)
+                let replacement = d.new_txid.as_ref().map(|t| &mempool[t].payload);
+                let by_transfer = matches!(replacement, Some(Payload::TokenTransfer { .. }));
+                for txid in d.dropped_txids.iter().filter(|_| by_transfer) {
+                    let tx = &mempool[txid];
+                    if let Payload::SmartContract { name, .. } = &tx.payload {
+                        // A duplicate of a deploy the next block mines (a node's mempool admits
+                        // it only until then); it is never mined itself.
+                        duplicates.push(((tx.origin_address().to_c32(), name.clone()), txid.clone()));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    // Re-deploys: a failed deploy, then the same sender deploys the same name successfully.
+    for outcomes in deploys.values() {
+        let (last, failures) = outcomes.split_last().unwrap();
+        assert!(failures.iter().all(|f| f.0 == "abort_by_response"), "{outcomes:?}");
+        if last.0 == "success" && !failures.is_empty() {
+            count("re-deploys");
+        }
+    }
+    // Delegate, revoke, then delegate again.
+    let redelegated = latest_pox
+        .values()
+        .filter(|calls| {
+            calls.windows(3).any(|w| {
+                w[0].starts_with("delegate-stx")
+                    && w[1].starts_with("revoke")
+                    && w[2].starts_with("delegate-stx")
+            })
+        })
+        .count();
+    n.insert("delegate, revoke, delegate", redelegated);
+    println!("{n:?}");
+    for (case, min) in [
+        ("memo transfers", 10),
+        ("plain transfers", 10),
+        ("sponsored calls", 10),
+        ("sponsored NFT calls", 3),
+        ("revokes", 3),
+        ("runtime failures", 3),
+        ("analysis failures", 3),
+        ("re-deploys", 2),
+        ("replaced duplicate deploys", 1),
+        ("abis", 5),
+        ("delegate, revoke, delegate", 1),
+    ] {
+        assert!(n.get(case).copied().unwrap_or_default() >= min, "{case}: {n:?}");
+    }
+}
+
+#[test]
+fn the_real_chain_cases_are_opt_in() {
+    // The default draws nothing for them: no sponsored call, failed deploy, revoke or current
+    // node field, and ABIs keep the fixtures' order.
+    let evs = events(busy(12));
+    for b in blocks(&evs) {
+        assert_eq!((b.tenure_height, b.consensus_hash.is_some()), (None, false));
+        for t in &b.transactions {
+            assert!(t.contract_interface.is_none() && t.vm_error.is_none());
+            let tx = decode_tx(&t.raw_tx);
+            if let Payload::ContractCall { function_name, .. } = &tx.payload {
+                assert!(!tx.is_sponsored() && function_name != "revoke-delegate-stx");
+            }
+        }
+    }
+    let abi = evs.iter().find(|e| e.payload.contains("\"contract_abi\":{\"maps\"")).map(|e| e.id);
+    assert!(abi.is_some(), "the FT ABI as the fixtures have it");
 }

@@ -11,11 +11,11 @@ use stacks_codec::tx::{
 };
 
 use super::config::{cycle_start, reward_cycle, Ctx, DELEGATION_POOLS, POX_MIN_STACK};
-use super::contracts::{FT_SOURCE, NFT_SOURCE};
+use super::contracts::{DeployCase, FT_SOURCE, NFT_SOURCE};
 use super::json::{Cost, EventBody, Receipt, TxEvent};
 use super::rng::Rng;
 use super::txbuild::{pox4_signer_signature, pox_addr, sign, Signed, SignerGrant, Signers};
-use super::world::{Invariant, Stacker, World, NFT_CAP};
+use super::world::{Delegation, FailedDeploy, Invariant, Stacker, World, NFT_CAP};
 use super::DevnetError;
 
 /// µSTX in one STX.
@@ -65,16 +65,19 @@ enum Action {
     NftBurn { slot: usize, token: u128 },
     StackStx(Box<Stacking>),
     DelegateStx(Delegation),
+    RevokeDelegateStx,
+    Deploy(Box<DeployPlan>),
 }
 
-/// A pox-4 `delegate-stx`: `amount` to the pool account `pool`, until burn height `until`
-/// (`None`: no end), with the stacker's own PoX address when `with_pox_addr`.
+/// A deploy of the failed-deploy cases: the failing version of `case` under a new name, or
+/// the fixed version under the name of an earlier failure (`retry`, its index in
+/// `World::retry_deploys`), then perhaps followed by a duplicate in the mempool.
 #[derive(Debug, Clone)]
-struct Delegation {
-    amount: u128,
-    pool: u32,
-    until: Option<u64>,
-    with_pox_addr: bool,
+struct DeployPlan {
+    case: DeployCase,
+    name: String,
+    retry: Option<usize>,
+    duplicate: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -103,6 +106,15 @@ struct Outcome {
     /// `(committed, body)`.
     events: Vec<(bool, EventBody)>,
     cost: Cost,
+    /// The contract interface of a deploy whose analysis passed.
+    abi: Option<serde_json::Value>,
+    vm_error: Option<String>,
+}
+
+impl Outcome {
+    fn new(status: &'static str, result: Value, events: Vec<(bool, EventBody)>, cost: Cost) -> Outcome {
+        Outcome { status, result, events, cost, abi: None, vm_error: None }
+    }
 }
 
 const COST_FT_TRANSFER: Cost =
@@ -118,6 +130,9 @@ const COST_NFT_BURN: Cost =
 /// A `delegate-stx` cost of the same order as `stack-stx`'s (no recording carries one).
 const COST_DELEGATE_STX: Cost =
     Cost { read_count: 8, read_length: 28_136, runtime: 210_117, write_count: 1, write_length: 161 };
+/// A `revoke-delegate-stx` cost of the same order as `delegate-stx`'s.
+const COST_REVOKE_DELEGATE_STX: Cost =
+    Cost { read_count: 7, read_length: 27_904, runtime: 183_562, write_count: 1, write_length: 1 };
 /// The `stack-stx` cost recorded in the pox-4 regtest fixture.
 const COST_STACK_STX: Cost =
     Cost { read_count: 23, read_length: 80_849, runtime: 714_292, write_count: 6, write_length: 838 };
@@ -178,6 +193,18 @@ fn choose(ctx: &Ctx, rng: &mut Rng, world: &World, env: BlockEnv, serial: u64) -
             return Ok(p);
         }
     }
+    // Likewise for the later real-chain cases: each draws only when switched on.
+    let cfg = &ctx.cfg;
+    if cfg.revoke_per_mille > 0 && rng.chance(cfg.revoke_per_mille) {
+        if let Some(p) = plan_revoke(ctx, rng, world, env) {
+            return Ok(p);
+        }
+    }
+    if cfg.failed_deploy_per_mille > 0 && rng.chance(cfg.failed_deploy_per_mille) {
+        if let Some(p) = plan_deploy(ctx, rng, world, serial) {
+            return Ok(p);
+        }
+    }
     let deployed = world.contracts_deployed;
     let plan = match rng.below(100) {
         40..=57 if deployed => plan_ft_transfer(ctx, rng, world, serial),
@@ -189,9 +216,66 @@ fn choose(ctx: &Ctx, rng: &mut Rng, world: &World, env: BlockEnv, serial: u64) -
         _ => None,
     };
     match plan {
+        Some(p) if cfg.sponsored_call_per_mille > 0 => Ok(sponsor_call(ctx, rng, world, p)),
         Some(p) => Ok(p),
         None => plan_stx_transfer(ctx, rng, world, serial),
     }
+}
+
+/// Gives an FT or NFT call a sponsor (another account that can pay the fee), at the
+/// configured rate. Other plans are returned as they are.
+fn sponsor_call(ctx: &Ctx, rng: &mut Rng, world: &World, mut plan: Plan) -> Plan {
+    let is_token_call = matches!(
+        plan.action,
+        Action::FtMint { .. }
+            | Action::FtTransfer { .. }
+            | Action::NftMint
+            | Action::NftTransfer { .. }
+            | Action::NftBurn { .. }
+    );
+    if is_token_call && rng.chance(ctx.cfg.sponsored_call_per_mille) {
+        let s = other_account(rng, ctx.user_accounts(), plan.origin);
+        if world.account(s).spendable() >= u128::from(plan.fee) {
+            plan.sponsor = Some(s);
+        }
+    }
+    plan
+}
+
+/// A pox-4 `revoke-delegate-stx` by an account whose delegation pox-4 still holds.
+fn plan_revoke(ctx: &Ctx, rng: &mut Rng, world: &World, env: BlockEnv) -> Option<Plan> {
+    let fee = rng.range(1_000, 20_000);
+    let origin = find_account(rng, world, ctx.user_accounts(), |i, w| {
+        w.revocable(i, env.burn_height).is_some() && w.account(i).spendable() >= u128::from(fee)
+    })?;
+    Some(Plan { origin, sponsor: None, fee, action: Action::RevokeDelegateStx })
+}
+
+/// One of the failed-deploy cases: usually a new deploy that fails (at runtime or in
+/// analysis), sometimes the fixed version under the name of an earlier failure, which may be
+/// followed by a duplicate in the mempool.
+fn plan_deploy(ctx: &Ctx, rng: &mut Rng, world: &World, serial: u64) -> Option<Plan> {
+    let fee = rng.range(20_000, 120_000);
+    let affords = |i: u32, w: &World| w.account(i).spendable() >= u128::from(fee);
+    if !world.retry_deploys.is_empty() && rng.chance(400) {
+        let slot = rng.index(world.retry_deploys.len());
+        let failed = &world.retry_deploys[slot];
+        if affords(failed.sender, world) {
+            let duplicate = rng.chance(500);
+            let action = Action::Deploy(Box::new(DeployPlan {
+                case: failed.case,
+                name: failed.name.clone(),
+                retry: Some(slot),
+                duplicate,
+            }));
+            return Some(Plan { origin: failed.sender, sponsor: None, fee, action });
+        }
+    }
+    let origin = find_account(rng, world, ctx.user_accounts(), affords)?;
+    let case = if rng.chance(500) { DeployCase::Runtime } else { DeployCase::Analysis };
+    let name = format!("{}-{serial}", case.family());
+    let action = Action::Deploy(Box::new(DeployPlan { case, name, retry: None, duplicate: false }));
+    Some(Plan { origin, sponsor: None, fee, action })
 }
 
 fn plan_stx_transfer(ctx: &Ctx, rng: &mut Rng, world: &World, serial: u64) -> Result<Plan, Invariant> {
@@ -412,6 +496,8 @@ fn payload(ctx: &Ctx, plan: &Plan, env: BlockEnv) -> (Payload, Vec<PostCondition
             ];
             (call(&ctx.pox_contract, "stack-stx", args), Vec::new())
         }
+        Action::RevokeDelegateStx => (call(&ctx.pox_contract, "revoke-delegate-stx", Vec::new()), Vec::new()),
+        Action::Deploy(d) => (deploy_payload(&d.name, d.case, d.retry.is_some()), Vec::new()),
         Action::DelegateStx(d) => {
             let args = vec![
                 uint(d.amount),
@@ -421,6 +507,14 @@ fn payload(ctx: &Ctx, plan: &Plan, env: BlockEnv) -> (Payload, Vec<PostCondition
             ];
             (call(&ctx.pox_contract, "delegate-stx", args), Vec::new())
         }
+    }
+}
+
+fn deploy_payload(name: &str, case: DeployCase, fixed: bool) -> Payload {
+    Payload::SmartContract {
+        name: name.into(),
+        code_body: case.source(fixed).into(),
+        clarity_version: Some(ClarityVersion::Clarity2),
     }
 }
 
@@ -434,7 +528,7 @@ fn execute(ctx: &Ctx, world: &mut World, plan: &Plan, env: BlockEnv) -> Result<O
         world.bump_nonce(s);
     }
     let c32 = |i: u32| ctx.key(i).c32.clone();
-    let success = |events, result, cost| Outcome { status: "success", result, events, cost };
+    let success = |events, result, cost| Outcome::new("success", result, events, cost);
     let origin = plan.origin;
     Ok(match &plan.action {
         Action::StxTransfer { to, amount, memo } => {
@@ -456,12 +550,12 @@ fn execute(ctx: &Ctx, world: &mut World, plan: &Plan, env: BlockEnv) -> Result<O
         Action::FtTransfer { to, amount, memo, pc } => {
             if *amount > world.account(origin).ft {
                 // `try!` hands back ft-transfer?'s (err u1); the VM rolls the call back.
-                return Ok(Outcome {
-                    status: "abort_by_response",
-                    result: Value::ResponseErr(Box::new(uint(1u8))),
-                    events: Vec::new(),
-                    cost: COST_FT_TRANSFER,
-                });
+                return Ok(Outcome::new(
+                    "abort_by_response",
+                    Value::ResponseErr(Box::new(uint(1u8))),
+                    Vec::new(),
+                    COST_FT_TRANSFER,
+                ));
             }
             let committed = *pc != FtPostCondition::Wrong;
             let mut events = vec![EventBody::FtTransfer {
@@ -489,14 +583,14 @@ fn execute(ctx: &Ctx, world: &mut World, plan: &Plan, env: BlockEnv) -> Result<O
             if committed {
                 world.transfer_ft(origin, *to, *amount)?;
             }
-            Outcome {
-                // The call itself returned (ok true); the post-condition check then failed and the
-                // node reports the rolled-back events as uncommitted.
-                status: if committed { "success" } else { "abort_by_post_condition" },
-                result: ok(Value::Bool(true)),
-                events: events.into_iter().map(|e| (committed, e)).collect(),
-                cost: COST_FT_TRANSFER,
-            }
+            // The call itself returned (ok true); the post-condition check then failed and the
+            // node reports the rolled-back events as uncommitted.
+            Outcome::new(
+                if committed { "success" } else { "abort_by_post_condition" },
+                ok(Value::Bool(true)),
+                events.into_iter().map(|e| (committed, e)).collect(),
+                COST_FT_TRANSFER,
+            )
         }
         Action::NftMint => {
             let id = world.mint_nft(origin);
@@ -545,14 +639,96 @@ fn execute(ctx: &Ctx, world: &mut World, plan: &Plan, env: BlockEnv) -> Result<O
         }
         Action::StackStx(s) => execute_stack(ctx, world, origin, s, env)?,
         Action::DelegateStx(d) => execute_delegate(ctx, world, origin, d, env),
+        Action::RevokeDelegateStx => execute_revoke(ctx, world, origin, env)?,
+        Action::Deploy(d) => execute_deploy(ctx, world, origin, d),
     })
+}
+
+/// pox-4 `revoke-delegate-stx`: deletes the delegation and returns it, `(ok (some {...}))`;
+/// the synthetic print (pox-locking's `events.rs`) names the pool and the next cycle.
+fn execute_revoke(ctx: &Ctx, world: &mut World, origin: u32, env: BlockEnv) -> Result<Outcome, Invariant> {
+    let key = ctx.key(origin);
+    let d = world
+        .revocable(origin, env.burn_height)
+        .cloned()
+        .ok_or_else(|| Invariant(format!("account {origin} has no delegation to revoke")))?;
+    world.delegations.remove(&origin);
+    let pool = ctx.key(d.pool).principal.clone();
+    let result = ok(optional(Some(Value::Tuple(vec![
+        ("amount-ustx".into(), uint(d.amount)),
+        ("delegated-to".into(), pool.clone()),
+        ("pox-addr".into(), optional(d.with_pox_addr.then(|| pox_addr(key)))),
+        ("until-burn-ht".into(), optional(d.until.map(uint))),
+    ]))));
+    let account = world.account(origin);
+    let data = Value::Tuple(vec![
+        ("delegate-to".into(), pool),
+        ("end-cycle-id".into(), Value::OptionalNone),
+        ("start-cycle-id".into(), uint(reward_cycle(env.burn_height) + 1)),
+    ]);
+    let print = ok(Value::Tuple(vec![
+        ("balance".into(), uint(account.spendable())),
+        ("burnchain-unlock-height".into(), uint(account.unlock_height)),
+        ("data".into(), data),
+        ("locked".into(), uint(account.locked)),
+        ("name".into(), ascii("revoke-delegate-stx")),
+        ("stacker".into(), key.principal.clone()),
+    ]));
+    let events = vec![(
+        true,
+        EventBody::Print { contract_identifier: ctx.pox_contract_id.clone(), raw_value: hex(&print) },
+    )];
+    Ok(Outcome::new("success", result, events, COST_REVOKE_DELEGATE_STX))
+}
+
+/// A deploy of the failed-deploy cases, as `StacksChainState::process_transaction_payload`
+/// reports it: a failure is `abort_by_response` with `(err none)`, no events, the fee paid and
+/// the name left free; the interface is there only when the analysis passed.
+fn execute_deploy(ctx: &Ctx, world: &mut World, origin: u32, d: &DeployPlan) -> Outcome {
+    let fixed = d.retry.is_some();
+    let abi = ctx.deploy_case_abi(d.case, fixed).cloned();
+    let len = d.case.source(fixed).len() as u64;
+    let deployed = FailedDeploy { sender: origin, name: d.name.clone(), case: d.case };
+    if let Some(slot) = d.retry {
+        world.retry_deploys.remove(slot);
+        if d.duplicate {
+            world.pending_duplicate = Some(deployed);
+        }
+        let cost = Cost {
+            read_count: 6,
+            read_length: len,
+            runtime: len * 130,
+            write_count: 5,
+            write_length: len + 400,
+        };
+        return Outcome { abi, ..Outcome::new("success", ok(Value::Bool(true)), Vec::new(), cost) };
+    }
+    world.remember_failed_deploy(deployed);
+    let cost = match d.case {
+        // Analysis, then the top-level code up to the abort; nothing is written.
+        DeployCase::Runtime => {
+            Cost { read_count: 3, read_length: len, runtime: len * 110, write_count: 0, write_length: 0 }
+        }
+        // The analysis only.
+        DeployCase::Analysis => Cost { runtime: len * 60, ..Cost::default() },
+    };
+    Outcome {
+        abi,
+        vm_error: Some(d.case.vm_error().to_string()),
+        ..Outcome::new(
+            "abort_by_response",
+            Value::ResponseErr(Box::new(Value::OptionalNone)),
+            Vec::new(),
+            cost,
+        )
+    }
 }
 
 /// pox-4 `delegate-stx`: records the delegation (nothing is locked) and emits pox-4's
 /// synthetic print, the account as it stands and the call's arguments.
 fn execute_delegate(ctx: &Ctx, world: &mut World, origin: u32, d: &Delegation, env: BlockEnv) -> Outcome {
     let key = ctx.key(origin);
-    world.delegations.insert(origin, d.until);
+    world.delegations.insert(origin, d.clone());
     let account = world.account(origin);
     let data = Value::Tuple(vec![
         ("amount-ustx".into(), uint(d.amount)),
@@ -574,7 +750,7 @@ fn execute_delegate(ctx: &Ctx, world: &mut World, origin: u32, d: &Delegation, e
         true,
         EventBody::Print { contract_identifier: ctx.pox_contract_id.clone(), raw_value: hex(&print) },
     )];
-    Outcome { status: "success", result: ok(Value::Bool(true)), events, cost: COST_DELEGATE_STX }
+    Outcome::new("success", ok(Value::Bool(true)), events, COST_DELEGATE_STX)
 }
 
 /// pox-4 `stack-stx`: the synthetic print pox-4 emits (the account as it stood before the
@@ -633,7 +809,7 @@ fn execute_stack(
             },
         ),
     ];
-    Ok(Outcome { status: "success", result, events, cost: COST_STACK_STX })
+    Ok(Outcome::new("success", result, events, COST_STACK_STX))
 }
 
 fn anchor_mode(rng: &mut Rng, placement: Placement) -> AnchorMode {
@@ -644,7 +820,7 @@ fn anchor_mode(rng: &mut Rng, placement: Placement) -> AnchorMode {
     }
 }
 
-fn gen_tx(signed: Signed, outcome: Outcome, fee: u128, contract_abi: Option<serde_json::Value>) -> GenTx {
+fn gen_tx(signed: Signed, outcome: Outcome, fee: u128) -> GenTx {
     let events = outcome
         .events
         .into_iter()
@@ -658,7 +834,9 @@ fn gen_tx(signed: Signed, outcome: Outcome, fee: u128, contract_abi: Option<serd
             status: outcome.status,
             raw_result: hex(&outcome.result),
             execution_cost: outcome.cost,
-            contract_abi,
+            contract_abi: outcome.abi,
+            vm_error: outcome.vm_error,
+            contract_interface_key: false,
             microblock: None,
         },
         events,
@@ -679,13 +857,8 @@ pub fn submitted_transfer(
 ) -> GenTx {
     let memo = memo.iter().any(|b| *b != 0).then(|| hex::encode(memo));
     let body = EventBody::StxTransfer { sender, recipient, amount, memo };
-    let outcome = Outcome {
-        status: "success",
-        result: ok(Value::Bool(true)),
-        events: vec![(true, body)],
-        cost: Cost::default(),
-    };
-    gen_tx(signed, outcome, fee, None)
+    let outcome = Outcome::new("success", ok(Value::Bool(true)), vec![(true, body)], Cost::default());
+    gen_tx(signed, outcome, fee)
 }
 
 /// A user transaction. With `rbf`, a cheaper copy (same nonce) is signed too: it went into the
@@ -699,7 +872,14 @@ pub fn user_tx(
     rbf: bool,
     serial: u64,
 ) -> Result<GenTx, DevnetError> {
-    let plan = choose(ctx, rng, world, env, serial)?;
+    // A deploy that just succeeded may have had a duplicate submitted (a node's mempool admits
+    // it until the contract exists, the miner cannot include it): the sender then replaces it
+    // by fee with its next transaction, which this one is.
+    let duplicate = world.pending_duplicate.take().and_then(|d| plan_after_duplicate(ctx, rng, world, d));
+    let (plan, duplicate) = match duplicate {
+        Some((plan, dup)) => (plan, Some(dup)),
+        None => (choose(ctx, rng, world, env, serial)?, None),
+    };
     let anchor = anchor_mode(rng, placement);
     let (payload, pcs) = payload(ctx, &plan, env);
     let signers = |fee| Signers {
@@ -708,17 +888,41 @@ pub fn user_tx(
         sponsor: plan.sponsor.map(|s| (ctx.key(s), world.account(s).nonce)),
         fee,
     };
-    let rbf_original = if rbf && plan.fee > 1 {
-        let cheaper = rng.range(plan.fee / 2, plan.fee - 1).max(1);
-        Some(sign(ctx, &signers(cheaper), anchor, pcs.clone(), payload.clone())?)
-    } else {
-        None
+    let rbf_original = match duplicate {
+        Some((d, fee)) => {
+            Some(sign(ctx, &signers(fee), anchor, Vec::new(), deploy_payload(&d.name, d.case, true))?)
+        }
+        None if rbf && plan.fee > 1 => {
+            let cheaper = rng.range(plan.fee / 2, plan.fee - 1).max(1);
+            Some(sign(ctx, &signers(cheaper), anchor, pcs.clone(), payload.clone())?)
+        }
+        None => None,
     };
     let signed = sign(ctx, &signers(plan.fee), anchor, pcs, payload)?;
     let outcome = execute(ctx, world, &plan, env)?;
-    let mut tx = gen_tx(signed, outcome, u128::from(plan.fee), None);
+    let mut tx = gen_tx(signed, outcome, u128::from(plan.fee));
     tx.rbf_original = rbf_original;
     Ok(tx)
+}
+
+/// The transaction that replaces the duplicate of a deploy `d` in the mempool: a transfer from
+/// the same sender with the same nonce and a higher fee. Returns it with the duplicate's fee;
+/// `None` when the sender cannot afford it.
+fn plan_after_duplicate(
+    ctx: &Ctx,
+    rng: &mut Rng,
+    world: &World,
+    d: FailedDeploy,
+) -> Option<(Plan, (FailedDeploy, u64))> {
+    let fee = rng.range(150_000, 300_000);
+    let duplicate_fee = rng.range(20_000, 120_000);
+    let amount = rng.range(1, 100) * 1_000;
+    if world.account(d.sender).spendable() < u128::from(fee + amount) {
+        return None;
+    }
+    let to = other_account(rng, ctx.user_accounts(), d.sender);
+    let action = Action::StxTransfer { to, amount, memo: None };
+    Some((Plan { origin: d.sender, sponsor: None, fee, action }, (d, duplicate_fee)))
 }
 
 /// The block's coinbase, from its miner (fee 0; the reward arrives when it matures).
@@ -728,13 +932,8 @@ pub fn coinbase(ctx: &Ctx, rng: &mut Rng, world: &mut World, miner: u32) -> Resu
     let payload = Payload::Coinbase { data: rng.bytes32(), alt_recipient: None, vrf_proof: None };
     let signed = sign(ctx, &signers, AnchorMode::OnChainOnly, Vec::new(), payload)?;
     world.bump_nonce(miner);
-    let outcome = Outcome {
-        status: "success",
-        result: ok(Value::Bool(true)),
-        events: Vec::new(),
-        cost: Cost::default(),
-    };
-    Ok(gen_tx(signed, outcome, 0, None))
+    let outcome = Outcome::new("success", ok(Value::Bool(true)), Vec::new(), Cost::default());
+    Ok(gen_tx(signed, outcome, 0))
 }
 
 /// Deploys the FT and NFT contracts from the deployer account, one transaction each.
@@ -769,8 +968,11 @@ pub fn deploys(ctx: &Ctx, rng: &mut Rng, world: &mut World) -> Result<Vec<GenTx>
             write_count: 9,
             write_length: len + 1_000,
         };
-        let outcome = Outcome { status: "success", result: ok(Value::Bool(true)), events: Vec::new(), cost };
-        out.push(gen_tx(signed, outcome, u128::from(fee), Some(abi.clone())));
+        let outcome = Outcome {
+            abi: Some(abi.clone()),
+            ..Outcome::new("success", ok(Value::Bool(true)), Vec::new(), cost)
+        };
+        out.push(gen_tx(signed, outcome, u128::from(fee)));
     }
     world.contracts_deployed = true;
     Ok(out)
@@ -806,5 +1008,39 @@ mod tests {
             world.check().unwrap();
         }
         assert_eq!(kinds.len(), 3, "{kinds:?}");
+    }
+
+    #[test]
+    fn real_chain_cases_keep_the_ledger_and_tuples_canonical() {
+        let cfg = DevnetConfig { accounts: 6, miners: 2, ..DevnetConfig::default() }.with_real_chain_cases();
+        let ctx =
+            Ctx::new(DevnetConfig { revoke_per_mille: 200, failed_deploy_per_mille: 100, ..cfg }).unwrap();
+        let mut world = World::genesis(&[u128::from(u64::MAX); 8]);
+        let mut rng = Rng::new(5);
+        deploys(&ctx, &mut rng, &mut world).unwrap();
+        let (mut revokes, mut sponsored, mut failed_deploys) = (0, 0, 0);
+        for serial in 0..600 {
+            let env = BlockEnv { burn_height: 30 + serial / 20 };
+            let tx = user_tx(&ctx, &mut rng, &mut world, env, Placement::Anchored, false, serial).unwrap();
+            let raw = stacks_codec::decode_hex(&tx.receipt.raw_tx).unwrap();
+            let decoded = stacks_codec::tx::Transaction::deserialize(&raw).unwrap();
+            sponsored += usize::from(decoded.is_sponsored());
+            revokes += usize::from(tx.receipt.raw_tx.contains(&hex::encode("revoke-delegate-stx")));
+            failed_deploys += usize::from(tx.receipt.vm_error.is_some());
+            for e in &tx.events {
+                if let EventBody::Print { raw_value, .. } = &e.body {
+                    let v = Value::deserialize(&stacks_codec::decode_hex(raw_value).unwrap()).unwrap();
+                    assert_eq!(v, v.canonical(), "{}", v.repr());
+                }
+            }
+            let r = Value::deserialize(&stacks_codec::decode_hex(&tx.receipt.raw_result).unwrap()).unwrap();
+            assert_eq!(r, r.canonical());
+            world.unassigned_stream_fees = world.pending_fees;
+            world.check().unwrap();
+        }
+        assert!(
+            revokes > 5 && sponsored > 20 && failed_deploys > 10,
+            "{revokes} {sponsored} {failed_deploys}"
+        );
     }
 }

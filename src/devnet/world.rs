@@ -19,6 +19,8 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use super::contracts::DeployCase;
+
 /// Live NFTs never exceed this: mints stop at the cap and transfers/burns take over.
 pub const NFT_CAP: usize = 10_000;
 
@@ -80,8 +82,15 @@ pub struct World {
     pub ft_supply: u128,
     pub contracts_deployed: bool,
     pub stackers: Vec<Stacker>,
-    /// Each account's pox-4 delegation in force: `until` burn height (`None`: no end).
-    pub delegations: BTreeMap<u32, Option<u64>>,
+    /// Each account's latest pox-4 delegation (it may have expired; see [`World::delegated`]).
+    pub delegations: BTreeMap<u32, Delegation>,
+    /// Failed deploys (`DevnetConfig::failed_deploy_per_mille`) whose name the sender may still
+    /// deploy, oldest first, at most [`RETRY_CAP`].
+    pub retry_deploys: VecDeque<FailedDeploy>,
+    /// A deploy that just succeeded: a duplicate of it may have reached the mempool in the
+    /// same block or microblock (a node refuses it once the contract exists). Cleared at each
+    /// block and microblock.
+    pub pending_duplicate: Option<FailedDeploy>,
     pub pending_rewards: VecDeque<PendingReward>,
     /// The reward cycle whose reward set was last computed, and its slot holders (accounts).
     pub reward_set: Option<(u64, Vec<u32>)>,
@@ -93,6 +102,29 @@ pub struct World {
     /// devnet node (`node.rs`) create them.
     pub external: BTreeMap<String, Account>,
 }
+
+/// A pox-4 `delegate-stx` as the `delegation-state` map holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delegation {
+    pub amount: u128,
+    /// The pool account delegated to.
+    pub pool: u32,
+    /// `until-burn-ht` (`None`: no end).
+    pub until: Option<u64>,
+    /// Whether the stacker's own PoX address was named.
+    pub with_pox_addr: bool,
+}
+
+/// A contract deploy of the failed-deploy cases: who sent it, under which name, which case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FailedDeploy {
+    pub sender: u32,
+    pub name: String,
+    pub case: DeployCase,
+}
+
+/// Failed deploys waiting for a re-deploy never exceed this (the oldest is forgotten).
+pub const RETRY_CAP: usize = 256;
 
 /// A broken generator invariant: a bug, never a property of the seed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -185,7 +217,21 @@ impl World {
     /// Whether `account` has a delegation in force at `burn_height` (pox-4 refuses both a
     /// second `delegate-stx` and a `stack-stx` then).
     pub fn delegated(&self, account: u32, burn_height: u64) -> bool {
-        self.delegations.get(&account).is_some_and(|until| until.map_or(true, |u| u > burn_height))
+        self.delegations.get(&account).is_some_and(|d| d.until.map_or(true, |u| u > burn_height))
+    }
+
+    /// The delegation a pox-4 `revoke-delegate-stx` by `account` at `burn_height` revokes:
+    /// `get-check-delegation` still returns it while `burn-block-height <= until-burn-ht`.
+    pub fn revocable(&self, account: u32, burn_height: u64) -> Option<&Delegation> {
+        self.delegations.get(&account).filter(|d| d.until.map_or(true, |u| u >= burn_height))
+    }
+
+    /// Records a failed deploy whose name may be deployed again.
+    pub fn remember_failed_deploy(&mut self, d: FailedDeploy) {
+        if self.retry_deploys.len() >= RETRY_CAP {
+            self.retry_deploys.pop_front();
+        }
+        self.retry_deploys.push_back(d);
     }
 
     /// Releases every lock whose unlock height `burn_height` has reached. A node emits no
