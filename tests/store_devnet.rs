@@ -186,6 +186,40 @@ async fn check_chain(db: Db, label: &str, events: Vec<RawEvent>, generator: Gene
     ts.finish().await;
 }
 
+/// The same checks on a chain with the real-chain cases as well (sponsored calls, failed
+/// deploys and re-deploys, replaced duplicate deploys, delegations and revocations, a current
+/// node's fields), with its forks and microblocks.
+async fn check_real_chain_cases(db: Db) {
+    let cfg = devnet_config(4, BLOCKS, TXS_PER_BLOCK).with_real_chain_cases();
+    let (events, generator) = devnet_events(cfg);
+    let sponsored_calls = events
+        .iter()
+        .filter_map(|e| match EventPayload::parse(EventPath::from_path(&e.path)?, &e.payload) {
+            Ok(EventPayload::NewBlock(b)) => Some(b),
+            _ => None,
+        })
+        .flat_map(|b| b.transactions.into_iter())
+        .filter(|t| {
+            let tx =
+                stacks_codec::tx::Transaction::deserialize(&stacks_codec::decode_hex(&t.raw_tx).unwrap())
+                    .unwrap();
+            tx.is_sponsored() && tx.tx_type_name() == "contract_call"
+        })
+        .count();
+    assert!(sponsored_calls > 5, "{sponsored_calls} sponsored calls");
+    check_chain(db, &format!("{db:?} devnet with the real-chain cases"), events, generator).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_real_chain_cases() {
+    check_real_chain_cases(Db::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_real_chain_cases() {
+    check_real_chain_cases(Db::Postgres).await;
+}
+
 /// `(anchored, event_index, recipient)` of one NFT event.
 type NftMove = (bool, u64, String);
 
