@@ -226,6 +226,50 @@ mod tests {
         assert!(GENESIS_SOURCE.contains(GENESIS_PRINT));
     }
 
+    fn sorted(v: &serde_json::Value) -> bool {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.keys().zip(m.keys().skip(1)).all(|(a, b)| a < b) && m.values().all(sorted)
+            }
+            serde_json::Value::Array(a) => a.iter().all(sorted),
+            _ => true,
+        }
+    }
+
+    #[test]
+    fn node_key_order_is_what_a_real_node_sends() {
+        let fixture: serde_json::Value = serde_json::from_str(FT_ABI).unwrap();
+        let node = order_keys(&fixture, AbiKeyOrder::Node);
+        assert!(sorted(&node) && !sorted(&fixture));
+        assert_eq!(node, fixture, "the same ABI");
+        let jsonb = order_keys(&node, AbiKeyOrder::Jsonb).to_string();
+        assert!(jsonb.starts_with(r#"{"maps":[],"epoch":"Epoch25","functions":[{"args":"#), "{jsonb}");
+        for abi in [GENESIS_ABI_NODE, VAULT_ABI, ORACLE_ABI] {
+            let v: serde_json::Value = serde_json::from_str(abi).unwrap();
+            assert!(sorted(&v), "{abi}");
+        }
+        // stacks-node 4.0.2 as recorded: every interface sorted, and block 0's genesis one is ours.
+        let Some(path) = test_support::shared_path("bench/realnode-2/events.tsv") else { return };
+        let text = std::fs::read_to_string(path).unwrap();
+        let mut interfaces = 0;
+        for line in text.lines().filter(|l| l.contains("\t/new_block\t")) {
+            let payload: serde_json::Value =
+                serde_json::from_str(line.splitn(4, '\t').nth(3).unwrap()).unwrap();
+            for t in payload["transactions"].as_array().unwrap() {
+                let abi = &t["contract_interface"];
+                if abi.is_null() {
+                    continue;
+                }
+                assert!(sorted(abi));
+                interfaces += 1;
+                if t["txid"] == "0xb3847b7e852b0d731061ff144e4467065c6e7b159a9eee2f883fdc41f261ee13" {
+                    assert_eq!(abi.to_string(), GENESIS_ABI_NODE);
+                }
+            }
+        }
+        assert!(interfaces > 5, "{interfaces}");
+    }
+
     #[test]
     fn sources_define_what_the_generator_emits() {
         assert!(FT_SOURCE.contains("(define-fungible-token devcoin)"));
