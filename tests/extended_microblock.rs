@@ -48,9 +48,32 @@ async fn microblocks_match_oracle(db: Db) {
         }
         entities.assert_all_match();
         unanchored.assert_all_match();
+        streamed_txs_carry_their_receipt_time(&api, &tsv).await;
         ts.finish().await;
     }
     println!("{db:?} microblocks: {}/{} recorded answers matched", totals.0, totals.1);
+}
+
+/// A streamed, not yet anchored transaction's `block_time` is when its `/new_microblocks` event
+/// was received (the incumbent's own clock at ingest; here the receipt time the TSV carries, which
+/// the recordings, made on the import day, cannot show).
+async fn streamed_txs_carry_their_receipt_time<F, R>(api: &F, tsv: &std::path::Path)
+where
+    F: warp::Filter<Extract = (R,), Error = std::convert::Infallible> + Clone + Send + Sync + 'static,
+    R: warp::Reply + Send,
+{
+    let received: Vec<i64> = common::read_tsv(tsv)
+        .iter()
+        .filter(|e| e.path == "/new_microblocks")
+        .map(|e| stacks_ledger::store::parse_pg_timestamp(&e.receive_timestamp).unwrap())
+        .collect();
+    let res = warp::test::request().path("/extended/v1/microblock/unanchored/txs").reply(api).await;
+    let body: serde_json::Value = serde_json::from_slice(res.body()).unwrap();
+    for tx in body["results"].as_array().unwrap() {
+        let t = tx["block_time"].as_i64().unwrap();
+        assert!(received.contains(&t), "{}: block_time {t}, streams received at {received:?}", tx["tx_id"]);
+        assert!(tx["block_time_iso"].as_str().is_some_and(|s| s.ends_with(".000Z")), "{tx}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

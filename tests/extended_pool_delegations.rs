@@ -2,13 +2,15 @@
 //! ingest the oracle fixtures, then check every pool's answer against
 //! the list recomputed here from the `delegate-stx` events the `/{pox}/events` route serves
 //! (that route is checked against the recordings by tests/extended_pox.rs), applying the
-//! incumbent's rule: per stacker, its latest canonical `delegate-stx` to the pool made at or
-//! below the block asked for (and above `after_block`) whose unlock height, if any, is above that
-//! block's burn height; newest first. On SQLite and PostgreSQL.
+//! incumbent's rule: per stacker, its latest canonical `delegate-stx` to the pool or
+//! `revoke-delegate-stx` of it made at or below the block asked for (and above `after_block`),
+//! delegations whose unlock height is at or below that block's burn height left out, listed when
+//! it is a delegation; newest first. On SQLite and PostgreSQL.
 //!
 //! The oracle fixtures carry no `delegate-stx` in force, so a devnet chain with real pox-4
 //! `delegate-stx` calls (signed transactions and the node's synthetic prints, two pools, some
-//! delegations ending a few burn blocks later, some naming a PoX address) is checked too,
+//! delegations ending a few burn blocks later, some naming a PoX address, some revoked later by
+//! `revoke-delegate-stx`, which drops the stacker from the pool's list) is checked too,
 //! against lists recomputed from the generated `/new_block` payloads themselves (not from
 //! anything the store derived).
 
@@ -61,12 +63,14 @@ fn expected(events: &[Value], pool: &str, height: u64, burn_height: u64, after: 
         let d = &e["data"];
         let block = e["block_height"].as_u64().unwrap();
         let unlock = d["unlock_burn_height"].as_str().map(|u| u.parse::<u64>().unwrap());
-        if e["name"] != "delegate-stx"
+        let revoke = e["name"] == "revoke-delegate-stx";
+        if !(revoke || e["name"] == "delegate-stx")
             || d["delegate_to"] != pool
             || block > height
             || block <= after
             || unlock.is_some_and(|u| u <= burn_height)
             || !seen.insert(e["stacker"].as_str().unwrap().to_string())
+            || revoke
         {
             continue;
         }
@@ -182,9 +186,12 @@ async fn bad_input_is_the_specs_error(db: Db) {
     ts.finish().await;
 }
 
-/// One `delegate-stx` print of the generated chain, read straight from its `/new_block`.
+/// One `delegate-stx` or `revoke-delegate-stx` print of the generated chain, read straight from
+/// its `/new_block`.
 #[derive(Debug, Clone)]
 struct Delegation {
+    /// A `revoke-delegate-stx` (of the delegation to `pool`): no amount, unlock or address.
+    revoke: bool,
     block_height: u64,
     tx_index: u64,
     event_index: u64,
@@ -239,15 +246,17 @@ fn devnet_delegations(events: &[stacks_ledger::events::RawEvent]) -> (Vec<Delega
             let raw = stacks_codec::decode_hex(c["raw_value"].as_str().unwrap()).unwrap();
             let Clarity::ResponseOk(top) = Clarity::deserialize(&raw).unwrap() else { continue };
             let Clarity::Tuple(top) = *top else { continue };
-            if *field(&top, "name") != Clarity::StringAscii(b"delegate-stx".to_vec()) {
-                continue;
-            }
+            let revoke = match field(&top, "name") {
+                Clarity::StringAscii(n) if n == b"delegate-stx" => false,
+                Clarity::StringAscii(n) if n == b"revoke-delegate-stx" => true,
+                _ => continue,
+            };
             let Clarity::Tuple(data) = field(&top, "data") else { panic!("data") };
             let principal = |v: &Clarity| match v {
                 Clarity::Principal(p) => p.to_string(),
                 other => panic!("not a principal: {other:?}"),
             };
-            let pox_addr = optional(field(data, "pox-addr")).map(|t| {
+            let pox_addr = (!revoke).then(|| optional(field(data, "pox-addr"))).flatten().map(|t| {
                 let Clarity::Tuple(t) = t else { panic!("pox-addr") };
                 let (Clarity::Buffer(version), Clarity::Buffer(hash)) =
                     (field(t, "version"), field(t, "hashbytes"))
@@ -258,14 +267,18 @@ fn devnet_delegations(events: &[stacks_ledger::events::RawEvent]) -> (Vec<Delega
             });
             let txid = e["txid"].as_str().unwrap();
             out.push(Delegation {
+                revoke,
                 block_height: height,
                 tx_index: tx_index(txid),
                 event_index: e["event_index"].as_u64().unwrap(),
                 tx_id: txid.to_string(),
                 stacker: principal(field(&top, "stacker")),
                 pool: principal(field(data, "delegate-to")),
-                amount_ustx: uint(field(data, "amount-ustx")).to_string(),
-                unlock: optional(field(data, "unlock-burn-height")).map(|u| u64::try_from(uint(u)).unwrap()),
+                amount_ustx: if revoke { String::new() } else { uint(field(data, "amount-ustx")).to_string() },
+                unlock: (!revoke)
+                    .then(|| optional(field(data, "unlock-burn-height")))
+                    .flatten()
+                    .map(|u| u64::try_from(uint(u)).unwrap()),
                 pox_addr,
             });
         }
@@ -273,8 +286,9 @@ fn devnet_delegations(events: &[stacks_ledger::events::RawEvent]) -> (Vec<Delega
     (out, blocks)
 }
 
-/// The pool's list as of block `height` at `burn_height`: each stacker's latest delegation to
-/// the pool in `(after, height]`, unless it ended at or before `burn_height`; newest first.
+/// The pool's list as of block `height` at `burn_height`: each stacker whose latest delegation
+/// to the pool or revocation of it in `(after, height]` (delegations that ended at or before
+/// `burn_height` left out) is a delegation; newest first.
 fn devnet_expected(all: &[Delegation], pool: &str, height: u64, burn_height: u64, after: u64) -> Vec<Value> {
     let mut newest_first: Vec<&Delegation> = all.iter().collect();
     newest_first.sort_by_key(|d| std::cmp::Reverse((d.block_height, d.tx_index, d.event_index)));
@@ -286,6 +300,7 @@ fn devnet_expected(all: &[Delegation], pool: &str, height: u64, burn_height: u64
             || d.block_height <= after
             || d.unlock.is_some_and(|u| u <= burn_height)
             || !seen.insert(d.stacker.clone())
+            || d.revoke
         {
             continue;
         }
@@ -314,25 +329,30 @@ async fn devnet_delegations_match(db: Db) {
         accounts: 12,
         reward_maturity: 6,
         delegate_per_mille: 250,
+        revoke_per_mille: 120,
         ..DevnetConfig::default()
     };
     let (events, _) = devnet_events(cfg);
     let (all, blocks) = devnet_delegations(&events);
     let pools: BTreeSet<String> = all.iter().map(|d| d.pool.clone()).collect();
+    // Revocations, some of a delegation that would otherwise still be listed at the tip.
+    let revoked = all.iter().filter(|d| d.revoke).count();
+    assert!(revoked >= 3, "{revoked} revocations");
     let (tip, tip_burn) = *blocks.last().unwrap();
     // The seed exercises what this test is about.
     assert!(all.len() >= 10, "{} delegations", all.len());
     assert_eq!(pools.len(), 2, "{pools:?}");
-    assert!(all.iter().any(|d| d.pox_addr.is_some()) && all.iter().any(|d| d.pox_addr.is_none()));
+    let delegations: Vec<&Delegation> = all.iter().filter(|d| !d.revoke).collect();
+    assert!(delegations.iter().any(|d| d.pox_addr.is_some()) && delegations.iter().any(|d| d.pox_addr.is_none()));
     assert!(all.iter().any(|d| d.unlock.is_some_and(|u| u <= tip_burn)), "no delegation ends in the chain");
-    assert!(all.iter().any(|d| d.unlock.is_none()));
+    assert!(delegations.iter().any(|d| d.unlock.is_none()));
 
     let Some(ts) = TestStore::new(db, "extended_pool_delegations_devnet", Network::Testnet).await else {
         return;
     };
     ingest_all(&ts.store, events, &[], "devnet delegations").await;
     let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
-    let mut rows = 0;
+    let (mut rows, mut hidden) = (0, 0);
     for pool in &pools {
         let base = format!("/extended/v1/pox4/{pool}/delegations");
         let mut heights: BTreeSet<u64> =
@@ -340,6 +360,12 @@ async fn devnet_delegations_match(db: Db) {
         heights.insert(tip);
         for h in heights {
             let burn = blocks.iter().find(|b| b.0 == h).unwrap().1;
+            // A revocation at this height hides a delegation the list had the block before.
+            if all.iter().any(|d| d.revoke && &d.pool == pool && d.block_height == h) {
+                let before = devnet_expected(&all, pool, h - 1, burn, 0);
+                let now = devnet_expected(&all, pool, h, burn, 0);
+                hidden += usize::from(before.len() > now.len());
+            }
             let want = devnet_expected(&all, pool, h, burn, 0);
             let url = if h == tip { base.clone() } else { format!("{base}?height={h}") };
             let (status, body) = get(&api, &url).await;
@@ -365,7 +391,12 @@ async fn devnet_delegations_match(db: Db) {
         }
     }
     assert!(rows > 0);
-    println!("{db:?}: {} devnet delegate-stx, {rows} listed rows match the recomputed lists", all.len());
+    assert!(hidden > 0, "no revocation hid a listed delegation");
+    println!(
+        "{db:?}: {} devnet delegate-stx, {revoked} revocations ({hidden} hiding a listed one), \
+         {rows} listed rows match the recomputed lists",
+        all.len() - revoked
+    );
     ts.finish().await;
 }
 

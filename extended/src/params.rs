@@ -44,6 +44,13 @@ impl<T> Page<T> {
     pub fn new(paging: Paging, total: u64, results: Vec<T>) -> Self {
         Page { limit: paging.limit, offset: paging.offset, total, results }
     }
+
+    /// A page whose `total` the incumbent reads from the page's first row (`COUNT(*) OVER()`
+    /// or a count joined to each row): 0 when the page is empty, as past the end.
+    pub fn first_row_total(paging: Paging, total: u64, results: Vec<T>) -> Self {
+        let total = if results.is_empty() { 0 } else { total };
+        Page::new(paging, total, results)
+    }
 }
 
 /// Extracts the request's [`Query`] (empty when there is no query string).
@@ -119,7 +126,7 @@ impl Query {
     }
 
     /// Like [`Query::paging`] for routes whose parameters have other names (`event_limit`,
-    /// `event_offset`).
+    /// `event_offset`); 0 means the default here too (the incumbent's `getPagingQueryLimit`).
     pub fn paging_named(
         &self,
         rule: LimitRule,
@@ -127,7 +134,7 @@ impl Query {
         offset_name: &'static str,
     ) -> Result<Paging, ApiError> {
         let limit = match self.u64(limit_name)? {
-            None => rule.default,
+            None | Some(0) => rule.default,
             Some(l) if l > u64::from(rule.max) => {
                 return Err(ApiError::InvalidParam {
                     param: limit_name,
@@ -174,6 +181,13 @@ mod tests {
         assert_eq!(q.bool("b").unwrap(), Some(false));
         assert!(q.bool("c").is_err());
         assert_eq!(q.bool("d").unwrap(), None);
+    }
+
+    #[test]
+    fn a_first_row_total_is_zero_past_the_end() {
+        let paging = Paging { limit: 2, offset: 9 };
+        assert_eq!(Page::<u8>::first_row_total(paging, 9, vec![]).total, 0);
+        assert_eq!(Page::first_row_total(paging, 11, vec![1]).total, 11);
     }
 
     #[test]

@@ -74,6 +74,7 @@ pub fn derive_block(
                         parent_index_block_hash: normalize_hex(&b.parent_index_block_hash),
                         tx_count: 1,
                         stream_burn_block: None,
+                        stream_receipt_time: None,
                     }),
                 }
             }
@@ -316,32 +317,56 @@ pub(crate) fn derive_tx(
         _ => None,
     };
     let (ops, locks) = tx_operations(&row, memo.as_deref(), &events);
-    let contract = match (&tx.payload, success) {
-        (Payload::SmartContract { code_body, clarity_version, .. }, true) => Some(ContractRow {
-            contract_id: row.contract_id.clone().unwrap_or_default(),
-            tx_id: txid.clone(),
-            clarity_version: clarity_version.map(|v| match v {
-                ClarityVersion::Clarity1 => 1,
-                ClarityVersion::Clarity2 => 2,
-                ClarityVersion::Clarity3 => 3,
-                ClarityVersion::Clarity4 => 4,
-            }),
-            source_code: code_body.clone(),
-            abi: r.contract_abi().map(|v| v.to_string()),
-        }),
-        _ => None,
-    };
+    let contract = contract_row(&tx, &row, r.contract_abi(), success);
     let principals = principals(&tx, &row, &events);
     Ok(DerivedTx { row, events, ops, locks, contract, pox: pox_rows, principals })
 }
 
+/// The contract row of a deploy, failed ones too (the incumbent keeps one for every deploy:
+/// `/extended/v1/contract/{id}` answers it), with the ABI the node sent (none when the deploy
+/// failed type-checking) in the node's text and in the incumbent's jsonb order.
+pub(crate) fn contract_row(
+    tx: &Transaction,
+    row: &TxRow,
+    abi: Option<&serde_json::Value>,
+    success: bool,
+) -> Option<ContractRow> {
+    let Payload::SmartContract { code_body, clarity_version, .. } = &tx.payload else { return None };
+    Some(ContractRow {
+        contract_id: row.contract_id.clone().unwrap_or_default(),
+        tx_id: row.tx_id.clone(),
+        clarity_version: clarity_version.map(|v| match v {
+            ClarityVersion::Clarity1 => 1,
+            ClarityVersion::Clarity2 => 2,
+            ClarityVersion::Clarity3 => 3,
+            ClarityVersion::Clarity4 => 4,
+        }),
+        source_code: code_body.clone(),
+        abi: abi.map(|v| v.to_string()),
+        abi_jsonb: abi.map(super::abi::jsonb_text),
+        success,
+    })
+}
+
+/// The contract row of the deploy `txid` in a stored `/new_block` payload, derived as when the
+/// block was applied (for stores that kept no row of failed deploys: `Store::open`'s backfill).
+pub fn deploy_row_from_block(block: &NewBlock, txid: &str, network: Network) -> Option<ContractRow> {
+    let r = block.transactions.iter().find(|r| normalize_hex(&r.txid) == txid)?;
+    let d = decode(&r.raw_tx, Some(&r.txid), network, ChainCheck::Skip).ok()?;
+    let mut row = tx_fields(&d.tx);
+    row.tx_id = txid.to_owned();
+    let success = r.status == crate::events::payload::TxStatus::Success;
+    contract_row(&d.tx, &row, r.contract_abi(), success)
+}
+
 /// Every principal a transaction involves, once each: sender, sponsor, transfer recipient,
 /// deployed or called contract, and the parties of its asset and lock events. `listed` marks the
-/// principals the incumbent lists the transaction for (its `principal_stx_txs` and v2 address
-/// transactions): all of them but a sponsor or a lock's account that is nothing else.
+/// principals the incumbent lists the transaction for (its `principal_txs`, behind the v1 and v2
+/// address transactions): all of them but a lock's account that is nothing else. The sponsor
+/// is listed: it pays the fee, which the incumbent records as the fee payer's STX sent.
 fn principals(_tx: &Transaction, row: &TxRow, events: &[EventRow]) -> Vec<AccountTxRow> {
     let mut parties: Vec<(&str, bool)> = vec![(&row.sender_address, true)];
-    parties.extend(row.sponsor_address.as_deref().map(|s| (s, false)));
+    parties.extend(row.sponsor_address.as_deref().filter(|_| row.sponsored).map(|s| (s, true)));
     for p in [&row.token_transfer_recipient, &row.contract_id].into_iter().flatten() {
         parties.push((p, true));
     }

@@ -48,6 +48,8 @@ pub fn derive_stream(m: &NewMicroblocks, network: Network) -> Result<DerivedStre
                         int(m.burn_block_timestamp),
                         int(m.burn_block_height),
                     )),
+                    // Set by the writer, which knows when the event arrived.
+                    stream_receipt_time: None,
                 });
             }
         }

@@ -11,6 +11,7 @@
 //! canonical successful operations (`amount` moves the liquid part, `locked_delta` the locked
 //! part).
 
+pub mod abi;
 pub mod block;
 pub mod btc;
 pub mod burn;

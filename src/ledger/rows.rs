@@ -172,7 +172,12 @@ pub struct ContractRow {
     pub tx_id: String,
     pub clarity_version: Option<i64>,
     pub source_code: String,
+    /// The node's ABI text (its `/v2/contracts/interface` answer).
     pub abi: Option<String>,
+    /// The same ABI in the incumbent's jsonb key order (what `/extended` serves).
+    pub abi_jsonb: Option<String>,
+    /// False for a deploy that failed (its row is kept, as the incumbent keeps it).
+    pub success: bool,
 }
 
 /// `miner_rewards`.
@@ -239,6 +244,10 @@ pub struct MicroblockRow {
     /// the incumbent shows these as the microblock's `parent_burn_block_*`. `None` on rows
     /// derived from an anchor block.
     pub stream_burn_block: Option<(String, i64, i64)>,
+    /// When this server received the `/new_microblocks` event of a streamed microblock (unix
+    /// seconds): the incumbent's `block_time` of its transactions until an anchor block
+    /// confirms them. `None` on rows derived from an anchor block.
+    pub stream_receipt_time: Option<i64>,
 }
 
 /// Links a principal to a transaction it is involved in (`account_txs`).
@@ -247,8 +256,8 @@ pub struct AccountTxRow {
     pub principal: String,
     pub tx_id: String,
     pub tx_index: i64,
-    /// Listed among the principal's transactions by the incumbent (not only its sponsor or
-    /// locked account).
+    /// Listed among the principal's transactions by the incumbent (not only its locked
+    /// account).
     pub listed: bool,
     /// One of the boot block's (block 0's) transactions, stored in block 1.
     pub boot: bool,

@@ -266,9 +266,10 @@ impl Store {
         let count_sql = format!("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM ft_balances WHERE {filter}");
         let total: i64 = query(&count_sql, vals.clone()).fetch_one(&self.pool).await?.try_get("n")?;
         let n = vals.len();
+        // The incumbent orders by `LOWER(token)`; the token itself breaks its ties.
         let sql = format!(
             "SELECT asset_identifier, balance FROM ft_balances WHERE {filter} \
-             ORDER BY asset_identifier LIMIT ${} OFFSET ${}",
+             ORDER BY LOWER(asset_identifier), asset_identifier LIMIT ${} OFFSET ${}",
             n + 1,
             n + 2
         );

@@ -347,31 +347,28 @@ impl ChainReader for Store {
         Ok((u(total), blocks))
     }
 
-    async fn average_block_times(&self, now: i64, windows: [i64; 4]) -> Result<[f64; 4], ReadError> {
-        let mut out = [0.0; 4];
-        for (slot, w) in out.iter_mut().zip(windows) {
-            let r = query(
-                "SELECT COUNT(*) AS n, MIN(block_height) AS lo, MAX(block_height) AS hi FROM blocks \
-                 WHERE canonical = true AND block_time >= $1",
-                vec![(now - w).into()],
-            )
-            .fetch_one(&self.pool)
-            .await
-            .map_err(StoreError::from)?;
-            let n: i64 = r.try_get("n").map_err(StoreError::from)?;
-            if n < 2 {
-                continue;
-            }
-            let (lo, hi): (i64, i64) =
-                (r.try_get("lo").map_err(StoreError::from)?, r.try_get("hi").map_err(StoreError::from)?);
-            let time = |h: i64| {
-                self.int(
-                    "SELECT block_time FROM blocks WHERE canonical = true AND block_height = $1",
-                    vec![h.into()],
-                )
-            };
-            // The mean of consecutive gaps telescopes to (newest − oldest) / (n − 1).
-            *slot = (time(hi).await? - time(lo).await?) as f64 / (n - 1) as f64;
+    async fn average_block_times(&self, now: i64, windows: [i64; 4]) -> Result<[(i64, u64); 4], ReadError> {
+        // The incumbent's query: the canonical blocks of the longest window by height, each with
+        // the gap to the one before it (in that set); a window averages the gaps of its blocks.
+        let t = "(CASE WHEN block_time = 0 THEN burn_block_time ELSE block_time END)";
+        let win = |k: usize| format!("CAST(SUM(CASE WHEN t >= ${k} THEN t - p ELSE 0 END) AS BIGINT) AS s{k}, \
+             CAST(SUM(CASE WHEN t >= ${k} THEN 1 ELSE 0 END) AS BIGINT) AS n{k}");
+        let sql = format!(
+            "WITH o AS (SELECT {t} AS t, LAG({t}) OVER (ORDER BY block_height) AS p FROM blocks \
+             WHERE canonical = true AND {t} >= $4) \
+             SELECT {}, {}, {}, {} FROM o WHERE p IS NOT NULL",
+            win(1),
+            win(2),
+            win(3),
+            win(4)
+        );
+        let vals = windows.iter().map(|w| (now - w).into()).collect();
+        let r = query(&sql, vals).fetch_one(&self.pool).await.map_err(StoreError::from)?;
+        let mut out = [(0, 0); 4];
+        for (k, slot) in out.iter_mut().enumerate() {
+            let get = |c: String| r.try_get::<Option<i64>, _>(c.as_str()).map(Option::unwrap_or_default);
+            let (s, n) = (get(format!("s{}", k + 1)), get(format!("n{}", k + 1)));
+            *slot = (s.map_err(StoreError::from)?, u64::try_from(n.map_err(StoreError::from)?).unwrap_or(0));
         }
         Ok(out)
     }

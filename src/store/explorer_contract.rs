@@ -5,7 +5,7 @@ use serde_json::Value;
 use sqlx::Row;
 use stacks_extended::{ContractLog, ContractReader, DeployStatus, LogKey, ReadError, SmartContract};
 
-use super::explorer_tx::shown_index_sql;
+use super::explorer_tx::{shown_index_sql, CONTRACT_ORDER};
 use super::sql::{get_bool, query, Val};
 use super::{Store, StoreError};
 
@@ -30,8 +30,9 @@ fn json_contains(hay: &Value, needle: &Value) -> bool {
 }
 
 const SEQ: &str = "COALESCE(t.microblock_sequence, 2147483647)";
-const CONTRACT_COLS: &str = "contract_id, tx_id, block_height, clarity_version, source_code, abi, \
-    (CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical";
+/// The ABI is served in the incumbent's jsonb key order (`abi_jsonb`, derived at ingest).
+const CONTRACT_COLS: &str = "contract_id, tx_id, block_height, clarity_version, source_code, \
+    abi_jsonb AS abi, (CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical";
 
 fn contract_row(r: &sqlx::any::AnyRow) -> Result<SmartContract, sqlx::Error> {
     Ok(SmartContract {
@@ -142,7 +143,7 @@ impl ContractReader for Store {
     async fn contract(&self, contract_id: &str) -> Result<Option<SmartContract>, ReadError> {
         let sql = format!(
             "SELECT {CONTRACT_COLS} FROM smart_contracts WHERE contract_id = $1 \
-             ORDER BY canonical DESC, block_height DESC LIMIT 1"
+             ORDER BY {CONTRACT_ORDER} LIMIT 1"
         );
         let r = query(&sql, vec![contract_id.into()])
             .fetch_optional(&self.pool)
@@ -204,7 +205,7 @@ impl ContractReader for Store {
 
     async fn contracts_by_trait(
         &self,
-        trait_abi: &Value,
+        functions: &Value,
         limit: u32,
         offset: u64,
     ) -> Result<Vec<SmartContract>, ReadError> {
@@ -214,17 +215,12 @@ impl ContractReader for Store {
              ORDER BY block_height DESC, contract_id"
         );
         let rows = query(&sql, vec![]).fetch_all(&self.pool).await.map_err(StoreError::from)?;
-        let parts = ["functions", "fungible_tokens", "non_fungible_tokens"];
         let mut out = Vec::new();
         for r in &rows {
             let c = contract_row(r).map_err(StoreError::from)?;
             let abi: Value =
                 c.abi.as_deref().and_then(|a| serde_json::from_str(a).ok()).unwrap_or(Value::Null);
-            let fits = parts.iter().all(|p| {
-                let want = trait_abi.get(*p).cloned().unwrap_or(Value::Array(vec![]));
-                json_contains(abi.get(*p).unwrap_or(&Value::Array(vec![])), &want)
-            });
-            if fits {
+            if json_contains(abi.get("functions").unwrap_or(&Value::Array(vec![])), functions) {
                 out.push(c);
             }
         }

@@ -192,5 +192,7 @@ impl MicroblockReader for Store {
     }
 }
 
-const PREVIEW_BLOCK: &str = "0 AS block_time, 0 AS burn_block_time, \
+/// A streamed transaction's `block_time` is when its `/new_microblocks` event arrived, as the
+/// incumbent stamps it (its receipt clock) until an anchor block confirms it.
+const PREVIEW_BLOCK: &str = "COALESCE(m.stream_receipt_time, 0) AS block_time, 0 AS burn_block_time, \
     COALESCE(m.stream_burn_block_time, p.burn_block_time) AS parent_burn_block_time, p.block_hash AS parent_block_hash";

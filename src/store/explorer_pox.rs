@@ -161,9 +161,10 @@ impl Store {
         })
     }
 
-    /// Each stacker's latest canonical `delegate-stx` to `pool` in `(after_block, height]` whose
-    /// unlock height (if any) is above `burn_height`, newest first (the incumbent's
-    /// `DISTINCT ON (stacker)` over the events in force, ordered by chain position).
+    /// Each stacker whose latest canonical `delegate-stx` or `revoke-delegate-stx` naming `pool`
+    /// in `(after_block, height]` (delegations whose unlock height is at or below `burn_height`
+    /// left out first) is a delegation, newest first: the incumbent's `DISTINCT ON (stacker)`
+    /// over the events in force, ordered by chain position.
     async fn delegations_to(
         &self,
         contract: &str,
@@ -185,9 +186,12 @@ impl Store {
         let mut seen = std::collections::HashSet::new();
         let mut out = Vec::new();
         for r in of_contract(&rows, contract)? {
-            if r.try_get::<String, _>("name")? != "delegate-stx" {
-                continue;
-            }
+            let name: String = r.try_get("name")?;
+            let revoke = match name.as_str() {
+                "delegate-stx" => false,
+                "revoke-delegate-stx" => true,
+                _ => continue,
+            };
             let data: serde_json::Map<String, serde_json::Value> =
                 serde_json::from_str(&r.try_get::<String, _>("data")?).unwrap_or_default();
             let unlock = data.get("unlock-burn-height").and_then(|v| v.as_str()).and_then(optional_uint);
@@ -195,7 +199,9 @@ impl Store {
                 continue;
             }
             let stacker: String = r.try_get("stacker")?;
-            if !seen.insert(stacker.clone()) {
+            // A later revocation of the delegation to this pool hides it (the incumbent keeps a
+            // stacker only when its latest delegate-or-revoke event is a delegation).
+            if !seen.insert(stacker.clone()) || revoke {
                 continue;
             }
             out.push(PoolDelegation {

@@ -130,12 +130,18 @@ impl BootShift {
     }
 }
 
+/// Which deployment of a contract id answers (failed deploys have rows too): the incumbent's
+/// `ORDER BY abi != 'null' DESC, canonical DESC, microblock_canonical DESC, block_height DESC`,
+/// so a deploy with an ABI wins over one the node sent none for. The tx id settles the order
+/// of two deploys in one block, which the incumbent leaves to its plan.
+pub(super) const CONTRACT_ORDER: &str =
+    "(CASE WHEN abi IS NULL THEN 0 ELSE 1 END) DESC, canonical DESC, block_height DESC, tx_id";
+
 impl Store {
-    /// The ABI of `contract_id` (its canonical deployment first).
+    /// The ABI of `contract_id`, from the deployment the incumbent's lookup picks.
     pub(super) async fn contract_abi(&self, contract_id: &str) -> Result<Option<String>, StoreError> {
         let row = query(
-            "SELECT abi FROM smart_contracts WHERE contract_id = $1 \
-             ORDER BY canonical DESC, block_height DESC LIMIT 1",
+            &format!("SELECT abi FROM smart_contracts WHERE contract_id = $1 ORDER BY {CONTRACT_ORDER} LIMIT 1"),
             vec![contract_id.into()],
         )
         .fetch_optional(&self.pool)
@@ -432,11 +438,13 @@ fn filtered(f: &TxListFilter, mut w: Where) -> Where {
     if let Some(n) = &f.function_name {
         w.and("t.function_name = ?", n.as_str());
     }
-    // `nonce` is validated but, as the incumbent does, not applied.
+    if let Some(n) = f.nonce {
+        w.and("t.nonce = ?", i64::try_from(n).unwrap_or(i64::MAX));
+    }
     w
 }
 
-/// No condition but `canonical` (sort and order aside; `nonce` is not applied).
+/// No condition but `canonical` (sort and order aside).
 fn unfiltered(f: &TxListFilter) -> bool {
     f.types.is_empty()
         && f.from_address.is_none()
@@ -445,6 +453,7 @@ fn unfiltered(f: &TxListFilter) -> bool {
         && f.end_time.is_none()
         && f.contract_id.is_none()
         && f.function_name.is_none()
+        && f.nonce.is_none()
 }
 
 /// `t.tx_index` as the incumbent shows it ([`BootShift`]), for ordering.
@@ -587,6 +596,17 @@ impl TxReader for Store {
         let order = format!("{SEQ} DESC, {index} DESC, t.tx_index DESC");
         let (total, rows) = self.count_and_page(MINED_TX_COLUMNS, &w.sql, &order, w.vals, paging).await?;
         Ok((total, self.with_abis(&rows).await?))
+    }
+
+    async fn block_known(&self, block: &BlockRef) -> Result<bool, ReadError> {
+        let (sql, val): (&str, Val) = match block {
+            BlockRef::Hash(h) => ("SELECT 1 AS x FROM blocks WHERE block_hash = $1 LIMIT 1", h.as_str().into()),
+            BlockRef::Height(h) => (
+                "SELECT 1 AS x FROM blocks WHERE block_height = $1 LIMIT 1",
+                i64::try_from(*h).unwrap_or(i64::MAX).into(),
+            ),
+        };
+        Ok(query(sql, vec![val]).fetch_optional(&self.pool).await.map_err(StoreError::from)?.is_some())
     }
 
     async fn mempool_list(

@@ -5,6 +5,7 @@
 //! and its effects in **one** database transaction, one writer at a time.
 
 mod bulk;
+mod contracts;
 mod digest;
 mod explorer;
 mod explorer_address;
@@ -359,6 +360,7 @@ impl Store {
         }
         migrator.run(&pool).await?;
         totals::backfill(&mut *pool.acquire().await?).await?;
+        contracts::backfill(&mut *pool.acquire().await?, network).await?;
         let checkpointer = match engine {
             Engine::Sqlite => Some(Checkpointer::start(&options).await?),
             Engine::Postgres => None,

@@ -337,6 +337,8 @@ pub const CONTRACT_COLS: &[&str] = &[
     "source_code",
     "abi",
     "canonical",
+    "success",
+    "abi_jsonb",
 ];
 
 pub fn contract_vals(c: &ContractRow, at: &At) -> Vec<Val> {
@@ -349,6 +351,8 @@ pub fn contract_vals(c: &ContractRow, at: &At) -> Vec<Val> {
         (&c.source_code).into(),
         (&c.abi).into(),
         at.canonical.into(),
+        c.success.into(),
+        (&c.abi_jsonb).into(),
     ]
 }
 
@@ -451,6 +455,7 @@ pub const MICROBLOCK_COLS: &[&str] = &[
     "stream_burn_block_hash",
     "stream_burn_block_time",
     "stream_burn_block_height",
+    "stream_receipt_time",
 ];
 
 pub fn microblock_vals(m: &MicroblockRow, at: &At, microblock_canonical: bool) -> Vec<Val> {
@@ -467,6 +472,7 @@ pub fn microblock_vals(m: &MicroblockRow, at: &At, microblock_canonical: bool) -
         m.stream_burn_block.as_ref().map(|b| b.0.clone()).into(),
         m.stream_burn_block.as_ref().map(|b| b.1).into(),
         m.stream_burn_block.as_ref().map(|b| b.2).into(),
+        m.stream_receipt_time.into(),
     ]
 }
 

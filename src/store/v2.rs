@@ -167,11 +167,12 @@ impl Store {
         Ok(V2Account { balance, locked, unlock_height, nonce })
     }
 
-    /// The contract `contract_id` (`ADDR.name`) as deployed on the canonical chain.
+    /// The contract `contract_id` (`ADDR.name`) as deployed on the canonical chain (a failed
+    /// deploy created nothing on the node).
     pub async fn v2_contract(&self, contract_id: &str) -> Result<Option<V2Contract>, StoreError> {
         let row = query(
             "SELECT source_code, abi, clarity_version, block_height FROM smart_contracts \
-             WHERE contract_id = $1 AND canonical = true ORDER BY block_height LIMIT 1",
+             WHERE contract_id = $1 AND canonical = true AND success = true ORDER BY block_height LIMIT 1",
             vec![contract_id.into()],
         )
         .fetch_optional(&self.pool)

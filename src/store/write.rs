@@ -1214,7 +1214,10 @@ async fn apply_microblocks(
     ctx: &Ctx,
     m: &NewMicroblocks,
 ) -> Result<(), ApplyError> {
-    let s = ledger::microblocks::derive_stream(m, ctx.network)?;
+    let mut s = ledger::microblocks::derive_stream(m, ctx.network)?;
+    for mb in &mut s.microblocks {
+        mb.stream_receipt_time = Some(ctx.receipt_time);
+    }
     let Some(tip) = tip(conn).await? else {
         tracing::info!("microblocks before any block: ignored");
         return Ok(());

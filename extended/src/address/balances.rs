@@ -246,7 +246,7 @@ async fn v2_route<R: AddressReader>(
         let paging = q.paging(FT_BALANCES)?;
         let (total, rows) = r.ft_balances(&p, None, paging.limit, paging.offset).await?;
         let results = rows.into_iter().map(|(token, b)| json!({ "token": token, "balance": b.to_string() }));
-        serde_json::to_value(Page::new(paging, total, results.collect())).unwrap_or_default()
+        serde_json::to_value(Page::first_row_total(paging, total, results.collect())).unwrap_or_default()
     };
     Ok(cached_json(&body, principal_etag(r, &p, with_mempool).await?, inm.as_deref()))
 }
@@ -277,6 +277,9 @@ async fn ft_holders<R: AddressReader>(
     let (total, supply, holders) = r.ft_holders(token, paging.limit, paging.offset).await?;
     let results: Vec<Value> =
         holders.iter().map(|h| json!({ "address": h.address, "balance": h.balance.to_string() })).collect();
+    // The incumbent reads the supply and the count from the page's first row: both are 0 past
+    // the end.
+    let (supply, total) = if results.is_empty() { (0, 0) } else { (supply, total) };
     let body = json!({
         "total_supply": supply.to_string(),
         "limit": paging.limit,

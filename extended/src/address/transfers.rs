@@ -24,8 +24,9 @@ pub(crate) const TX_EVENTS: LimitRule = LimitRule::new(20, 50);
 /// The incumbent's `microblock_sequence` of an anchored transaction in its cursors.
 const ANCHORED_SEQ: u32 = 2_147_483_647;
 
+/// Every list of this module takes the incumbent's `total` from the page's first row.
 fn page_json<T: serde::Serialize>(paging: Paging, total: u64, results: Vec<T>) -> Value {
-    serde_json::to_value(Page::new(paging, total, results)).unwrap_or(Value::Null)
+    serde_json::to_value(Page::first_row_total(paging, total, results)).unwrap_or(Value::Null)
 }
 
 fn amount(e: &TxEvent) -> i128 {
@@ -138,7 +139,21 @@ pub(super) async fn v1_tx_with_transfers<R: AddressReader + TxReader>(
     let opts = crate::tx::render_options(q)?;
     let tx = mined(r, raw_id).await?;
     let events = r.principal_tx_events(&p, std::slice::from_ref(&tx)).await?;
-    let body = with_transfers_json(&p, mined_tx_json(&tx, None, opts)?, &events[0], false);
+    let rendered = mined_tx_json(&tx, None, opts)?;
+    // The incumbent answers only for the transaction's sender, token-transfer recipient, called
+    // or deployed contract, or a party of one of its STX events (not a sponsor, not FT/NFT).
+    let named = [
+        &rendered["sender_address"],
+        &rendered["token_transfer"]["recipient_address"],
+        &rendered["contract_call"]["contract_id"],
+        &rendered["smart_contract"]["contract_id"],
+    ]
+    .iter()
+    .any(|v| v.as_str() == Some(p.as_str()));
+    if !named && !events[0].iter().any(|e| e.kind.starts_with("stx_") && e.kind != "stx_lock") {
+        return Err(ApiError::NotFound("No matching transaction found".into()));
+    }
+    let body = with_transfers_json(&p, rendered, &events[0], false);
     Ok(deprecated(cached_json(&body, tx_etag(&AnyTx::Mined(tx)), inm.as_deref())))
 }
 
@@ -280,7 +295,8 @@ pub(super) async fn v2_transactions<R: AddressReader>(
     let body = json!({
         "limit": paging.limit,
         "offset": paging.offset,
-        "total": total,
+        // The incumbent's `total` comes with the page's rows (0 past the end).
+        "total": if results.is_empty() { 0 } else { total },
         "next_cursor": next,
         "prev_cursor": prev,
         "cursor": txs.first().map(cursor),

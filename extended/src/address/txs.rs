@@ -12,13 +12,18 @@ use crate::tx::mined_tx_json;
 
 pub(crate) const ADDRESS_TXS: LimitRule = LimitRule::new(20, 50);
 
-/// The block bound of a list and whether it names a single block: `height` (that block only)
-/// wins over `until_block` (up to that block), as with the incumbent.
+/// The block bound of a list and whether it names a single block, as the incumbent reads them:
+/// `height` (that block only; 0 is no height) or `until_block` (up to that block), not both.
 pub(super) fn bound(q: &Query) -> Result<(Option<UntilBlock>, bool), ApiError> {
-    if q.get("height").is_some() {
-        return Ok((q.u64("height")?.map(UntilBlock::Height), true));
+    let until = q.get("until_block").map(|b| block_ref(b, "until_block")).transpose()?;
+    match q.u64("height")?.filter(|h| *h != 0) {
+        Some(_) if until.is_some() => Err(ApiError::InvalidParam {
+            param: "height",
+            reason: "can't handle until_block and block_height in the same request".into(),
+        }),
+        Some(h) => Ok((Some(UntilBlock::Height(h)), true)),
+        None => Ok((until, false)),
     }
-    Ok((q.get("until_block").map(|b| block_ref(b, "until_block")).transpose()?, false))
 }
 
 /// The `(from, to)` heights of a list's block bound (`to` = `None`: the tip).
@@ -42,7 +47,7 @@ pub(super) async fn v1_transactions<R: AddressReader>(
     let (from, to) = heights(r, q).await?;
     let (total, txs) = r.address_txs(&p, from, to, paging).await?;
     let results = txs.iter().map(|t| mined_tx_json(t, None, opts)).collect::<Result<Vec<_>, _>>()?;
-    let body = serde_json::to_value(Page::new(paging, total, results)).unwrap_or(Value::Null);
+    let body = serde_json::to_value(Page::first_row_total(paging, total, results)).unwrap_or(Value::Null);
     Ok(deprecated(cached_json(&body, principal_etag(r, &p, false).await?, inm.as_deref())))
 }
 
@@ -51,9 +56,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn height_wins_over_until_block() {
+    fn height_and_until_block_are_read_as_the_incumbent_reads_them() {
         let q = Query::parse(&format!("height=3&until_block=0x{}", "ab".repeat(32)));
-        assert_eq!(bound(&q).unwrap(), (Some(UntilBlock::Height(3)), true));
+        let e = bound(&q).unwrap_err();
+        assert!(e.to_string().contains("can't handle until_block and block_height"), "{e}");
+        assert_eq!(bound(&Query::parse("height=3")).unwrap(), (Some(UntilBlock::Height(3)), true));
+        // `height=0` is no height: the whole list (up to `until_block`, if any).
+        assert_eq!(bound(&Query::parse("height=0")).unwrap(), (None, false));
+        assert_eq!(bound(&Query::parse("height=0&until_block=3")).unwrap(), (Some(UntilBlock::Height(3)), false));
         assert_eq!(bound(&Query::parse("until_block=3")).unwrap(), (Some(UntilBlock::Height(3)), false));
         assert!(bound(&Query::parse("until_block=nope")).is_err());
         assert!(bound(&Query::parse("height=-1")).is_err());

@@ -243,8 +243,14 @@ async fn average_times<R: ChainReader>(r: &R) -> Answer {
         .map(|d| d.as_secs() as i64)
         .unwrap_or_default();
     let [h1, h24, d7, d30] = r.average_block_times(now, [3600, 86_400, 7 * 86_400, 30 * 86_400]).await?;
-    // Two decimals, as the incumbent rounds them.
-    let round = |v: f64| super::js_number((v * 100.0).round() / 100.0);
+    // The mean gap, `parseFloat(mean.toFixed(2))` as the incumbent rounds it: half up on the
+    // exact value (computed exactly from the sum and count); 0 without gaps.
+    let round = |(sum, n): (i64, u64)| {
+        let n = i128::from(n.max(1));
+        let (sum, sign) = (i128::from(sum).abs(), if sum < 0 { -1.0 } else { 1.0 });
+        let hundredths = (200 * sum + n) / (2 * n);
+        super::js_number(sign * hundredths as f64 / 100.0)
+    };
     Ok(json(&json!({
         "last_1h": round(h1),
         "last_24h": round(h24),

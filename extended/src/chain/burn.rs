@@ -75,7 +75,7 @@ pub(crate) async fn burn_blocks<R: ExplorerReader + ChainReader>(
                         return Err(ApiError::NotFound("Burn block not found".into()));
                     }
                     let results: Vec<_> = blocks.iter().map(block_v2).collect();
-                    Ok(json(&json!(Page::new(paging, total, results))))
+                    Ok(json(&json!(Page::first_row_total(paging, total, results))))
                 })
                 .await
             }
@@ -104,7 +104,7 @@ async fn pox_txs<R: ExplorerReader + ChainReader>(r: &R, req: &Req, of: PoxTxsOf
         let paging = req.query.paging(BURN_BLOCK_LIMIT)?;
         let (total, txs) = r.pox_txs(of, paging.limit, paging.offset).await?;
         let results: Vec<_> = txs.iter().map(pox_tx_json).collect();
-        Ok(json(&json!(Page::new(paging, total, results))))
+        Ok(json(&json!(Page::first_row_total(paging, total, results))))
     })
     .await
 }
@@ -160,7 +160,7 @@ pub(crate) async fn burnchain<R: ChainReader>(r: &R, req: &Req, rest: &[&str]) -
         let paging = req.query.paging(BURNCHAIN_LIMIT)?;
         let (total, rows) = r.reward_slot_holders(address.as_deref(), paging.limit, paging.offset).await?;
         let results: Vec<_> = rows.iter().map(reward_slot_holder).collect();
-        Ok::<_, ApiError>(json(&json!(Page::new(paging, total, results))))
+        Ok::<_, ApiError>(json(&json!(Page::first_row_total(paging, total, results))))
     };
     Some(match rest {
         ["rewards"] => rewards_page(None).await,

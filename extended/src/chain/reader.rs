@@ -165,12 +165,14 @@ pub trait ChainReader: Send + Sync + 'static {
         below_height: Option<u64>,
         limit: u32,
     ) -> impl Future<Output = Result<(u64, Vec<BlockRecord>), ReadError>> + Send;
-    /// Average seconds between canonical blocks over the windows ending at `now`.
+    /// Per window ending at `now` (the longest last): the sum and the number of the gaps
+    /// between consecutive canonical blocks of the longest window whose later block falls in
+    /// the window (a block's time is its `block_time`, or its burn block's when that is 0).
     fn average_block_times(
         &self,
         now: i64,
         windows: [i64; 4],
-    ) -> impl Future<Output = Result<[f64; 4], ReadError>> + Send;
+    ) -> impl Future<Output = Result<[(i64, u64); 4], ReadError>> + Send;
     fn burn_block(
         &self,
         by: BurnRef,

@@ -82,6 +82,12 @@ pub fn block_v2(b: &BlockRecord) -> Value {
     Value::Object(m)
 }
 
+/// The incumbent's `avg_block_time`: rounded to 2 decimals (`parseFloat(toFixed(2))`), then
+/// serialized by its `Type.Integer` schema, which truncates toward zero.
+fn whole_seconds(avg: f64) -> i64 {
+    ((avg * 100.0).round() / 100.0).trunc() as i64
+}
+
 /// v2 `BurnBlock`.
 pub fn burn_block(b: &BurnBlockRecord) -> Value {
     json!({
@@ -90,7 +96,7 @@ pub fn burn_block(b: &BurnBlockRecord) -> Value {
         "burn_block_hash": b.burn_block_hash,
         "burn_block_height": b.burn_block_height,
         "stacks_blocks": b.stacks_blocks,
-        "avg_block_time": super::js_number(b.avg_block_time),
+        "avg_block_time": whole_seconds(b.avg_block_time),
         "total_tx_count": b.total_tx_count,
     })
 }
@@ -163,6 +169,17 @@ mod tests {
         assert_eq!(percent(1, 3), "33.33");
         assert_eq!(percent(2, 3), "66.67");
         assert_eq!(percent(0, 0), "NaN");
+    }
+
+    #[test]
+    fn avg_block_time_is_the_incumbents_truncated_integer() {
+        let b = |avg| burn_block(&BurnBlockRecord { avg_block_time: avg, ..Default::default() });
+        // 2 gaps of 7 and 8 s: 7.5 → 7 (rounded to 2 decimals, then truncated).
+        assert_eq!(b(7.5)["avg_block_time"], serde_json::json!(7));
+        // Rounding to 2 decimals first: 6.999 → 7.00 → 7.
+        assert_eq!(b(6.999)["avg_block_time"], serde_json::json!(7));
+        assert_eq!(b(0.0)["avg_block_time"], serde_json::json!(0));
+        assert!(b(20.0 / 3.0)["avg_block_time"].is_i64());
     }
 
     #[test]

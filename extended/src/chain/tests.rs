@@ -75,8 +75,9 @@ impl ChainReader for Fake {
     ) -> Result<(u64, Vec<BlockRecord>), ReadError> {
         Ok((0, vec![]))
     }
-    async fn average_block_times(&self, _: i64, _: [i64; 4]) -> Result<[f64; 4], ReadError> {
-        Ok([1.234, 0.0, 0.0, 0.0])
+    async fn average_block_times(&self, _: i64, _: [i64; 4]) -> Result<[(i64, u64); 4], ReadError> {
+        // 1.234 s, 0.125 s (toFixed rounds the exact tie up: 0.13), none, none.
+        Ok([(1234, 1000), (1, 8), (0, 0), (0, 0)])
     }
     async fn burn_block(&self, _: BurnRef) -> Result<Option<BurnBlockRecord>, ReadError> {
         Ok(None)
@@ -222,6 +223,8 @@ async fn v2_cursor_envelope_and_block_etag() {
     assert_eq!(body["results"], serde_json::json!(["0xbb"]));
     let (_, body, _) = get("/extended/v2/blocks/average-times").await;
     assert_eq!(body["last_1h"], 1.23);
+    assert_eq!(body["last_24h"], 0.13);
+    assert_eq!(body["last_7d"], 0);
 }
 
 #[tokio::test]
@@ -269,6 +272,9 @@ impl crate::tx::TxReader for Fake {
         _: crate::params::Paging,
     ) -> Result<(u64, Vec<crate::tx::MinedTx>), ReadError> {
         Ok((0, vec![]))
+    }
+    async fn block_known(&self, _: &crate::tx::BlockRef) -> Result<bool, ReadError> {
+        Ok(false)
     }
     async fn mempool_list(
         &self,

@@ -203,6 +203,25 @@ async fn deploy_status<R: ContractReader>(
     Ok(cached_json(&Value::Object(out), tip_etag(r).await?, inm.as_deref()))
 }
 
+/// The trait's functions as the incumbent matches them: name, access, argument types (not
+/// their names) and outputs; a trait without `functions` is invalid.
+fn trait_functions(abi: &Value) -> Result<Value, ApiError> {
+    let invalid = || ApiError::InvalidParam { param: "trait_abi", reason: "Invalid 'trait_abi'".into() };
+    let functions = abi.get("functions").and_then(Value::as_array).ok_or_else(invalid)?;
+    Ok(Value::Array(
+        functions
+            .iter()
+            .map(|f| {
+                let args: Vec<Value> = f["args"]
+                    .as_array()
+                    .map(|a| a.iter().map(|arg| json!({ "type": arg["type"] })).collect())
+                    .unwrap_or_default();
+                json!({ "name": f["name"], "access": f["access"], "args": args, "outputs": f["outputs"] })
+            })
+            .collect(),
+    ))
+}
+
 async fn by_trait<R: ContractReader>(
     r: &R,
     q: &Query,
@@ -213,8 +232,9 @@ async fn by_trait<R: ContractReader>(
         .ok_or(ApiError::InvalidParam { param: "trait_abi", reason: "is required".into() })?;
     let abi: Value = serde_json::from_str(raw)
         .map_err(|_| ApiError::InvalidParam { param: "trait_abi", reason: "is not a JSON ABI".into() })?;
+    let functions = trait_functions(&abi)?;
     let paging = q.paging(CONTRACTS)?;
-    let found = r.contracts_by_trait(&abi, paging.limit, paging.offset).await?;
+    let found = r.contracts_by_trait(&functions, paging.limit, paging.offset).await?;
     if found.is_empty() {
         return Err(ApiError::NotFound("cannot find contract for this trait".into()));
     }

@@ -70,10 +70,11 @@ pub trait ContractReader: ExplorerReader {
         &self,
         contract_id: &str,
     ) -> impl Future<Output = Result<Option<DeployStatus>, ReadError>> + Send;
-    /// Canonical contracts whose ABI contains every function, FT and NFT of `trait_abi`.
+    /// Canonical contracts whose ABI's `functions` contain every one of `functions` (JSON
+    /// containment, as PostgreSQL's `@>`), newest first.
     fn contracts_by_trait(
         &self,
-        trait_abi: &serde_json::Value,
+        functions: &serde_json::Value,
         limit: u32,
         offset: u64,
     ) -> impl Future<Output = Result<Vec<SmartContract>, ReadError>> + Send;

@@ -427,7 +427,7 @@ pub fn components() -> Value {
                 ("burn_block_hash", s()),
                 ("burn_block_height", int()),
                 ("stacks_blocks", arr(s())),
-                ("avg_block_time", num()),
+                ("avg_block_time", int()),
                 ("total_tx_count", int()),
             ]),
         ),

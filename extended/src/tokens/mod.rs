@@ -113,7 +113,7 @@ async fn nft<R: TokenReader + TxReader>(
             if tx_metadata {
                 with_tx_metadata(r, &mut results, unanchored).await?;
             }
-            serde_json::to_value(Page::new(paging, total, results)).unwrap_or_default()
+            serde_json::to_value(Page::first_row_total(paging, total, results)).unwrap_or_default()
         }
         "history" => {
             let asset = required(q, "asset_identifier")?.to_string();
@@ -124,7 +124,7 @@ async fn nft<R: TokenReader + TxReader>(
             if tx_metadata {
                 with_tx_metadata(r, &mut results, unanchored).await?;
             }
-            serde_json::to_value(Page::new(paging, total, results)).unwrap_or_default()
+            serde_json::to_value(Page::first_row_total(paging, total, results)).unwrap_or_default()
         }
         _ => {
             let asset = required(q, "asset_identifier")?.to_string();
@@ -134,7 +134,7 @@ async fn nft<R: TokenReader + TxReader>(
             if tx_metadata {
                 with_tx_metadata(r, &mut results, unanchored).await?;
             }
-            serde_json::to_value(Page::new(paging, total, results)).unwrap_or_default()
+            serde_json::to_value(Page::first_row_total(paging, total, results)).unwrap_or_default()
         }
     };
     let tip = r.chain_tip().await?;

@@ -75,17 +75,19 @@ pub(super) fn tx_list_filter(q: &Query) -> Result<TxListFilter, ApiError> {
     if nonce.is_some_and(|n| n > (1 << 53) - 1) {
         return Err(invalid("nonce", "must be at most 2^53 - 1"));
     }
+    // The incumbent tests each filter for truth: 0 is no filter.
+    let set = |v: Option<u64>| v.filter(|n| *n != 0);
     Ok(TxListFilter {
         types,
         ascending: ascending(q)?,
         sort,
         from_address: address(q, "from_address")?,
         to_address: principal(q, "to_address")?,
-        start_time: q.u64("start_time")?,
-        end_time: q.u64("end_time")?,
+        start_time: set(q.u64("start_time")?),
+        end_time: set(q.u64("end_time")?),
         contract_id: q.get("contract_id").map(String::from),
         function_name: q.get("function_name").map(String::from),
-        nonce,
+        nonce: set(nonce),
         unanchored: q.bool("unanchored")?.unwrap_or(false),
     })
 }
@@ -120,6 +122,13 @@ pub(super) async fn block_txs<R: TxReader>(
     let paging = q.paging(rule)?;
     let opts = options(&q)?;
     let (total, txs) = reader.block_txs(&block, paging).await?;
+    // An unknown block is a 404; an orphaned one (any fork counts) an empty page.
+    if txs.is_empty() && !reader.block_known(&block).await? {
+        return Err(ApiError::NotFound(match block {
+            BlockRef::Hash(_) => "no block found by hash".into(),
+            BlockRef::Height(h) => format!("no block found at height {h}"),
+        }));
+    }
     let results = txs.iter().map(|t| mined_tx_json(t, None, opts)).collect::<Result<Vec<_>, _>>()?;
     Ok(deprecated(json_with_etag(&page_json(paging, total, results), etag.as_deref())))
 }
@@ -214,22 +223,23 @@ pub(super) async fn mempool<R: TxReader>(
     Ok(deprecated(json_with_etag(&page_json(paging, total, results), etag.as_deref())))
 }
 
-/// `percentile_disc`: the smallest value whose cumulative share reaches `p` (`sorted` ascending).
-fn percentile_disc(sorted: &[u64], p: f64) -> u64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let rank = (p * sorted.len() as f64).ceil() as usize;
-    sorted[rank.clamp(1, sorted.len()) - 1]
+/// The incumbent's `ROUND(PERCENTILE_CONT(p))`: linear interpolation between the ranks around
+/// `p`, rounded half to even (PostgreSQL's `round` of a double); 0 for no value.
+fn percentile_rounded(sorted: &[u64], p: f64) -> u64 {
+    let Some(last) = sorted.len().checked_sub(1) else { return 0 };
+    let pos = p * last as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    let v = sorted[lo] as f64 + (sorted[hi] as f64 - sorted[lo] as f64) * (pos - lo as f64);
+    v.round_ties_even() as u64
 }
 
 fn priorities(mut fees: Vec<u64>) -> Json {
     fees.sort_unstable();
     json!({
-        "no_priority": percentile_disc(&fees, 0.25),
-        "low_priority": percentile_disc(&fees, 0.5),
-        "medium_priority": percentile_disc(&fees, 0.75),
-        "high_priority": percentile_disc(&fees, 0.95),
+        "no_priority": percentile_rounded(&fees, 0.25),
+        "low_priority": percentile_rounded(&fees, 0.5),
+        "medium_priority": percentile_rounded(&fees, 0.75),
+        "high_priority": percentile_rounded(&fees, 0.95),
     })
 }
 
@@ -240,11 +250,11 @@ pub(super) async fn mempool_fees<R: TxReader>(
 ) -> Result<Response, ApiError> {
     let fees = reader.mempool_fees().await?;
     let kinds = ["token_transfer", "contract_call", "smart_contract"];
-    let relevant: Vec<&(String, u64)> = fees.iter().filter(|(t, _)| kinds.contains(&t.as_str())).collect();
     let mut body = Map::new();
-    body.insert("all".into(), priorities(relevant.iter().map(|(_, f)| *f).collect()));
+    // `all` is every pending transaction, whatever its type (the incumbent's query has no filter).
+    body.insert("all".into(), priorities(fees.iter().map(|(_, f)| *f).collect()));
     for kind in kinds {
-        let of_kind: Vec<u64> = relevant.iter().filter(|(t, _)| t == kind).map(|(_, f)| *f).collect();
+        let of_kind: Vec<u64> = fees.iter().filter(|(t, _)| t == kind).map(|(_, f)| *f).collect();
         if !of_kind.is_empty() {
             body.insert(kind.into(), priorities(of_kind));
         }
@@ -257,13 +267,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fee_priorities_are_discrete_percentiles() {
-        // The regtest oracle: three pending calls paying 1000, 1001 and 1002.
+    fn fee_priorities_are_rounded_continuous_percentiles() {
+        // The regtest oracle: three pending calls paying 1000, 1001 and 1002 (1001.5 and
+        // 1001.9 round to 1002).
         let p = priorities(vec![1002, 1000, 1001]);
         assert_eq!(
             p,
             json!({"no_priority": 1000, "low_priority": 1001, "medium_priority": 1002, "high_priority": 1002})
         );
+        // Two fees, 100 and 200: interpolated, as PostgreSQL's percentile_cont.
+        assert_eq!(
+            priorities(vec![200, 100]),
+            json!({"no_priority": 125, "low_priority": 150, "medium_priority": 175, "high_priority": 195})
+        );
+        // Halves round to even: 1 and 2 at the median is 1.5 → 2; 2 and 3 → 2.5 → 2.
+        assert_eq!(priorities(vec![1, 2])["low_priority"], 2);
+        assert_eq!(priorities(vec![2, 3])["low_priority"], 2);
         assert_eq!(priorities(vec![])["high_priority"], 0);
     }
 

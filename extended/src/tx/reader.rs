@@ -100,6 +100,9 @@ pub trait TxReader: Send + Sync + 'static {
         paging: Paging,
     ) -> impl Future<Output = Result<(u64, Vec<MinedTx>), ReadError>> + Send;
 
+    /// Whether any block, on any fork, has this hash or height.
+    fn block_known(&self, block: &BlockRef) -> impl Future<Output = Result<bool, ReadError>> + Send;
+
     /// Pending mempool transactions matching `filter`, and how many there are.
     fn mempool_list(
         &self,

@@ -1,0 +1,60 @@
+-- Rules that real nodes' chains exercise and the recorded fixtures did not (issue 20).
+--
+-- 1. A sponsored transaction is one of its sponsor's transactions: the incumbent's
+--    `principal_txs` records the fee payer, so the v1 and v2 address transaction lists show it
+--    to the sponsor and count it in `total`. Sponsor links stored before this were not listed;
+--    they are now, and the sponsors' per-block list counts are summed again (as 0017 does).
+UPDATE account_txs SET listed = 1
+WHERE listed = 0 AND EXISTS (
+    SELECT 1 FROM txs t
+    WHERE t.tx_id = account_txs.tx_id AND t.index_block_hash = account_txs.index_block_hash
+      AND t.sponsored = 1 AND t.sponsor_address = account_txs.principal
+);
+DELETE FROM account_block_txs WHERE principal IN (SELECT sponsor_address FROM txs WHERE sponsored = 1);
+INSERT INTO account_block_txs (principal, block_height, index_block_hash, n, n_boot, cum, cum_boot)
+SELECT principal, block_height, index_block_hash, n, n_boot,
+    CAST(SUM(n) OVER (PARTITION BY principal ORDER BY block_height ROWS UNBOUNDED PRECEDING) AS BIGINT),
+    CAST(SUM(n_boot) OVER (PARTITION BY principal ORDER BY block_height ROWS UNBOUNDED PRECEDING) AS BIGINT)
+FROM (
+    SELECT principal, block_height, index_block_hash, CAST(COUNT(*) AS BIGINT) AS n,
+        CAST(SUM(CASE WHEN boot THEN 1 ELSE 0 END) AS BIGINT) AS n_boot
+    FROM account_txs
+    WHERE canonical = 1 AND listed = 1
+      AND principal IN (SELECT sponsor_address FROM txs WHERE sponsored = 1)
+    GROUP BY principal, block_height, index_block_hash
+) g;
+
+-- 2. Every contract deploy keeps a row, failed ones too (`success` 0; `abi` NULL when the node
+--    sent none): the incumbent's `/extended/v1/contract/{id}` answers them. The same sender can
+--    deploy a name twice in one block (the second fails), so the key gains the tx id.
+-- 3. `abi_jsonb`: the ABI as the incumbent serves it, re-serialized from PostgreSQL jsonb (keys
+--    shorter first, then bytewise), derived at ingest; `abi` keeps the node's text, which is
+--    the node's own `/v2/contracts/interface` answer. Rows stored before are filled when the
+--    store opens (`contracts::backfill`, pending_backfills 'contract_abi_jsonb').
+ALTER TABLE smart_contracts RENAME TO smart_contracts_old;
+CREATE TABLE smart_contracts (
+    contract_id TEXT NOT NULL,
+    index_block_hash TEXT NOT NULL,
+    tx_id TEXT NOT NULL,
+    block_height BIGINT NOT NULL,
+    clarity_version BIGINT,
+    source_code TEXT NOT NULL,
+    abi TEXT,
+    canonical INTEGER NOT NULL,
+    success INTEGER NOT NULL,
+    abi_jsonb TEXT,
+    PRIMARY KEY (contract_id, index_block_hash, tx_id)
+);
+INSERT INTO smart_contracts
+SELECT contract_id, index_block_hash, tx_id, block_height, clarity_version, source_code, abi, canonical, 1, NULL
+FROM smart_contracts_old;
+DROP TABLE smart_contracts_old;
+CREATE INDEX smart_contracts_block ON smart_contracts (index_block_hash);
+INSERT INTO pending_backfills (name) VALUES ('contract_abi_jsonb');
+-- Failed deploys stored before this migration have no row yet: they are derived again from
+-- the raw event log when the store opens (`contracts::backfill`).
+INSERT INTO pending_backfills (name) VALUES ('failed_deploys');
+
+-- 4. A streamed (not yet anchored) transaction's `block_time` is when this server received its
+--    `/new_microblocks` event, as the incumbent stamps it; streams stored before keep 0.
+ALTER TABLE microblocks ADD COLUMN stream_receipt_time BIGINT;
