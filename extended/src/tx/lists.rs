@@ -11,8 +11,8 @@ use warp::reply::Response;
 use super::entity::{any_tx_json, mempool_tx_json, mined_tx_json, RenderOptions};
 use super::reader::{BlockRef, MempoolFilter, MempoolSort, TxListFilter, TxReader, TxSort};
 use super::routes::{parse_tx_id, EVENT_LIMIT};
-use crate::error::ApiError;
-use crate::params::{LimitRule, Page, Query};
+use crate::error::{ApiError, In, Rule, HASH_PATTERN};
+use crate::params::{non_negative, LimitRule, Page, Query};
 use crate::reply::{deprecated, json_with_etag};
 
 pub const TX_LIMIT: LimitRule = LimitRule::new(20, 50);
@@ -21,8 +21,13 @@ pub const BLOCK_TX_LIMIT: LimitRule = LimitRule::new(20, 200);
 const TX_TYPES: [&str; 6] =
     ["coinbase", "token_transfer", "smart_contract", "contract_call", "poison_microblock", "tenure_change"];
 
-fn invalid(param: &'static str, reason: impl Into<String>) -> ApiError {
-    ApiError::InvalidParam { param, reason: reason.into() }
+fn invalid(param: &'static str, message: impl Into<String>) -> ApiError {
+    ApiError::invalid(param, message)
+}
+
+/// `param` is none of the route's `n` allowed values.
+fn not_one_of(param: &'static str, n: usize) -> ApiError {
+    ApiError::schema(In::Query, param, Rule::Constants { n, item: None })
 }
 
 pub(crate) fn options(q: &Query) -> Result<RenderOptions, ApiError> {
@@ -34,7 +39,7 @@ fn ascending(q: &Query) -> Result<bool, ApiError> {
     match q.get("order") {
         None | Some("desc") => Ok(false),
         Some("asc") => Ok(true),
-        Some(o) => Err(invalid("order", format!("`{o}` is not one of asc, desc"))),
+        Some(_) => Err(not_one_of("order", 2)),
     }
 }
 
@@ -43,7 +48,7 @@ fn address(q: &Query, name: &'static str) -> Result<Option<String>, ApiError> {
         .map(|a| {
             StacksAddress::from_str(a)
                 .map(|_| a.to_string())
-                .map_err(|_| invalid(name, format!("`{a}` is not a valid STX address")))
+                .map_err(|_| invalid(name, format!("Invalid query parameter for \"{name}\": \"{a}\" is not a valid STX address")))
         })
         .transpose()
 }
@@ -53,27 +58,26 @@ fn principal(q: &Query, name: &'static str) -> Result<Option<String>, ApiError> 
         .map(|a| {
             Principal::from_str(a)
                 .map(|_| a.to_string())
-                .map_err(|_| invalid(name, format!("`{a}` is not a valid principal")))
+                .map_err(|_| invalid(name, format!("invalid STX address \"{a}\"")))
         })
         .transpose()
 }
 
 pub(super) fn tx_list_filter(q: &Query) -> Result<TxListFilter, ApiError> {
     let types = q.all("type");
-    if let Some(bad) = types.iter().find(|t| !TX_TYPES.contains(&t.as_str())) {
-        return Err(invalid("type", format!("`{bad}` is not one of {}", TX_TYPES.join(", "))));
+    if let Some(bad) = types.iter().position(|t| !TX_TYPES.contains(&t.as_str())) {
+        let rule = Rule::Constants { n: TX_TYPES.len(), item: Some(bad) };
+        return Err(ApiError::schema(In::Query, "type", rule));
     }
     let sort = match q.get("sort_by") {
         None | Some("block_height") => TxSort::BlockHeight,
         Some("burn_block_time") => TxSort::BurnBlockTime,
         Some("fee") => TxSort::Fee,
-        Some(s) => {
-            return Err(invalid("sort_by", format!("`{s}` is not one of block_height, burn_block_time, fee")))
-        }
+        Some(_) => return Err(not_one_of("sort_by", 3)),
     };
     let nonce = q.u64("nonce")?;
     if nonce.is_some_and(|n| n > (1 << 53) - 1) {
-        return Err(invalid("nonce", "must be at most 2^53 - 1"));
+        return Err(ApiError::schema(In::Query, "nonce", Rule::Max((1 << 53) - 1)));
     }
     Ok(TxListFilter {
         types,
@@ -128,15 +132,13 @@ pub(super) async fn block_txs<R: TxReader>(
 pub(super) fn block_hash(raw: &str) -> Result<BlockRef, ApiError> {
     let hex = raw.strip_prefix("0x").unwrap_or(raw);
     if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(invalid("block_hash", "must match pattern \"^(0x)?[a-fA-F0-9]{64}$\""));
+        return Err(ApiError::schema(In::Path, "block_hash", Rule::Pattern(HASH_PATTERN)));
     }
     Ok(BlockRef::Hash(format!("0x{}", hex.to_ascii_lowercase())))
 }
 
 pub(super) fn block_height(raw: &str) -> Result<BlockRef, ApiError> {
-    raw.parse::<u64>()
-        .map(BlockRef::Height)
-        .map_err(|_| invalid("height", format!("`{raw}` is not a block height")))
+    non_negative(In::Path, "height", raw).map(BlockRef::Height)
 }
 
 /// `GET /extended/v1/tx/multiple`: a map of id to `{found, result}`, found ones first.
@@ -147,7 +149,7 @@ pub(super) async fn multiple<R: TxReader>(
 ) -> Result<Response, ApiError> {
     let raw_ids = q.all("tx_id");
     if raw_ids.is_empty() {
-        return Err(invalid("tx_id", "must have at least one transaction id"));
+        return Err(ApiError::schema(In::Query, "tx_id", Rule::Required));
     }
     let mut ids = Vec::new();
     for raw in &raw_ids {
@@ -197,7 +199,7 @@ pub(super) async fn mempool<R: TxReader>(
             None | Some("age") => MempoolSort::Age,
             Some("size") => MempoolSort::Size,
             Some("fee") => MempoolSort::Fee,
-            Some(o) => return Err(invalid("order_by", format!("`{o}` is not one of age, size, fee"))),
+            Some(_) => return Err(not_one_of("order_by", 3)),
         },
         ascending: ascending(&q)?,
     };
