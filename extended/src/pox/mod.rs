@@ -340,8 +340,13 @@ pub fn routes<R: ExplorerReader + PoxReader + PoxCycleReader>(
         .and(with_reader.clone())
         .and(query())
         .and(inm())
-        .and_then(|pox: String, r: Arc<R>, q: Query, inm: Option<String>| {
-            handle(r, pox, Route::Events(q), inm)
+        .and_then(|pox: String, r: Arc<R>, q: Query, inm: Option<String>| async move {
+            // The incumbent's router tries the static `/extended/v1/tx/events` first, so its
+            // errors are that route's, never an invalid `pox`.
+            if pox == "tx" {
+                return Err(warp::reject::not_found());
+            }
+            handle(r, pox, Route::Events(q), inm).await
         });
     let tx = warp::get()
         .and(warp::path!("extended" / "v1" / String / "tx" / String))
