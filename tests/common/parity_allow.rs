@@ -58,9 +58,11 @@ pub fn ignored_keys(template: &str) -> Vec<&'static str> {
 /// as `stx-transfer` and `stx-transfer-memo`, in either order) and the FT holders of equal
 /// balance ([`sort_tied_holders`]).
 pub fn normalize_order(template: &str, body: &mut Value) {
+    if template == "/extended/v1/tokens/ft/{token}/holders" {
+        return sort_tied_holders(body);
+    }
     let Some(results) = body.get_mut("results").and_then(Value::as_array_mut) else { return };
     match template {
-        "/extended/v1/tokens/ft/{token}/holders" => sort_tied_holders(results),
         "/extended/v1/tx" => {
             mask_unanchored_times(results);
             sort_shown_index_ties(results);
@@ -78,15 +80,28 @@ pub fn normalize_order(template: &str, body: &mut Value) {
 
 /// FT holders with equal balances: the incumbent sorts by balance only and PostgreSQL returns
 /// ties in plan order, so the same recording lists them differently in the full list and in an
-/// offset page (mocknet, regtest: `?limit=2&offset=1` starts with another holder of the same
-/// balance than the full list's second row). Consecutive rows of equal balance are compared
-/// sorted by address: which addresses hold, the balances and their order are all compared.
-fn sort_tied_holders(results: &mut [Value]) {
+/// offset page (mocknet `stx`: the full list's rows 2 and 3 are STF9B75A… and ST1HB1T8…, all six
+/// first holders at 10^16, while `?limit=2&offset=1` answers ST11NJTT… and STRYYQQ9…; the pox-4
+/// regtest likewise). Consecutive rows of equal balance are compared sorted by address, so which
+/// addresses hold, every balance and their order are compared. Where the page's edge cuts such
+/// a group (its first rows when `offset` > 0, its last ones when rows remain past the page),
+/// which of the tied holders fall inside is plan order too: only their addresses are not
+/// compared.
+fn sort_tied_holders(body: &mut Value) {
+    let n = |k: &str| body[k].as_u64().unwrap_or(0);
+    let (offset, total) = (n("offset"), n("total"));
+    let Some(results) = body.get_mut("results").and_then(Value::as_array_mut) else { return };
+    let len = results.len();
     let mut start = 0;
-    while start < results.len() {
+    while start < len {
         let b = results[start]["balance"].clone();
         let end = start + results[start..].iter().take_while(|r| r["balance"] == b).count();
-        results[start..end].sort_by_key(|r| r["address"].as_str().unwrap_or_default().to_string());
+        let group = &mut results[start..end];
+        group.sort_by_key(|r| r["address"].as_str().unwrap_or_default().to_string());
+        let cut = (start == 0 && offset > 0) || (end == len && offset + (len as u64) < total);
+        if cut {
+            group.iter_mut().for_each(|r| r["address"] = Value::String("(tie cut by the page)".into()));
+        }
         start = end;
     }
 }
