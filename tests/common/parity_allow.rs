@@ -59,7 +59,8 @@ pub fn ignored_keys(template: &str) -> Vec<&'static str> {
 /// balance ([`sort_tied_holders`]).
 pub fn normalize_order(template: &str, body: &mut Value) {
     if template == "/extended/v1/tokens/ft/{token}/holders" {
-        return sort_tied_holders(body);
+        sort_tied_holders(body);
+        return;
     }
     let Some(results) = body.get_mut("results").and_then(Value::as_array_mut) else { return };
     match template {
