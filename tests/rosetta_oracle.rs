@@ -30,12 +30,13 @@ struct Deviations {
 
 fn deviations(recorded_tx: &Value) -> Deviations {
     let ops = recorded_tx["operations"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let calls = |f: &str| {
-        ops.iter().any(|o| o["type"] == "contract_call" && o["metadata"]["function_name"] == f)
-    };
+    let calls =
+        |f: &str| ops.iter().any(|o| o["type"] == "contract_call" && o["metadata"]["function_name"] == f);
     Deviations {
         lock_total: RESENDS_LOCK_TOTAL.iter().any(|f| calls(f)),
-        failed: ops.iter().any(|o| o["type"] == "fee" && !matches!(o["status"].as_str(), Some("success" | "") | None)),
+        failed: ops
+            .iter()
+            .any(|o| o["type"] == "fee" && !matches!(o["status"].as_str(), Some("success" | "") | None)),
     }
 }
 

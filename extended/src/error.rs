@@ -56,7 +56,10 @@ pub enum Rule {
     /// The parameter is missing.
     Required,
     /// None of `n` allowed constants (`anyOf` of `const`s), at the list item `item` if any.
-    Constants { n: usize, item: Option<usize> },
+    Constants {
+        n: usize,
+        item: Option<usize>,
+    },
     /// A principal: neither a standard nor a contract address.
     Principal,
     /// `latest`, a 64-hex-digit hash or an integer.
@@ -94,7 +97,10 @@ impl Rule {
                 any_of(vec!["must be equal to constant".to_string(); n], &at)
             }
             Rule::Principal => any_of(
-                vec![format!("must match pattern \"{ADDRESS_PATTERN}\""), format!("must match pattern \"{CONTRACT_PATTERN}\"")],
+                vec![
+                    format!("must match pattern \"{ADDRESS_PATTERN}\""),
+                    format!("must match pattern \"{CONTRACT_PATTERN}\""),
+                ],
                 &at,
             ),
             Rule::HeightOrHash => any_of(
@@ -280,7 +286,8 @@ mod tests {
              \"^(0x)?[a-fA-F0-9]{64}$\", params/height_or_hash must be integer, params/height_or_hash must \
              match a schema in anyOf"
         );
-        let handler = serde_json::to_value(ApiError::invalid("address", "Address is not valid.").body()).unwrap();
+        let handler =
+            serde_json::to_value(ApiError::invalid("address", "Address is not valid.").body()).unwrap();
         assert_eq!(handler["message"], "Address is not valid.");
         assert!(handler.get("code").is_none());
     }

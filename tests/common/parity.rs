@@ -159,8 +159,9 @@ pub fn compare(
                 normalize(e, &mut expected);
                 // The spec's unknown-URL answer adds `reference` to the incumbent's 404 fields
                 // (its unknown-route message: `Route GET:/does-not-exist not found`).
-                let unknown_url =
-                    expected["message"].as_str().is_some_and(|m| m.starts_with("Route ") && m.ends_with(" not found"));
+                let unknown_url = expected["message"]
+                    .as_str()
+                    .is_some_and(|m| m.starts_with("Route ") && m.ends_with(" not found"));
                 if s == 404 && unknown_url && expected.get("reference").is_none() {
                     if let Some(o) = actual.as_object_mut() {
                         o.remove("reference");
@@ -189,7 +190,9 @@ fn invalid_input_diffs(e: &OracleEntry, status: u16, ours: Option<&Value>) -> Ve
     if status != 500 {
         return vec![format!("expected the spec's invalid-input 500 (incumbent: 400), got {status}")];
     }
-    let Some(ours) = ours else { return vec!["expected the spec's invalid-input 500, got no JSON body".into()] };
+    let Some(ours) = ours else {
+        return vec!["expected the spec's invalid-input 500, got no JSON body".into()];
+    };
     let mut diffs: Vec<String> = ["error", "stack", "errorTag"]
         .iter()
         .filter(|k| !ours[**k].is_string())

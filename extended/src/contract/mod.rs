@@ -205,9 +205,7 @@ async fn by_trait<R: ContractReader>(
     q: &Query,
     inm: Option<String>,
 ) -> Result<warp::reply::Response, ApiError> {
-    let raw = q
-        .get("trait_abi")
-        .ok_or(ApiError::schema(In::Query, "trait_abi", Rule::Required))?;
+    let raw = q.get("trait_abi").ok_or(ApiError::schema(In::Query, "trait_abi", Rule::Required))?;
     let abi: Value = serde_json::from_str(raw)
         .map_err(|_| ApiError::invalid("trait_abi", "invalid json for trait_abi"))?;
     let paging = q.paging(CONTRACTS)?;

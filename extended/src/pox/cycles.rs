@@ -97,7 +97,11 @@ fn signer_key(raw: &str) -> String {
 
 /// The cycle `raw` names; missing, the incumbent's 404 `message`: its generic "Not found" for
 /// the cycle itself, "PoX cycle not found" under it (signers, a signer, stackers).
-async fn cycle_or_404<R: PoxCycleReader>(r: &R, raw: &str, missing: &str) -> Result<PoxCycleRecord, ApiError> {
+async fn cycle_or_404<R: PoxCycleReader>(
+    r: &R,
+    raw: &str,
+    missing: &str,
+) -> Result<PoxCycleRecord, ApiError> {
     let n = cycle_param(raw)?;
     r.pox_cycle(n).await?.ok_or_else(|| ApiError::NotFound(missing.into()))
 }

@@ -253,9 +253,7 @@ async fn delegations<R: PoxReader>(r: &R, contract: &str, pool: &str, q: &Query)
     let paging = q.paging(STACKER_LIMIT)?;
     let at_least_one = |name: &'static str| -> Result<Option<u64>, ApiError> {
         match q.u64(name)? {
-            Some(0) => {
-                Err(ApiError::schema(In::Query, name, Rule::Min(1)))
-            }
+            Some(0) => Err(ApiError::schema(In::Query, name, Rule::Min(1))),
             v => Ok(v),
         }
     };

@@ -46,9 +46,12 @@ fn ascending(q: &Query) -> Result<bool, ApiError> {
 fn address(q: &Query, name: &'static str) -> Result<Option<String>, ApiError> {
     q.get(name)
         .map(|a| {
-            StacksAddress::from_str(a)
-                .map(|_| a.to_string())
-                .map_err(|_| invalid(name, format!("Invalid query parameter for \"{name}\": \"{a}\" is not a valid STX address")))
+            StacksAddress::from_str(a).map(|_| a.to_string()).map_err(|_| {
+                invalid(
+                    name,
+                    format!("Invalid query parameter for \"{name}\": \"{a}\" is not a valid STX address"),
+                )
+            })
         })
         .transpose()
 }
