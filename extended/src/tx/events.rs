@@ -10,7 +10,7 @@ use warp::reply::Response;
 
 use super::entity::event_json;
 use super::reader::{EventFilter, EventOwner, TxStatsReader};
-use super::routes::parse_tx_id;
+use super::routes::parse_tx_id_in;
 use crate::error::{ApiError, In, Rule};
 use crate::params::{LimitRule, Query};
 use crate::reply::{deprecated, json_with_etag};
@@ -38,12 +38,12 @@ pub(super) fn event_filter(q: &Query) -> Result<EventFilter, ApiError> {
             return Err(invalid("address", "can't handle both 'address' and 'tx_id' in the same request"))
         }
         (Some(a), None) => {
-            Principal::from_str(a).map_err(|_| invalid("address", format!("invalid STX address \"{a}\"")))?;
+            Principal::from_str(a).map_err(|_| ApiError::schema(In::Query, "address", Rule::Principal))?;
             EventOwner::Address(a.to_string())
         }
         (None, Some(t)) => {
             let id = if t.starts_with("0x") { t.to_string() } else { format!("0x{t}") };
-            EventOwner::TxId(parse_tx_id("tx_id", &id)?.unwrap_or(id))
+            EventOwner::TxId(parse_tx_id_in(In::Query, "tx_id", &id)?.unwrap_or(id))
         }
     };
     let types = q.all("type");

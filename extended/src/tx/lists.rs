@@ -10,7 +10,7 @@ use warp::reply::Response;
 
 use super::entity::{any_tx_json, mempool_tx_json, mined_tx_json, RenderOptions};
 use super::reader::{BlockRef, MempoolFilter, MempoolSort, TxListFilter, TxReader, TxSort};
-use super::routes::{parse_tx_id, EVENT_LIMIT};
+use super::routes::{parse_tx_id_in, EVENT_LIMIT};
 use crate::error::{ApiError, In, Rule, HASH_PATTERN};
 use crate::params::{non_negative, LimitRule, Page, Query};
 use crate::reply::{deprecated, json_with_etag};
@@ -43,25 +43,34 @@ fn ascending(q: &Query) -> Result<bool, ApiError> {
     }
 }
 
-fn address(q: &Query, name: &'static str) -> Result<Option<String>, ApiError> {
+/// `from_address` (a standard address) or `to_address` (`principal`: a contract id too), with
+/// the incumbent's message for an invalid one.
+fn address(q: &Query, name: &'static str, principal: bool) -> Result<Option<String>, ApiError> {
     q.get(name)
         .map(|a| {
-            StacksAddress::from_str(a).map(|_| a.to_string()).map_err(|_| {
-                invalid(
-                    name,
-                    format!("Invalid query parameter for \"{name}\": \"{a}\" is not a valid STX address"),
-                )
-            })
+            let valid =
+                if principal { Principal::from_str(a).is_ok() } else { StacksAddress::from_str(a).is_ok() };
+            if valid {
+                Ok(a.to_string())
+            } else {
+                let message =
+                    format!("Invalid query parameter for \"{name}\": \"{a}\" is not a valid STX address");
+                Err(invalid(name, message))
+            }
         })
         .transpose()
 }
 
+/// A principal filter of `/tx/mempool`, with the incumbent's message (its caught `Error`'s text).
 fn principal(q: &Query, name: &'static str) -> Result<Option<String>, ApiError> {
     q.get(name)
         .map(|a| {
-            Principal::from_str(a)
-                .map(|_| a.to_string())
-                .map_err(|_| invalid(name, format!("invalid STX address \"{a}\"")))
+            Principal::from_str(a).map(|_| a.to_string()).map_err(|_| {
+                let message = format!(
+                    "Error: Invalid query parameter: \"{a}\" is not a valid STX address or principal"
+                );
+                invalid(name, message)
+            })
         })
         .transpose()
 }
@@ -86,11 +95,20 @@ pub(super) fn tx_list_filter(q: &Query) -> Result<TxListFilter, ApiError> {
         types,
         ascending: ascending(q)?,
         sort,
-        from_address: address(q, "from_address")?,
-        to_address: principal(q, "to_address")?,
+        from_address: address(q, "from_address", false)?,
+        to_address: address(q, "to_address", true)?,
         start_time: q.u64("start_time")?,
         end_time: q.u64("end_time")?,
-        contract_id: q.get("contract_id").map(String::from),
+        contract_id: q
+            .get("contract_id")
+            .map(|c| match Principal::from_str(c) {
+                Ok(_) => Ok(c.to_string()),
+                Err(_) => Err(invalid(
+                    "contract_id",
+                    format!("Invalid query parameter for \"contract_id\": \"{c}\" is not a valid principal"),
+                )),
+            })
+            .transpose()?,
         function_name: q.get("function_name").map(String::from),
         nonce,
         unanchored: q.bool("unanchored")?.unwrap_or(false),
@@ -156,7 +174,7 @@ pub(super) async fn multiple<R: TxReader>(
     }
     let mut ids = Vec::new();
     for raw in &raw_ids {
-        let id = match parse_tx_id("tx_id", raw)? {
+        let id = match parse_tx_id_in(In::Query, "tx_id", raw)? {
             Some(id) => id,
             None => format!("0x{}", raw.to_ascii_lowercase()),
         };
@@ -207,7 +225,10 @@ pub(super) async fn mempool<R: TxReader>(
         ascending: ascending(&q)?,
     };
     if filter.address.is_some() && (filter.sender_address.is_some() || filter.recipient_address.is_some()) {
-        return Err(invalid("address", "cannot be combined with sender_address or recipient_address"));
+        return Err(invalid(
+            "address",
+            "The \"address\" filter cannot be specified with other address filters",
+        ));
     }
     q.bool("unanchored")?;
     let opts = options(&q)?;
