@@ -12,17 +12,28 @@ use common::{replay, shared_file, Db, TestStore};
 use serde_json::{json, Value};
 use stacks_ledger::ledger::Network;
 
-/// Calls whose lock event re-sends the stacker's whole locked amount: a stack-extend (lock
-/// change 0) or an increase (change: the increase).
-const RESENDS_LOCK_TOTAL: &[&str] =
-    &["stack-extend", "stack-increase", "delegate-stack-extend", "delegate-stack-increase"];
+/// Calls whose lock event re-sends the stacker's whole locked amount, which the incumbent served
+/// as the `stx_lock` amount where ours is the change of the locked balance: 0 for an extend
+/// (it moves only the unlock height), the increase for an increase.
+const EXTENDS: &[&str] = &["stack-extend", "delegate-stack-extend"];
+const INCREASES: &[&str] = &["stack-increase", "delegate-stack-increase"];
+
+/// How a transaction's `stx_lock` amount is compared.
+#[derive(Clone, Copy, Default, PartialEq)]
+enum Lock {
+    /// As recorded (a stack-stx locks what its event says).
+    #[default]
+    AsRecorded,
+    /// The recorded total is read as the change, 0 (extends).
+    Unchanged,
+    /// Not compared: the change is the increase, which no recording shows (increases).
+    NotCompared,
+}
 
 /// Which documented deviations apply to one transaction, read from the incumbent's recording.
 #[derive(Clone, Copy, Default)]
 struct Deviations {
-    /// Its `stx_lock` amount: ours is the change of the locked balance, the incumbent served the
-    /// lock event's total, which a stack-extend or increase re-sends.
-    lock_total: bool,
+    lock: Lock,
     /// It failed: its fee is charged, so our `fee` operation is `success`; the incumbent gave it
     /// the transaction's failure status (uncounted by rosetta-cli).
     failed: bool,
@@ -30,22 +41,34 @@ struct Deviations {
 
 fn deviations(recorded_tx: &Value) -> Deviations {
     let ops = recorded_tx["operations"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let calls =
-        |f: &str| ops.iter().any(|o| o["type"] == "contract_call" && o["metadata"]["function_name"] == f);
-    Deviations {
-        lock_total: RESENDS_LOCK_TOTAL.iter().any(|f| calls(f)),
-        failed: ops
-            .iter()
-            .any(|o| o["type"] == "fee" && !matches!(o["status"].as_str(), Some("success" | "") | None)),
-    }
+    let calls = |names: &[&str]| {
+        ops.iter().any(|o| {
+            o["type"] == "contract_call" && names.iter().any(|f| o["metadata"]["function_name"] == *f)
+        })
+    };
+    let lock = if calls(EXTENDS) {
+        Lock::Unchanged
+    } else if calls(INCREASES) {
+        Lock::NotCompared
+    } else {
+        Lock::AsRecorded
+    };
+    let failed = ops
+        .iter()
+        .any(|o| o["type"] == "fee" && !matches!(o["status"].as_str(), Some("success" | "") | None));
+    Deviations { lock, failed }
 }
 
 /// An operation as compared: type, status, account (with sub-account), amount, and the
 /// metadata parsed from the payload (stacking calls, tenure changes). `recorded` marks the
-/// incumbent's side, where a failed transaction's fee status is read as the `success` we serve.
+/// incumbent's side, where the deviations are read as what we serve instead.
 fn op_key(op: &Value, d: Deviations, recorded: bool) -> Value {
     let ty = op["type"].as_str().unwrap_or_default();
-    let amount = if ty == "stx_lock" && d.lock_total { Value::Null } else { op["amount"]["value"].clone() };
+    let amount = match (ty, d.lock) {
+        ("stx_lock", Lock::Unchanged) if recorded => json!("0"),
+        ("stx_lock", Lock::NotCompared) => Value::Null,
+        _ => op["amount"]["value"].clone(),
+    };
     let status = if ty == "fee" && d.failed && recorded { json!("success") } else { op["status"].clone() };
     // Deviation: tenure_change has the sender as account here (the incumbent had none).
     let account = if ty == "tenure_change" { Value::Null } else { op["account"].clone() };
