@@ -5,7 +5,7 @@
 use serde::Serialize;
 use warp::Filter;
 
-use crate::error::ApiError;
+use crate::error::{ApiError, In, Rule};
 
 /// The decoded query string of one request.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -84,14 +84,7 @@ impl Query {
 
     /// An unsigned integer parameter; a malformed value is the spec's invalid-parameter error.
     pub fn u64(&self, name: &'static str) -> Result<Option<u64>, ApiError> {
-        self.get(name)
-            .map(|v| {
-                v.trim().parse::<u64>().map_err(|_| ApiError::InvalidParam {
-                    param: name,
-                    reason: format!("`{v}` is not a non-negative integer"),
-                })
-            })
-            .transpose()
+        self.get(name).map(|v| non_negative(In::Query, name, v)).transpose()
     }
 
     /// A boolean parameter as the incumbent coerces them: `true`/`1` and `false`/`0`.
@@ -100,9 +93,7 @@ impl Query {
             .map(|v| match v.trim() {
                 "true" | "1" => Ok(true),
                 "false" | "0" => Ok(false),
-                other => {
-                    Err(ApiError::InvalidParam { param: name, reason: format!("`{other}` is not a boolean") })
-                }
+                _ => Err(ApiError::schema(In::Query, name, Rule::Boolean)),
             })
             .transpose()
     }
@@ -114,10 +105,7 @@ impl Query {
         let limit = match self.u64("limit")? {
             None | Some(0) => rule.default,
             Some(l) if l > u64::from(rule.max) => {
-                return Err(ApiError::InvalidParam {
-                    param: "limit",
-                    reason: format!("must be equal to or less than {}", rule.max),
-                })
+                return Err(ApiError::schema(In::Query, "limit", Rule::Max(rule.max.into())))
             }
             Some(l) => l as u32,
         };
@@ -136,16 +124,23 @@ impl Query {
         let limit = match self.u64(limit_name)? {
             None | Some(0) => rule.default,
             Some(l) if l > u64::from(rule.max) => {
-                return Err(ApiError::InvalidParam {
-                    param: limit_name,
-                    reason: format!("must be equal to or less than {}", rule.max),
-                })
+                return Err(ApiError::schema(In::Query, limit_name, Rule::Max(rule.max.into())))
             }
             Some(l) => l as u32,
         };
         let offset = self.u64(offset_name)?.unwrap_or(0);
         Ok(Paging { limit, offset })
     }
+}
+
+/// A non-negative integer parameter: an integer below 0 breaks the incumbent's `minimum: 0`,
+/// anything else that is not an integer its `type: integer`.
+pub fn non_negative(place: In, name: &'static str, raw: &str) -> Result<u64, ApiError> {
+    let v = raw.trim();
+    v.parse::<u64>().map_err(|_| match v.parse::<i64>() {
+        Ok(_) => ApiError::schema(place, name, Rule::Min(0)),
+        Err(_) => ApiError::schema(place, name, Rule::Integer),
+    })
 }
 
 #[cfg(test)]
@@ -171,7 +166,9 @@ mod tests {
         assert!(e.to_string().contains("50"));
         let e = Query::parse("offset=-1").paging(rule).unwrap_err();
         assert!(matches!(e, ApiError::InvalidParam { param: "offset", .. }), "{e}");
-        assert!(Query::parse("limit=abc").paging(rule).is_err());
+        assert!(e.to_string().ends_with("querystring/offset must be >= 0"), "{e}");
+        let e = Query::parse("limit=abc").paging(rule).unwrap_err();
+        assert!(e.to_string().ends_with("querystring/limit must be integer"), "{e}");
     }
 
     #[test]

@@ -81,7 +81,7 @@ impl FaucetError {
     pub fn into_response(self) -> Response {
         let error = match &self {
             FaucetError::InvalidParam { param, reason } => {
-                return ApiError::InvalidParam { param, reason: reason.clone() }.into_response()
+                return ApiError::invalid(param, reason.clone()).into_response()
             }
             FaucetError::NotAvailable => NOT_AVAILABLE,
             FaucetError::BadRequest(message) => message.as_str(),

@@ -39,7 +39,7 @@ impl V2Error {
     pub fn into_response(self) -> Response {
         let (status, message) = match self {
             V2Error::Invalid { param, reason } => {
-                return ApiError::InvalidParam { param, reason }.into_response();
+                return ApiError::invalid(param, reason).into_response();
             }
             V2Error::Store(e) => return ApiError::from(ReadError::from(e)).into_response(),
             e @ V2Error::NotFound(_) => (StatusCode::NOT_FOUND, e.to_string()),

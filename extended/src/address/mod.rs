@@ -20,7 +20,7 @@ pub use reader::{
     UntilBlock,
 };
 
-use crate::error::ApiError;
+use crate::error::{ApiError, In, Rule};
 use crate::headers::with_common_headers;
 use crate::reply::sha256_hex;
 
@@ -32,6 +32,11 @@ pub fn routes<R: AddressReader + crate::tx::TxReader>(
 
 /// A path principal as the incumbent's schema accepts it: a C32 address or a contract id.
 pub(crate) fn principal(raw: &str, param: &'static str) -> Result<String, ApiError> {
+    principal_in(raw, In::Path, param)
+}
+
+/// [`principal`] read from `place` (the incumbent's message names where it looked).
+pub(crate) fn principal_in(raw: &str, place: In, param: &'static str) -> Result<String, ApiError> {
     const C32: &str = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
     let (addr, name) = match raw.split_once('.') {
         Some((a, n)) => (a, Some(n)),
@@ -50,10 +55,7 @@ pub(crate) fn principal(raw: &str, param: &'static str) -> Result<String, ApiErr
     if addr_ok && name_ok {
         Ok(raw.to_string())
     } else {
-        Err(ApiError::InvalidParam {
-            param,
-            reason: format!("`{raw}` is not a Stacks address or contract id"),
-        })
+        Err(ApiError::schema(place, param, Rule::Principal))
     }
 }
 
@@ -65,7 +67,7 @@ pub(crate) fn block_ref(raw: &str, param: &'static str) -> Result<UntilBlock, Ap
     } else if hex.len() == 64 && hex.chars().all(|c| c.is_ascii_hexdigit()) {
         Ok(UntilBlock::Hash(format!("0x{}", hex.to_ascii_lowercase())))
     } else {
-        Err(ApiError::InvalidParam { param, reason: format!("`{raw}` is not a block height or hash") })
+        Err(ApiError::invalid(param, format!("`{raw}` is not a block height or hash")))
     }
 }
 

@@ -114,6 +114,13 @@ pub(super) async fn v1_transactions_with_transfers<R: AddressReader>(
     for (tx, evs) in txs.iter().zip(&events) {
         results.push(with_transfers_json(&p, mined_tx_json(tx, None, opts)?, evs, true));
     }
+    // The incumbent picks the page by block, microblock sequence and index, then sorts it by
+    // block and shown index only (newest first, stable): a block's microblock transactions,
+    // indexed after its own, come first.
+    results.sort_by_key(|t| {
+        let n = |k: &str| t["tx"][k].as_u64().unwrap_or(0);
+        std::cmp::Reverse((n("block_height"), n("tx_index")))
+    });
     let etag = principal_etag(r, &p, false).await?;
     Ok(deprecated(cached_json(&page_json(paging, total, results), etag, inm.as_deref())))
 }

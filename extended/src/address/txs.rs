@@ -17,10 +17,9 @@ pub(crate) const ADDRESS_TXS: LimitRule = LimitRule::new(20, 50);
 pub(super) fn bound(q: &Query) -> Result<(Option<UntilBlock>, bool), ApiError> {
     let until = q.get("until_block").map(|b| block_ref(b, "until_block")).transpose()?;
     match q.u64("height")?.filter(|h| *h != 0) {
-        Some(_) if until.is_some() => Err(ApiError::InvalidParam {
-            param: "height",
-            reason: "can't handle until_block and block_height in the same request".into(),
-        }),
+        Some(_) if until.is_some() => {
+            Err(ApiError::invalid("height", "can't handle until_block and block_height in the same request"))
+        }
         Some(h) => Ok((Some(UntilBlock::Height(h)), true)),
         None => Ok((until, false)),
     }

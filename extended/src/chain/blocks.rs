@@ -6,8 +6,8 @@ use warp::reply::Response;
 use super::reader::{BlockRecord, BlockRef, ChainReader};
 use super::render::{block_v1, block_v2};
 use super::{block_cached, cursor_offset, hash_param, int_param, json, redirect, tip_cached, Req};
-use crate::error::ApiError;
-use crate::params::{LimitRule, Page, Paging};
+use crate::error::{ApiError, In, Rule};
+use crate::params::{non_negative, LimitRule, Page, Paging};
 use crate::reader::ExplorerReader;
 use crate::reply::deprecated;
 use crate::tx::{mined_tx_json, BlockRef as TxBlock, RenderOptions, TxReader};
@@ -80,10 +80,9 @@ fn height_or_hash(v: &str) -> Result<BlockRef, ApiError> {
     if let Some(hash) = hash_param(v) {
         return Ok(BlockRef::AnyHash(hash));
     }
-    v.parse::<u64>().map(BlockRef::Height).map_err(|_| ApiError::InvalidParam {
-        param: "height_or_hash",
-        reason: format!("`{v}` is not `latest`, a 64-hex-digit hash or a block height"),
-    })
+    v.parse::<u64>()
+        .map(BlockRef::Height)
+        .map_err(|_| ApiError::schema(In::Path, "height_or_hash", Rule::HeightOrHash))
 }
 
 async fn v2_block<R: ChainReader>(r: &R, by: BlockRef) -> Result<BlockRecord, ApiError> {
@@ -196,10 +195,8 @@ fn cursor_param(req: &Req) -> Result<Option<String>, ApiError> {
     req.query
         .get("cursor")
         .map(|c| {
-            hash_param(c).ok_or_else(|| ApiError::InvalidParam {
-                param: "cursor",
-                reason: format!("`{c}` is not an index block hash"),
-            })
+            hash_param(c)
+                .ok_or_else(|| ApiError::schema(In::Query, "cursor", Rule::Pattern("^0x[a-fA-F0-9]{64}$")))
         })
         .transpose()
 }
@@ -261,10 +258,7 @@ async fn average_times<R: ChainReader>(r: &R) -> Answer {
 
 /// `/extended/v2/block-tenures/{tenure_height}/blocks`.
 pub(crate) async fn tenure_blocks<R: ChainReader>(r: &R, req: &Req, tenure: &str) -> Answer {
-    let tenure = tenure.parse::<u64>().map_err(|_| ApiError::InvalidParam {
-        param: "tenure_height",
-        reason: format!("`{tenure}` is not an integer"),
-    })?;
+    let tenure = non_negative(In::Path, "tenure_height", tenure)?;
     let limit = req.query.paging(BLOCK_LIMIT)?.limit;
     let offset = cursor_offset(&req.query, CURSOR_OFFSET_BOUND)?;
     let cursor = cursor_param(req)?;

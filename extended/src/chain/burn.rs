@@ -7,7 +7,7 @@ use warp::reply::Response;
 use super::reader::{BlockRef, BurnPoxTx, BurnRef, ChainReader, PoxTxsOf};
 use super::render::{block_v2, burn_block, burnchain_reward, reward_slot_holder};
 use super::{hash_param, json, tip_cached, Req};
-use crate::error::ApiError;
+use crate::error::{ApiError, In, Rule};
 use crate::params::{LimitRule, Page};
 use crate::reader::ExplorerReader;
 
@@ -23,10 +23,9 @@ fn burn_ref(v: &str) -> Result<BurnRef, ApiError> {
     if let Some(hash) = hash_param(v) {
         return Ok(BurnRef::Hash(hash));
     }
-    v.parse::<u64>().map(BurnRef::Height).map_err(|_| ApiError::InvalidParam {
-        param: "height_or_hash",
-        reason: format!("`{v}` is not `latest`, a 64-hex-digit hash or a burn block height"),
-    })
+    v.parse::<u64>()
+        .map(BurnRef::Height)
+        .map_err(|_| ApiError::schema(In::Path, "height_or_hash", Rule::HeightOrHash))
 }
 
 /// `/extended/v2/burn-blocks/...`.
@@ -140,7 +139,7 @@ fn btc_address(v: &str, whole_message: bool) -> Result<String, ApiError> {
     } else {
         "Address is not a valid Bitcoin or STX address.".into()
     };
-    Err(ApiError::InvalidParam { param: "address", reason })
+    Err(ApiError::invalid("address", reason))
 }
 
 const BECH32_CHARSET: &[u8] = b"qpzry9x8gf2tvdw0s3jn54khce6mua7l";

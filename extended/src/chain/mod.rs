@@ -27,9 +27,9 @@ use warp::path::FullPath;
 use warp::reply::Response;
 use warp::{Filter, Rejection, Reply};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, In, Rule};
 use crate::headers::with_common_headers;
-use crate::params::{query, Query};
+use crate::params::{non_negative, query, Query};
 use crate::reader::ExplorerReader;
 use crate::status::{chain_tip_etag, with_cache};
 use crate::tx::TxReader;
@@ -165,25 +165,19 @@ pub(crate) fn js_number(v: f64) -> serde_json::Value {
 /// A signed cursor offset bounded by ±`bound` (the incumbent's `CursorOffsetParam`).
 pub(crate) fn cursor_offset(q: &Query, bound: i64) -> Result<i64, ApiError> {
     let Some(v) = q.get("offset") else { return Ok(0) };
-    let n: i64 = v.trim().parse().map_err(|_| ApiError::InvalidParam {
-        param: "offset",
-        reason: format!("`{v}` is not an integer"),
-    })?;
-    if n.abs() > bound {
-        return Err(ApiError::InvalidParam {
-            param: "offset",
-            reason: format!("must be between -{bound} and {bound}"),
-        });
+    let n: i64 = v.trim().parse().map_err(|_| ApiError::schema(In::Query, "offset", Rule::Integer))?;
+    if n > bound {
+        return Err(ApiError::schema(In::Query, "offset", Rule::Max(bound.unsigned_abs())));
+    }
+    if n < -bound {
+        return Err(ApiError::schema(In::Query, "offset", Rule::Min(-bound)));
     }
     Ok(n)
 }
 
 /// A non-negative integer path parameter.
 pub(crate) fn int_param(name: &'static str, v: &str) -> Result<u64, ApiError> {
-    v.parse::<u64>().map_err(|_| ApiError::InvalidParam {
-        param: name,
-        reason: format!("`{v}` is not a non-negative integer"),
-    })
+    non_negative(In::Path, name, v)
 }
 
 /// `0x` + 64 hex digits, or the same without `0x`: the normalized `0x` form.

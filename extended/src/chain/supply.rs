@@ -7,7 +7,7 @@ use warp::reply::Response;
 use super::reader::{ChainReader, SupplyRecord};
 use super::render::{percent, stx, stx_formatted};
 use super::{json, tip_cached, Req};
-use crate::error::ApiError;
+use crate::error::{ApiError, In, Rule};
 use crate::headers::with_common_headers;
 use crate::reader::ExplorerReader;
 
@@ -106,11 +106,9 @@ pub(crate) async fn info<R: ExplorerReader>(r: &R, req: &Req, rest: &[&str]) -> 
             let time = match *network {
                 "mainnet" => MAINNET_BLOCK_TIME,
                 "testnet" => TESTNET_BLOCK_TIME,
-                other => {
-                    return Some(Err(ApiError::InvalidParam {
-                        param: "network",
-                        reason: format!("`{other}` is not `mainnet` or `testnet`"),
-                    }))
+                _ => {
+                    let rule = Rule::Constants { n: 2, item: None };
+                    return Some(Err(ApiError::schema(In::Path, "network", rule)));
                 }
             };
             tip_cached(r, req, async { Ok(json(&json!({ "target_block_time": time }))) }).await

@@ -10,8 +10,8 @@ use warp::{Filter, Rejection, Reply};
 
 pub use reader::{ContractLog, ContractReader, DeployStatus, LogKey, SmartContract};
 
-use crate::address::{cached_json, principal, reject};
-use crate::error::ApiError;
+use crate::address::{cached_json, principal, principal_in, reject};
+use crate::error::{ApiError, In, Rule};
 use crate::params::{query, LimitRule, Query};
 use crate::status::chain_tip_etag;
 
@@ -106,10 +106,7 @@ fn cursor_text(k: LogKey) -> String {
 
 /// `block_height:microblock_sequence:tx_index:event_index`.
 fn parse_cursor(raw: &str) -> Result<LogKey, ApiError> {
-    let bad = || ApiError::InvalidParam {
-        param: "cursor",
-        reason: format!("`{raw}` is not block_height:microblock_sequence:tx_index:event_index"),
-    };
+    let bad = || ApiError::schema(In::Query, "cursor", Rule::Pattern("^[0-9]+:[0-9]+:[0-9]+:[0-9]+$"));
     let parts: Vec<u64> =
         raw.split(':').map(|p| p.parse::<u64>().map_err(|_| bad())).collect::<Result<_, _>>()?;
     match parts.as_slice() {
@@ -183,11 +180,11 @@ async fn deploy_status<R: ContractReader>(
 ) -> Result<warp::reply::Response, ApiError> {
     let ids = q.all("contract_id");
     if ids.is_empty() {
-        return Err(ApiError::InvalidParam { param: "contract_id", reason: "is required".into() });
+        return Err(ApiError::schema(In::Query, "contract_id", Rule::Required));
     }
     let mut out = Map::new();
     for id in ids {
-        let id = principal(&id, "contract_id")?;
+        let id = principal_in(&id, In::Query, "contract_id")?;
         let v = match r.deploy_status(&id).await? {
             Some(s) => {
                 let mut result = json!({ "status": s.status, "tx_id": s.tx_id, "contract_id": id });
@@ -206,7 +203,7 @@ async fn deploy_status<R: ContractReader>(
 /// The trait's functions as the incumbent matches them: name, access, argument types (not
 /// their names) and outputs; a trait without `functions` is invalid.
 fn trait_functions(abi: &Value) -> Result<Value, ApiError> {
-    let invalid = || ApiError::InvalidParam { param: "trait_abi", reason: "Invalid 'trait_abi'".into() };
+    let invalid = || ApiError::invalid("trait_abi", "Invalid 'trait_abi'");
     let functions = abi.get("functions").and_then(Value::as_array).ok_or_else(invalid)?;
     Ok(Value::Array(
         functions
@@ -227,11 +224,9 @@ async fn by_trait<R: ContractReader>(
     q: &Query,
     inm: Option<String>,
 ) -> Result<warp::reply::Response, ApiError> {
-    let raw = q
-        .get("trait_abi")
-        .ok_or(ApiError::InvalidParam { param: "trait_abi", reason: "is required".into() })?;
+    let raw = q.get("trait_abi").ok_or(ApiError::schema(In::Query, "trait_abi", Rule::Required))?;
     let abi: Value = serde_json::from_str(raw)
-        .map_err(|_| ApiError::InvalidParam { param: "trait_abi", reason: "is not a JSON ABI".into() })?;
+        .map_err(|_| ApiError::invalid("trait_abi", "invalid json for trait_abi"))?;
     let functions = trait_functions(&abi)?;
     let paging = q.paging(CONTRACTS)?;
     let found = r.contracts_by_trait(&functions, paging.limit, paging.offset).await?;

@@ -49,10 +49,8 @@ pub fn microblock_json(m: &MicroblockRecord) -> Json {
 fn parse_hash(raw: &str) -> Result<Option<String>, ApiError> {
     let Some(hex) = raw.strip_prefix("0x") else { return Ok(None) };
     if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(ApiError::InvalidParam {
-            param: "hash",
-            reason: format!("`{raw}` is not a 32-byte hex hash"),
-        });
+        // The incumbent's hex check (`validateRequestHexInput`) words it so.
+        return Err(ApiError::invalid("hash", "Invalid hash characters"));
     }
     Ok(Some(format!("0x{}", hex.to_ascii_lowercase())))
 }

@@ -9,7 +9,7 @@ use warp::reply::Response;
 use warp::{Filter, Rejection, Reply};
 
 use super::reader::{CycleSigner, CycleStacker, PoxCycleReader, PoxCycleRecord};
-use crate::error::ApiError;
+use crate::error::{ApiError, In, Rule};
 use crate::params::{query, LimitRule, Page, Paging, Query};
 use crate::reader::ExplorerReader;
 use crate::reply::json_with_etag;
@@ -87,8 +87,7 @@ fn page(paging: Paging, total: u64, results: Vec<Json>) -> Json {
 }
 
 fn cycle_param(raw: &str) -> Result<u64, ApiError> {
-    raw.parse::<u64>()
-        .map_err(|_| ApiError::InvalidParam { param: "cycle_number", reason: "must be integer".into() })
+    raw.parse::<u64>().map_err(|_| ApiError::schema(In::Path, "cycle_number", Rule::Integer))
 }
 
 fn signer_key(raw: &str) -> String {
@@ -96,9 +95,27 @@ fn signer_key(raw: &str) -> String {
     format!("0x{}", hex.to_ascii_lowercase())
 }
 
-async fn cycle_or_404<R: PoxCycleReader>(r: &R, raw: &str) -> Result<PoxCycleRecord, ApiError> {
+/// The cycle `raw` names; missing, the incumbent's 404 `message`: its generic "Not found" for
+/// the cycle itself, "PoX cycle not found" under it (signers, a signer, stackers).
+async fn cycle_or_404<R: PoxCycleReader>(
+    r: &R,
+    raw: &str,
+    missing: &str,
+) -> Result<PoxCycleRecord, ApiError> {
     let n = cycle_param(raw)?;
-    r.pox_cycle(n).await?.ok_or_else(|| ApiError::NotFound("PoX cycle not found".into()))
+    r.pox_cycle(n).await?.ok_or_else(|| ApiError::NotFound(missing.into()))
+}
+
+const CYCLE_MISSING: &str = "PoX cycle not found";
+
+/// A page's `total`: the incumbent reads it from the page's first row, so a page past the end
+/// has 0.
+fn page_total(total: u64, results: &[Json]) -> u64 {
+    if results.is_empty() {
+        0
+    } else {
+        total
+    }
 }
 
 async fn answer<R: PoxCycleReader>(r: &R, segs: &[String], q: &Query) -> Option<Result<Json, ApiError>> {
@@ -108,36 +125,37 @@ async fn answer<R: PoxCycleReader>(r: &R, segs: &[String], q: &Query) -> Option<
             [] => {
                 let paging = q.paging(CYCLE_LIMIT)?;
                 let (total, cycles) = r.pox_cycles(paging).await?;
-                page(paging, total, cycles.iter().map(cycle_json).collect())
+                let results: Vec<Json> = cycles.iter().map(cycle_json).collect();
+                page(paging, page_total(total, &results), results)
             }
-            [n] => cycle_json(&cycle_or_404(r, n).await?),
+            [n] => cycle_json(&cycle_or_404(r, n, "Not found").await?),
             [n, "signers"] => {
                 let paging = q.paging(SIGNER_LIMIT)?;
-                let c = cycle_or_404(r, n).await?;
+                let c = cycle_or_404(r, n, CYCLE_MISSING).await?;
                 let stackers = r.cycle_stackers(c.cycle_number).await?;
                 let all = sorted_signers(&c);
-                let results = all
+                let results: Vec<Json> = all
                     .iter()
                     .skip(usize::try_from(paging.offset).unwrap_or(usize::MAX))
                     .take(paging.limit as usize)
                     .map(|s| signer_json(&c, s, &stackers))
                     .collect();
-                page(paging, all.len() as u64, results)
+                page(paging, page_total(all.len() as u64, &results), results)
             }
             [n, "signers", key] => {
-                let c = cycle_or_404(r, n).await?;
+                let c = cycle_or_404(r, n, CYCLE_MISSING).await?;
                 let key = signer_key(key);
                 let s = c
                     .signers
                     .iter()
                     .find(|s| s.signing_key == key)
-                    .ok_or_else(|| ApiError::NotFound("PoX cycle signer not found".into()))?;
+                    .ok_or_else(|| ApiError::NotFound("Not found".into()))?;
                 let stackers = r.cycle_stackers(c.cycle_number).await?;
                 signer_json(&c, s, &stackers)
             }
             [n, "signers", key, "stackers"] => {
                 let paging = q.paging(STACKER_LIMIT)?;
-                let c = cycle_or_404(r, n).await?;
+                let c = cycle_or_404(r, n, CYCLE_MISSING).await?;
                 let key = signer_key(key);
                 if !c.signers.iter().any(|s| s.signing_key == key) {
                     return Err(ApiError::NotFound("PoX cycle signer not found".into()));
@@ -149,7 +167,7 @@ async fn answer<R: PoxCycleReader>(r: &R, segs: &[String], q: &Query) -> Option<
                     .filter(|k| k.signer_key.as_deref() == Some(&key))
                     .collect();
                 under.sort_by_key(|s| std::cmp::Reverse(s.locked));
-                let results = under
+                let results: Vec<Json> = under
                     .iter()
                     .skip(usize::try_from(paging.offset).unwrap_or(usize::MAX))
                     .take(paging.limit as usize)
@@ -162,7 +180,7 @@ async fn answer<R: PoxCycleReader>(r: &R, segs: &[String], q: &Query) -> Option<
                         })
                     })
                     .collect();
-                page(paging, under.len() as u64, results)
+                page(paging, page_total(under.len() as u64, &results), results)
             }
             _ => return Err(ApiError::NotFound(String::new())),
         })

@@ -18,7 +18,7 @@ use stacks_codec::address::Principal;
 use warp::reply::Response;
 use warp::{Filter, Rejection, Reply};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, In, Rule};
 use crate::params::{query, LimitRule, Query};
 use crate::reader::ExplorerReader;
 use crate::reply::json_with_etag;
@@ -215,10 +215,7 @@ fn contract(pox: &str) -> Result<&'static str, ApiError> {
         "pox2" => Ok("pox-2"),
         "pox3" => Ok("pox-3"),
         "pox4" => Ok("pox-4"),
-        other => Err(ApiError::InvalidParam {
-            param: "pox",
-            reason: format!("`{other}` is not one of pox2, pox3, pox4"),
-        }),
+        _ => Err(ApiError::schema(In::Path, "pox", Rule::Constants { n: 3, item: None })),
     }
 }
 
@@ -251,16 +248,12 @@ fn delegation_json(d: &PoolDelegation) -> Json {
 }
 
 async fn delegations<R: PoxReader>(r: &R, contract: &str, pool: &str, q: &Query) -> Result<Json, ApiError> {
-    Principal::from_str(pool).map_err(|_| ApiError::InvalidParam {
-        param: "pool_principal",
-        reason: format!("invalid STX address \"{pool}\""),
-    })?;
+    Principal::from_str(pool)
+        .map_err(|_| ApiError::invalid("pool_principal", format!("invalid STX address \"{pool}\"")))?;
     let paging = q.paging(STACKER_LIMIT)?;
     let at_least_one = |name: &'static str| -> Result<Option<u64>, ApiError> {
         match q.u64(name)? {
-            Some(0) => {
-                Err(ApiError::InvalidParam { param: name, reason: format!("`{name}` must be at least 1") })
-            }
+            Some(0) => Err(ApiError::schema(In::Query, name, Rule::Min(1))),
             v => Ok(v),
         }
     };
@@ -273,6 +266,8 @@ async fn delegations<R: PoxReader>(r: &R, contract: &str, pool: &str, q: &Query)
         .pool_delegations(contract, pool, height, after_block, paging)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("no block at height: {}", height.unwrap_or(0))))?;
+    // The incumbent reads `total` from the page's first row: a page past the end has 0.
+    let total = if page.is_empty() { 0 } else { total };
     Ok(json!({
         "limit": paging.limit,
         "offset": paging.offset,
@@ -307,10 +302,8 @@ async fn answer<R: PoxReader>(
             results(&events)
         }
         Route::Stacker(p) => {
-            Principal::from_str(&p).map_err(|_| ApiError::InvalidParam {
-                param: "principal",
-                reason: format!("invalid STX address \"{p}\""),
-            })?;
+            Principal::from_str(&p)
+                .map_err(|_| ApiError::invalid("principal", format!("invalid STX address \"{p}\"")))?;
             results(&r.pox_events_of_stacker(contract, &p).await?)
         }
         Route::Delegations(pool, q) => delegations(r, contract, &pool, &q).await?,
@@ -345,8 +338,13 @@ pub fn routes<R: ExplorerReader + PoxReader + PoxCycleReader>(
         .and(with_reader.clone())
         .and(query())
         .and(inm())
-        .and_then(|pox: String, r: Arc<R>, q: Query, inm: Option<String>| {
-            handle(r, pox, Route::Events(q), inm)
+        .and_then(|pox: String, r: Arc<R>, q: Query, inm: Option<String>| async move {
+            // The incumbent's router tries the static `/extended/v1/tx/events` first, so its
+            // errors are that route's, never an invalid `pox`.
+            if pox == "tx" {
+                return Err(warp::reject::not_found());
+            }
+            handle(r, pox, Route::Events(q), inm).await
         });
     let tx = warp::get()
         .and(warp::path!("extended" / "v1" / String / "tx" / String))
@@ -376,6 +374,8 @@ pub fn routes<R: ExplorerReader + PoxReader + PoxCycleReader>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::Paging;
+    use crate::reader::ReadError;
 
     #[test]
     fn data_follows_the_incumbents_members_per_name() {
@@ -400,6 +400,49 @@ mod tests {
             pox_event_json(&d)["data"],
             json!({"amount_ustx": "5", "delegate_to": "SP000000000000000000002Q6VF78", "end_cycle_id": null, "start_cycle_id": null})
         );
+    }
+
+    /// A pool with `n` delegations, paged as the store pages them.
+    struct Pool(u64);
+
+    impl PoxReader for Pool {
+        async fn pox_events(&self, _: &str, _: Paging) -> Result<Vec<PoxEventRecord>, ReadError> {
+            Ok(vec![])
+        }
+        async fn pox_events_of_tx(&self, _: &str, _: &str) -> Result<Option<Vec<PoxEventRecord>>, ReadError> {
+            Ok(None)
+        }
+        async fn pox_events_of_stacker(&self, _: &str, _: &str) -> Result<Vec<PoxEventRecord>, ReadError> {
+            Ok(vec![])
+        }
+        async fn pool_delegations(
+            &self,
+            _: &str,
+            _: &str,
+            _: Option<u64>,
+            _: u64,
+            paging: Paging,
+        ) -> Result<Option<(u64, Vec<PoolDelegation>)>, ReadError> {
+            let rows = (paging.offset..self.0)
+                .take(paging.limit as usize)
+                .map(|i| PoolDelegation { stacker: format!("ST{i}"), ..Default::default() })
+                .collect();
+            Ok(Some((self.0, rows)))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_delegations_page_past_the_end_has_total_0() {
+        let pool = "ST000000000000000000002AMW42H";
+        let page = |q: &str| {
+            let q = Query::parse(q);
+            async move { delegations(&Pool(3), "pox-4", pool, &q).await.unwrap() }
+        };
+        let last = page("offset=2").await;
+        assert_eq!((last["total"].as_u64(), last["results"].as_array().map(Vec::len)), (Some(3), Some(1)));
+        // The incumbent reads `total` from the page's first row.
+        let past = page("offset=3").await;
+        assert_eq!((past["total"].as_u64(), past["results"].as_array().map(Vec::len)), (Some(0), Some(0)));
     }
 
     #[test]

@@ -10,8 +10,8 @@ use warp::{Filter, Rejection, Reply};
 
 pub use reader::{NftEvent, NftHolding, TokenReader};
 
-use crate::address::{cached_json, principal, reject};
-use crate::error::ApiError;
+use crate::address::{cached_json, principal_in, reject};
+use crate::error::{ApiError, In, Rule};
 use crate::params::{query, LimitRule, Page, Query};
 use crate::status::chain_tip_etag;
 use crate::tx::{any_tx_json, RenderOptions, TxReader};
@@ -35,14 +35,14 @@ pub fn routes<R: TokenReader + TxReader>(
 }
 
 fn required<'q>(q: &'q Query, param: &'static str) -> Result<&'q str, ApiError> {
-    q.get(param).ok_or(ApiError::InvalidParam { param, reason: "is required".into() })
+    q.get(param).ok_or(ApiError::schema(In::Query, param, Rule::Required))
 }
 
 /// A Clarity value as hex, `0x` optional.
 fn clarity_hex(raw: &str, param: &'static str) -> Result<String, ApiError> {
     let hex = raw.strip_prefix("0x").unwrap_or(raw);
     if hex.is_empty() || hex.len() % 2 != 0 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-        return Err(ApiError::InvalidParam { param, reason: format!("`{raw}` is not a hex Clarity value") });
+        return Err(ApiError::invalid(param, format!("`{raw}` is not a hex Clarity value")));
     }
     Ok(format!("0x{}", hex.to_ascii_lowercase()))
 }
@@ -95,7 +95,7 @@ async fn nft<R: TokenReader + TxReader>(
     let tx_metadata = q.bool("tx_metadata")?.unwrap_or(false);
     let body = match what {
         "holdings" => {
-            let p = principal(required(q, "principal")?, "principal")?;
+            let p = principal_in(required(q, "principal")?, In::Query, "principal")?;
             let paging = q.paging(TOKENS)?;
             let assets = q.all("asset_identifiers");
             let (total, rows) = r.nft_holdings(&p, &assets, paging.limit, paging.offset).await?;

@@ -10,8 +10,8 @@ use warp::reply::Response;
 
 use super::entity::event_json;
 use super::reader::{EventFilter, EventOwner, TxStatsReader};
-use super::routes::parse_tx_id;
-use crate::error::ApiError;
+use super::routes::parse_tx_id_in;
+use crate::error::{ApiError, In, Rule};
 use crate::params::{LimitRule, Query};
 use crate::reply::{deprecated, json_with_etag};
 
@@ -27,8 +27,8 @@ pub const EVENT_TYPES: [(&str, &[&str]); 5] = [
     ("non_fungible_token_asset", &["nft_transfer", "nft_mint", "nft_burn"]),
 ];
 
-fn invalid(param: &'static str, reason: impl Into<String>) -> ApiError {
-    ApiError::InvalidParam { param, reason: reason.into() }
+fn invalid(param: &'static str, message: impl Into<String>) -> ApiError {
+    ApiError::invalid(param, message)
 }
 
 pub(super) fn event_filter(q: &Query) -> Result<EventFilter, ApiError> {
@@ -38,20 +38,20 @@ pub(super) fn event_filter(q: &Query) -> Result<EventFilter, ApiError> {
             return Err(invalid("address", "can't handle both 'address' and 'tx_id' in the same request"))
         }
         (Some(a), None) => {
-            Principal::from_str(a).map_err(|_| invalid("address", format!("invalid STX address \"{a}\"")))?;
+            Principal::from_str(a).map_err(|_| ApiError::schema(In::Query, "address", Rule::Principal))?;
             EventOwner::Address(a.to_string())
         }
         (None, Some(t)) => {
             let id = if t.starts_with("0x") { t.to_string() } else { format!("0x{t}") };
-            EventOwner::TxId(parse_tx_id("tx_id", &id)?.unwrap_or(id))
+            EventOwner::TxId(parse_tx_id_in(In::Query, "tx_id", &id)?.unwrap_or(id))
         }
     };
     let types = q.all("type");
     let mut kinds = Vec::new();
-    for t in &types {
+    for (i, t) in types.iter().enumerate() {
         let Some((_, k)) = EVENT_TYPES.iter().find(|(name, _)| name == t) else {
-            let names: Vec<&str> = EVENT_TYPES.iter().map(|(n, _)| *n).collect();
-            return Err(invalid("type", format!("`{t}` is not one of {}", names.join(", "))));
+            let rule = Rule::Constants { n: EVENT_TYPES.len(), item: Some(i) };
+            return Err(ApiError::schema(In::Query, "type", rule));
         };
         kinds.extend(k.iter().map(|s| s.to_string()));
     }

@@ -10,9 +10,9 @@ use warp::reply::Response;
 
 use super::entity::{any_tx_json, mempool_tx_json, mined_tx_json, RenderOptions};
 use super::reader::{BlockRef, MempoolFilter, MempoolSort, TxListFilter, TxReader, TxSort};
-use super::routes::{parse_tx_id, EVENT_LIMIT};
-use crate::error::ApiError;
-use crate::params::{LimitRule, Page, Query};
+use super::routes::{parse_tx_id_in, EVENT_LIMIT};
+use crate::error::{ApiError, In, Rule, HASH_PATTERN};
+use crate::params::{non_negative, LimitRule, Page, Query};
 use crate::reply::{deprecated, json_with_etag};
 
 pub const TX_LIMIT: LimitRule = LimitRule::new(20, 50);
@@ -21,8 +21,13 @@ pub const BLOCK_TX_LIMIT: LimitRule = LimitRule::new(20, 200);
 const TX_TYPES: [&str; 6] =
     ["coinbase", "token_transfer", "smart_contract", "contract_call", "poison_microblock", "tenure_change"];
 
-fn invalid(param: &'static str, reason: impl Into<String>) -> ApiError {
-    ApiError::InvalidParam { param, reason: reason.into() }
+fn invalid(param: &'static str, message: impl Into<String>) -> ApiError {
+    ApiError::invalid(param, message)
+}
+
+/// `param` is none of the route's `n` allowed values.
+fn not_one_of(param: &'static str, n: usize) -> ApiError {
+    ApiError::schema(In::Query, param, Rule::Constants { n, item: None })
 }
 
 pub(crate) fn options(q: &Query) -> Result<RenderOptions, ApiError> {
@@ -34,46 +39,57 @@ fn ascending(q: &Query) -> Result<bool, ApiError> {
     match q.get("order") {
         None | Some("desc") => Ok(false),
         Some("asc") => Ok(true),
-        Some(o) => Err(invalid("order", format!("`{o}` is not one of asc, desc"))),
+        Some(_) => Err(not_one_of("order", 2)),
     }
 }
 
-fn address(q: &Query, name: &'static str) -> Result<Option<String>, ApiError> {
+/// `from_address` (a standard address) or `to_address` (`principal`: a contract id too), with
+/// the incumbent's message for an invalid one.
+fn address(q: &Query, name: &'static str, principal: bool) -> Result<Option<String>, ApiError> {
     q.get(name)
         .map(|a| {
-            StacksAddress::from_str(a)
-                .map(|_| a.to_string())
-                .map_err(|_| invalid(name, format!("`{a}` is not a valid STX address")))
+            let valid =
+                if principal { Principal::from_str(a).is_ok() } else { StacksAddress::from_str(a).is_ok() };
+            if valid {
+                Ok(a.to_string())
+            } else {
+                let message =
+                    format!("Invalid query parameter for \"{name}\": \"{a}\" is not a valid STX address");
+                Err(invalid(name, message))
+            }
         })
         .transpose()
 }
 
+/// A principal filter of `/tx/mempool`, with the incumbent's message (its caught `Error`'s text).
 fn principal(q: &Query, name: &'static str) -> Result<Option<String>, ApiError> {
     q.get(name)
         .map(|a| {
-            Principal::from_str(a)
-                .map(|_| a.to_string())
-                .map_err(|_| invalid(name, format!("`{a}` is not a valid principal")))
+            Principal::from_str(a).map(|_| a.to_string()).map_err(|_| {
+                let message = format!(
+                    "Error: Invalid query parameter: \"{a}\" is not a valid STX address or principal"
+                );
+                invalid(name, message)
+            })
         })
         .transpose()
 }
 
 pub(super) fn tx_list_filter(q: &Query) -> Result<TxListFilter, ApiError> {
     let types = q.all("type");
-    if let Some(bad) = types.iter().find(|t| !TX_TYPES.contains(&t.as_str())) {
-        return Err(invalid("type", format!("`{bad}` is not one of {}", TX_TYPES.join(", "))));
+    if let Some(bad) = types.iter().position(|t| !TX_TYPES.contains(&t.as_str())) {
+        let rule = Rule::Constants { n: TX_TYPES.len(), item: Some(bad) };
+        return Err(ApiError::schema(In::Query, "type", rule));
     }
     let sort = match q.get("sort_by") {
         None | Some("block_height") => TxSort::BlockHeight,
         Some("burn_block_time") => TxSort::BurnBlockTime,
         Some("fee") => TxSort::Fee,
-        Some(s) => {
-            return Err(invalid("sort_by", format!("`{s}` is not one of block_height, burn_block_time, fee")))
-        }
+        Some(_) => return Err(not_one_of("sort_by", 3)),
     };
     let nonce = q.u64("nonce")?;
     if nonce.is_some_and(|n| n > (1 << 53) - 1) {
-        return Err(invalid("nonce", "must be at most 2^53 - 1"));
+        return Err(ApiError::schema(In::Query, "nonce", Rule::Max((1 << 53) - 1)));
     }
     // The incumbent tests each filter for truth: 0 is no filter.
     let set = |v: Option<u64>| v.filter(|n| *n != 0);
@@ -81,11 +97,20 @@ pub(super) fn tx_list_filter(q: &Query) -> Result<TxListFilter, ApiError> {
         types,
         ascending: ascending(q)?,
         sort,
-        from_address: address(q, "from_address")?,
-        to_address: principal(q, "to_address")?,
+        from_address: address(q, "from_address", false)?,
+        to_address: address(q, "to_address", true)?,
         start_time: set(q.u64("start_time")?),
         end_time: set(q.u64("end_time")?),
-        contract_id: q.get("contract_id").map(String::from),
+        contract_id: q
+            .get("contract_id")
+            .map(|c| match Principal::from_str(c) {
+                Ok(_) => Ok(c.to_string()),
+                Err(_) => Err(invalid(
+                    "contract_id",
+                    format!("Invalid query parameter for \"contract_id\": \"{c}\" is not a valid principal"),
+                )),
+            })
+            .transpose()?,
         function_name: q.get("function_name").map(String::from),
         nonce: set(nonce),
         unanchored: q.bool("unanchored")?.unwrap_or(false),
@@ -137,15 +162,13 @@ pub(super) async fn block_txs<R: TxReader>(
 pub(super) fn block_hash(raw: &str) -> Result<BlockRef, ApiError> {
     let hex = raw.strip_prefix("0x").unwrap_or(raw);
     if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(invalid("block_hash", "must match pattern \"^(0x)?[a-fA-F0-9]{64}$\""));
+        return Err(ApiError::schema(In::Path, "block_hash", Rule::Pattern(HASH_PATTERN)));
     }
     Ok(BlockRef::Hash(format!("0x{}", hex.to_ascii_lowercase())))
 }
 
 pub(super) fn block_height(raw: &str) -> Result<BlockRef, ApiError> {
-    raw.parse::<u64>()
-        .map(BlockRef::Height)
-        .map_err(|_| invalid("height", format!("`{raw}` is not a block height")))
+    non_negative(In::Path, "height", raw).map(BlockRef::Height)
 }
 
 /// `GET /extended/v1/tx/multiple`: a map of id to `{found, result}`, found ones first.
@@ -156,11 +179,11 @@ pub(super) async fn multiple<R: TxReader>(
 ) -> Result<Response, ApiError> {
     let raw_ids = q.all("tx_id");
     if raw_ids.is_empty() {
-        return Err(invalid("tx_id", "must have at least one transaction id"));
+        return Err(ApiError::schema(In::Query, "tx_id", Rule::Required));
     }
     let mut ids = Vec::new();
     for raw in &raw_ids {
-        let id = match parse_tx_id("tx_id", raw)? {
+        let id = match parse_tx_id_in(In::Query, "tx_id", raw)? {
             Some(id) => id,
             None => format!("0x{}", raw.to_ascii_lowercase()),
         };
@@ -206,12 +229,15 @@ pub(super) async fn mempool<R: TxReader>(
             None | Some("age") => MempoolSort::Age,
             Some("size") => MempoolSort::Size,
             Some("fee") => MempoolSort::Fee,
-            Some(o) => return Err(invalid("order_by", format!("`{o}` is not one of age, size, fee"))),
+            Some(_) => return Err(not_one_of("order_by", 3)),
         },
         ascending: ascending(&q)?,
     };
     if filter.address.is_some() && (filter.sender_address.is_some() || filter.recipient_address.is_some()) {
-        return Err(invalid("address", "cannot be combined with sender_address or recipient_address"));
+        return Err(invalid(
+            "address",
+            "The \"address\" filter cannot be specified with other address filters",
+        ));
     }
     q.bool("unanchored")?;
     let opts = options(&q)?;

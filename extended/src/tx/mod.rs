@@ -22,5 +22,5 @@ pub use reader::{
     TxSort, TxStatsReader,
 };
 pub(crate) use routes::tip_etag;
-pub use routes::{parse_tx_id, raw_query, routes, tx_etag};
+pub use routes::{parse_tx_id, parse_tx_id_in, raw_query, routes, tx_etag};
 pub(crate) use stats::js_number;

@@ -11,7 +11,7 @@ use super::lists;
 use super::model::AnyTx;
 use super::reader::{TxReader, TxStatsReader};
 use super::{events, stats};
-use crate::error::ApiError;
+use crate::error::{ApiError, In, Rule, HASH_PATTERN};
 use crate::headers::with_common_headers;
 use crate::params::{query, LimitRule, Query};
 use crate::reader::ExplorerReader;
@@ -29,15 +29,17 @@ pub fn raw_query() -> impl Filter<Extract = (String,), Error = std::convert::Inf
 /// A `tx_id` path parameter: `Ok(Some(id))` for the lower-case `0x` form, `Ok(None)` for a
 /// valid id without `0x` (the incumbent redirects it), else the invalid-parameter error.
 pub fn parse_tx_id(param: &'static str, raw: &str) -> Result<Option<String>, ApiError> {
+    parse_tx_id_in(In::Path, param, raw)
+}
+
+/// [`parse_tx_id`] of a parameter read from `place` (the incumbent's message names it).
+pub fn parse_tx_id_in(place: In, param: &'static str, raw: &str) -> Result<Option<String>, ApiError> {
     let (has_prefix, hex) = match raw.strip_prefix("0x").or_else(|| raw.strip_prefix("0X")) {
         Some(h) => (true, h),
         None => (false, raw),
     };
     if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(ApiError::InvalidParam {
-            param,
-            reason: "must match pattern \"^(0x)?[a-fA-F0-9]{64}$\"".into(),
-        });
+        return Err(ApiError::schema(place, param, Rule::Pattern(HASH_PATTERN)));
     }
     Ok(has_prefix.then(|| format!("0x{}", hex.to_ascii_lowercase())))
 }
@@ -73,8 +75,15 @@ pub fn tx_etag(tx: &AnyTx) -> Option<String> {
     Some(sha256_hex(&text))
 }
 
+/// The static routes beside `/extended/v1/tx/{tx_id}`.
+const STATIC_SIBLINGS: &[&str] = &["multiple", "mempool", "events"];
+
 fn not_found() -> ApiError {
     ApiError::NotFound("could not find transaction by ID".into())
+}
+
+fn not_found_raw() -> ApiError {
+    ApiError::NotFound("could not find raw transaction by ID".into())
 }
 
 async fn tx_by_id<R: TxReader>(
@@ -95,7 +104,8 @@ async fn tx_by_id<R: TxReader>(
     let opts = lists::options(&q)?;
     // `/raw` finds any stored row, unanchored microblock previews included, as the incumbent's does.
     let tx = if raw { reader.tx_any_row(&tx_id).await? } else { reader.tx(&tx_id, unanchored).await? };
-    let tx = tx.ok_or_else(not_found)?;
+    // The incumbent's `/raw` names what it looked for.
+    let tx = tx.ok_or_else(|| if raw { not_found_raw() } else { not_found() })?;
     let etag = tx_etag(&tx);
     if let Some(e) = &etag {
         if etag_matches(inm.as_deref(), e) {
@@ -228,6 +238,11 @@ pub fn routes<R: ExplorerReader + TxReader + TxStatsReader>(
         .and(raw_query())
         .and(inm())
         .and_then(|id: String, r: Arc<R>, q: Query, raw_q: String, inm: Option<String>| async move {
+            // The incumbent's router tries the static siblings first: `/tx/multiple` without
+            // its `tx_id` is that route's error, never this one's.
+            if STATIC_SIBLINGS.contains(&id.as_str()) {
+                return Err(warp::reject::not_found());
+            }
             reply(tx_by_id(r, id, false, q, raw_q, inm).await)
         });
     let raw = warp::get()
