@@ -334,6 +334,9 @@ async fn serve_feeds_the_api_from_the_observer_until_shutdown() {
 
     stop.send(()).unwrap();
     tokio::time::timeout(std::time::Duration::from_secs(10), server).await.unwrap().unwrap().unwrap();
+    // The store was closed: SQLite's last connection checkpointed the WAL into the database.
+    let wal = dir.path().join("ledger.db-wal");
+    assert!(std::fs::metadata(&wal).map_or(true, |m| m.len() == 0), "{wal:?} left behind");
 }
 
 #[tokio::test]
