@@ -423,6 +423,7 @@ async fn metrics_move_with_events_and_requests() {
         assert_eq!(get(&http, &format!("{base}/extended/v1/block?limit=2")).await.0, 200);
     }
     assert_eq!(get(&http, &format!("{base}/extended/v1/tx/0x{}", "00".repeat(32))).await.0, 404);
+    assert_eq!(get(&http, &format!("{base}/wp-admin/setup-config.php")).await.0, 404);
     let after = scrape().await;
 
     let moved = |name: &str, labels: &[(&str, &str)]| sum(&after, name, labels) - sum(&before, name, labels);
@@ -441,6 +442,8 @@ async fn metrics_move_with_events_and_requests() {
     assert_eq!(moved("stacks_ledger_http_request_duration_seconds_count", &blocks_route), 3.0);
     let not_found = [("route", "/extended/v1/tx/{}"), ("status", "404")];
     assert_eq!(moved("stacks_ledger_http_requests_total", &not_found), 1.0);
+    let outside = [("surface", "other"), ("route", "(other)"), ("status", "404")];
+    assert_eq!(moved("stacks_ledger_http_requests_total", &outside), 1.0);
     // The cache answered two of the three block lists.
     assert!(moved("stacks_ledger_response_cache_hits_total", &[]) >= 2.0);
     assert!(sum(&after, "stacks_ledger_response_cache_bytes", &[]) > 0.0);

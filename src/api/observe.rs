@@ -39,8 +39,10 @@ where
 fn finish(start: Instant, method: &Method, path: &str, res: Response) -> Response {
     let took = start.elapsed();
     let status = res.status().as_u16();
-    let route = route_template(path);
-    crate::metrics::http_request(surface(path), &route, status, took);
+    let surface = surface(path);
+    // Paths outside the APIs (scanners, typos) share one label value.
+    let route = if surface == "other" { "(other)".to_owned() } else { route_template(path) };
+    crate::metrics::http_request(surface, &route, status, took);
     let span = tracing::Span::current();
     span.record("status", status);
     span.record("latency_ms", took.as_secs_f64() * 1000.0);
