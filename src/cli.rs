@@ -3,6 +3,7 @@
 
 mod check_construction;
 mod check_data;
+mod demo;
 mod ledger;
 #[cfg(test)]
 mod tests;
@@ -52,6 +53,12 @@ pub enum Command {
     },
     /// Generate a deterministic devnet chain as node events (a TSV log, or POSTs to an observer).
     Devnet(stacks_ledger::devnet::DevnetArgs),
+    /// Serve a living devnet chain with nothing but the repository: a temporary SQLite store,
+    /// some history at once, then a block every few seconds, on every API.
+    Demo(demo::DemoArgs),
+    /// Print the effective configuration (flags, then environment, then defaults) as JSON,
+    /// secrets masked, and exit; an invalid setting is an error naming it.
+    Config,
     /// Check a Rosetta server as rosetta-cli `check:data` does (sync, validate, reconcile).
     CheckData(check_data::CheckDataArgs),
     /// Run rosetta-cli `check:construction`'s workflows (create_account, request_funds,
@@ -88,8 +95,15 @@ pub enum Format {
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
-    init_logging(&config::log_filter(&cli.config, |name| std::env::var(name).ok())?)?;
+    let env = |name: &str| std::env::var(name).ok();
+    init_logging(&config::log_filter(&cli.config, env)?, config::log_format(&cli.config, env)?)?;
     let out = match cli.command {
+        Command::Config => Config::from_process_env(&cli.config)?.masked_json(),
+        Command::Demo(args) => {
+            let config = Config::from_process_env(&cli.config)?;
+            let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+            return runtime.block_on(demo::run(config, args, ledger::shutdown_signal(), |_| {}));
+        }
         Command::DecodeTx { hex, format } => decode_tx(&read_arg(hex)?, format)?,
         Command::DecodeClarity { hex, format } => decode_clarity(&read_arg(hex)?, format)?,
         Command::Devnet(args) => return Ok(stacks_ledger::devnet::run(args)?),
@@ -130,15 +144,19 @@ async fn run_ledger_command(command: LedgerCommand, config: Config) -> anyhow::R
 }
 
 /// Logs go to stderr (stdout carries command output), through the writer that keeps them clear
-/// of an import's progress bar.
-fn init_logging(filter: &str) -> anyhow::Result<()> {
-    let filter = EnvFilter::try_new(filter).with_context(|| format!("log filter `{filter}`"))?;
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(ProgressAwareStderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .try_init()
-        .map_err(|e| anyhow::anyhow!("cannot set up logging: {e}"))
+/// of an import's progress bar; as text, or one JSON object a line with the current span's
+/// fields (a request's method, route, status, latency, errorTag; an event's path).
+fn init_logging(filter: &str, format: config::LogFormat) -> anyhow::Result<()> {
+    let filter = EnvFilter::try_new(filter)
+        .with_context(|| format!("log filter `{filter}`"))?
+        // Our own request span logs each answer (api::observe); warp's would repeat it.
+        .add_directive("warp::filters::trace=off".parse().expect("a valid directive"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(ProgressAwareStderr);
+    let installed = match format {
+        config::LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).try_init(),
+        config::LogFormat::Json => builder.json().with_current_span(true).with_span_list(false).try_init(),
+    };
+    installed.map_err(|e| anyhow::anyhow!("cannot set up logging: {e}"))
 }
 
 /// The argument itself, or standard input when it is `-`.

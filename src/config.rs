@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use clap::{Args, ValueEnum};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use stacks_live::LiveConfig;
 use stacks_node_proxy::ProxyConfig;
 use thiserror::Error;
 use tracing_subscriber::EnvFilter;
@@ -23,6 +24,11 @@ pub const DEFAULT_API_PORT: u16 = 3999;
 /// The incumbent's default: 500 MB (the mainnet genesis block is large).
 pub const DEFAULT_EVENT_BODY_LIMIT: u64 = 500_000_000;
 pub const DEFAULT_LOG_FILTER: &str = "info";
+/// The incumbent's Prometheus port.
+pub const DEFAULT_METRICS_BIND: &str = "127.0.0.1:9153";
+/// Blocks behind the node's tip a ready ledger may be: a node announces a block a moment
+/// before its events reach us, so 0 would flap.
+pub const DEFAULT_READY_MAX_LAG: u64 = 2;
 
 /// The incumbent's PostgreSQL defaults, for the parts of `PG_*` left unset.
 const PG_DEFAULT_HOST: &str = "127.0.0.1";
@@ -94,6 +100,32 @@ pub struct ConfigArgs {
     /// STACKS_LEDGER_V2_TRANSFER_FEE] [default: 1]
     #[arg(long, global = true, value_name = "USTX")]
     pub transfer_fee: Option<u64>,
+    /// Where Prometheus metrics are served (`/metrics`), or `off` [env:
+    /// STACKS_LEDGER_METRICS_BIND] [default: 127.0.0.1:9153]
+    #[arg(long, global = true, value_name = "HOST:PORT")]
+    pub metrics_bind: Option<String>,
+    /// How many blocks the ledger may be behind the node's tip and still be ready (`GET /ready`,
+    /// the `status` of `/extended`) [env: STACKS_LEDGER_READY_MAX_LAG] [default: 2]
+    #[arg(long, global = true, value_name = "BLOCKS")]
+    pub ready_max_lag: Option<u64>,
+    /// Log lines as `text` or `json` (one object a line) [env: STACKS_LEDGER_LOG_FORMAT]
+    /// [default: text]
+    #[arg(long, global = true, value_name = "FORMAT")]
+    pub log_format: Option<LogFormat>,
+    /// Size of the /extended response cache in MiB, 0 to disable it [env:
+    /// STACKS_LEDGER_RESPONSE_CACHE_MB] [default: 64]
+    #[arg(long, global = true, value_name = "MIB")]
+    pub response_cache_mb: Option<u64>,
+}
+
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    #[default]
+    Text,
+    /// One JSON object a line, with the span fields (for log shippers).
+    Json,
 }
 
 /// How `serve` runs. The incumbent's `STACKS_API_MODE` also had `readonly` and `writeonly`,
@@ -108,6 +140,8 @@ pub enum Mode {
     Offline,
 }
 
+use crate::api::cache::{CACHE_MB_ENV, DEFAULT_CACHE_MB};
+pub use crate::faucet::{FaucetConfig, FaucetConfigError};
 pub use crate::ledger::Network;
 pub use crate::v2::{V2Policy, V2Settings};
 
@@ -128,7 +162,7 @@ impl fmt::Display for BindAddr {
     }
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Config {
     pub database_url: String,
     pub network: Network,
@@ -137,9 +171,21 @@ pub struct Config {
     pub event_body_limit: u64,
     /// A `tracing_subscriber::EnvFilter` directive, already checked.
     pub log_filter: String,
-    /// The `/v2` node RPC: node, policy, ledger answers.
+    /// The `/v2` node RPC: node, policy, ledger answers. Its node is the one node setting:
+    /// Rosetta construction, the faucet and readiness use it too.
     pub v2: V2Settings,
     pub mode: Mode,
+    /// The faucets; their node is `v2.node` unless `STACKS_FAUCET_NODE_HOST`/`PORT` name another.
+    pub faucet: FaucetConfig,
+    /// Connection limits of the live updates.
+    pub live: LiveConfig,
+    /// The `/extended` response cache's bound in bytes (0: off).
+    pub response_cache_bytes: usize,
+    /// `None`: no metrics listener.
+    pub metrics_bind: Option<BindAddr>,
+    /// Blocks behind the node a ready ledger may be.
+    pub ready_max_lag: u64,
+    pub log_format: LogFormat,
 }
 
 /// A setting that cannot be used, named as the user gave it.
@@ -153,6 +199,10 @@ pub enum ConfigError {
     Node(String),
     #[error("the /v2 policy `{0}` needs a Stacks node (--node-rpc, or STACKS_CORE_RPC_HOST)")]
     PolicyNeedsNode(&'static str),
+    #[error("faucet settings: {0}")]
+    Faucet(#[from] FaucetConfigError),
+    #[error("live update settings: {0}")]
+    Live(String),
 }
 
 /// Where a setting came from, for error messages.
@@ -181,6 +231,8 @@ impl Config {
     /// Resolves the configuration: flag, else environment variable, else default.
     pub fn resolve(args: &ConfigArgs, env: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
         let env = |name: &str| env(name).filter(|v| !v.trim().is_empty());
+        let v2 = v2_settings(args, &env)?;
+        let node_url = v2.node.as_ref().map(|n| n.node.as_str().trim_end_matches('/').to_owned());
         Ok(Config {
             database_url: database_url(args, &env)?,
             network: network(args, &env)?,
@@ -202,10 +254,117 @@ impl Config {
                 (None, None) => DEFAULT_EVENT_BODY_LIMIT,
             },
             log_filter: log_filter(args, env)?,
-            v2: v2_settings(args, &env)?,
+            faucet: FaucetConfig::resolve(env, node_url)?,
+            v2,
             mode: mode(&env)?,
+            live: LiveConfig::resolve(env).map_err(|e| ConfigError::Live(e.to_string()))?,
+            response_cache_bytes: response_cache_bytes(args, &env)?,
+            metrics_bind: match (&args.metrics_bind, env("STACKS_LEDGER_METRICS_BIND")) {
+                (Some(v), _) => optional_bind(v, Source::Flag("metrics-bind"))?,
+                (None, Some(v)) => optional_bind(&v, Source::Env("STACKS_LEDGER_METRICS_BIND"))?,
+                (None, None) => optional_bind(DEFAULT_METRICS_BIND, Source::Flag("metrics-bind"))?,
+            },
+            ready_max_lag: match (args.ready_max_lag, env("STACKS_LEDGER_READY_MAX_LAG")) {
+                (Some(n), _) => n,
+                (None, Some(v)) => parse_number(&v, Source::Env("STACKS_LEDGER_READY_MAX_LAG"))?,
+                (None, None) => DEFAULT_READY_MAX_LAG,
+            },
+            log_format: log_format(args, env)?,
         })
     }
+
+    /// The effective configuration as JSON, secrets masked (`stacks-ledger config`).
+    pub fn masked_json(&self) -> serde_json::Value {
+        let node = self.v2.node.as_ref();
+        let bind = |b: &Option<BindAddr>| b.as_ref().map(|b| b.to_string());
+        serde_json::json!({
+            "database_url": redact_url(&self.database_url),
+            "network": self.network.to_string(),
+            "mode": format!("{:?}", self.mode).to_ascii_lowercase(),
+            "events_bind": self.events_bind.to_string(),
+            "event_body_limit": self.event_body_limit,
+            "api_bind": self.api_bind.to_string(),
+            "metrics_bind": bind(&self.metrics_bind),
+            "log_filter": self.log_filter,
+            "log_format": format!("{:?}", self.log_format).to_ascii_lowercase(),
+            "node": {
+                "rpc": node.map(|n| redact_url(n.node.as_str())),
+                "v2_policy": format!("{:?}", self.v2.effective_policy()).to_ascii_lowercase(),
+                "connect_timeout_ms": node.map(|n| n.connect_timeout.as_millis() as u64),
+                "timeout_ms": node.map(|n| n.request_timeout.as_millis() as u64),
+                "body_limit": node.map(|n| n.body_limit),
+                "extra_tx_endpoints": node.map(|n| n.extra_broadcast.iter().map(|u| redact_url(u.as_str())).collect::<Vec<_>>()),
+                "fee_rewrite": node.map(|n| n.min_fee_rewrite.is_some()),
+                "transfer_fee": self.v2.transfer_fee,
+            },
+            "ready_max_lag": self.ready_max_lag,
+            "response_cache_bytes": self.response_cache_bytes,
+            "live": {
+                "ping_interval_s": self.live.ping_interval.as_secs(),
+                "ping_timeout_s": self.live.ping_timeout.as_secs(),
+                "message_timeout_s": self.live.message_timeout.as_secs(),
+                "queue": self.live.queue,
+                "replay_window": self.live.replay_window,
+            },
+            "faucet": {
+                "stx_enabled": self.faucet.stx_enabled,
+                "btc_enabled": self.faucet.btc_enabled,
+                "rate_limit_enabled": self.faucet.rate_limit_enabled,
+                "node": self.faucet.node_url.as_deref().map(redact_url),
+                "stx_keys": if self.faucet.stx_keys.is_empty() { "none".to_owned() } else { format!("{} (masked)", self.faucet.stx_keys.len()) },
+                "btc_rpc": redact_url(&self.faucet.btc_rpc.url),
+                "btc_rpc_user": self.faucet.btc_rpc.user,
+                "btc_rpc_password": "***",
+                "btc_key": if self.faucet.btc_key.is_some() { "(masked)" } else { "none" },
+            },
+        })
+    }
+}
+
+/// A URL without the password in its user part, for logs, errors and `stacks-ledger config`.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let creds = &url[scheme + 3..at];
+            match creds.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+/// The log format alone, like [`log_filter`]: logging starts first.
+pub fn log_format(args: &ConfigArgs, env: impl Fn(&str) -> Option<String>) -> Result<LogFormat, ConfigError> {
+    if let Some(format) = args.log_format {
+        return Ok(format);
+    }
+    let Some(v) = env("STACKS_LEDGER_LOG_FORMAT").filter(|v| !v.trim().is_empty()) else {
+        return Ok(LogFormat::Text);
+    };
+    LogFormat::from_str(v.trim(), true)
+        .map_err(|_| Source::Env("STACKS_LEDGER_LOG_FORMAT").invalid(&v, "expected text or json"))
+}
+
+fn response_cache_bytes(
+    args: &ConfigArgs,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<usize, ConfigError> {
+    let mb = match (args.response_cache_mb, env(CACHE_MB_ENV)) {
+        (Some(mb), _) => mb,
+        (None, Some(v)) => parse_number(&v, Source::Env(CACHE_MB_ENV))?,
+        (None, None) => DEFAULT_CACHE_MB,
+    };
+    Ok(usize::try_from(mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX))
+}
+
+/// A listen address, or `off`.
+fn optional_bind(value: &str, source: Source) -> Result<Option<BindAddr>, ConfigError> {
+    if value.trim().eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    parse_host_port(value, source).map(Some)
 }
 
 /// The log filter alone: logging starts before the rest of the configuration is needed (and

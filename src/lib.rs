@@ -10,6 +10,7 @@ pub mod faucet;
 pub mod ingest;
 pub mod ledger;
 pub mod live;
+pub mod metrics;
 pub mod observer;
 pub mod rosetta;
 pub mod store;

@@ -199,16 +199,14 @@ async fn dead_url() -> String {
 fn config(node: &str, bitcoind: &str, keys: &[&str]) -> FaucetConfig {
     let keys = keys.iter().map(|k| format!("{k}01")).collect::<Vec<_>>().join(",");
     let (host, port) = bitcoind.trim_start_matches("http://").rsplit_once(':').unwrap();
-    let (node_host, node_port) = node.trim_start_matches("http://").rsplit_once(':').unwrap();
     let vars: HashMap<&str, String> = HashMap::from([
         ("FAUCET_PRIVATE_KEY", keys),
-        ("STACKS_CORE_RPC_HOST", node_host.to_owned()),
-        ("STACKS_CORE_RPC_PORT", node_port.to_owned()),
         ("BTC_RPC_HOST", format!("http://{host}")),
         ("BTC_RPC_PORT", port.to_owned()),
         ("BTC_FAUCET_PK", BTC_KEY.to_owned()),
     ]);
-    FaucetConfig::resolve(|name| vars.get(name).cloned()).unwrap()
+    // The server's node (`Config::resolve` passes its one node setting).
+    FaucetConfig::resolve(|name| vars.get(name).cloned(), Some(node.to_owned())).unwrap()
 }
 
 struct Api {
@@ -662,11 +660,9 @@ async fn recorded_faucet_answers_match_the_oracle() {
         let Some(entries) = test_support::oracle::manifest(fixture) else { continue };
         let Some(ts) = TestStore::new(Db::Sqlite, "faucet_oracle", network).await else { continue };
         let dead = dead_url().await;
-        let vars: HashMap<&str, String> = HashMap::from([
-            ("STACKS_CORE_RPC_PORT", dead.rsplit_once(':').unwrap().1.to_owned()),
-            ("BTC_RPC_HOST", dead.clone()),
-        ]);
-        let api = make_api(&ts.store, FaucetConfig::resolve(|n| vars.get(n).cloned()).unwrap());
+        let vars: HashMap<&str, String> = HashMap::from([("BTC_RPC_HOST", dead.clone())]);
+        let config = FaucetConfig::resolve(|n| vars.get(n).cloned(), Some(dead.clone())).unwrap();
+        let api = make_api(&ts.store, config);
         for e in entries.iter().filter(|e| e.path.starts_with("/extended/v1/faucets")) {
             // The spec's invalid-input error comes first on testnet (docs/faucets.md): for
             // `address=INVALID`, and for the BTC address recorded, whose checksum is wrong.

@@ -182,6 +182,7 @@ impl ApiError {
             ApiError::InvalidParam { param, message, validation } => {
                 let tag = uuid::Uuid::new_v4().to_string();
                 tracing::warn!(error_tag = %tag, %param, "{self}");
+                record_tag(&tag);
                 ErrorBody {
                     stack: Some(format!("InvalidParameterError: {self}\n    at parameter `{param}`")),
                     error_tag: Some(tag),
@@ -193,6 +194,7 @@ impl ApiError {
             ApiError::Internal(source) => {
                 let tag = uuid::Uuid::new_v4().to_string();
                 tracing::error!(error_tag = %tag, error = %source, "internal error");
+                record_tag(&tag);
                 ErrorBody {
                     stack: Some("InternalServerError: internal error".into()),
                     error_tag: Some(tag),
@@ -206,6 +208,12 @@ impl ApiError {
         let reply = warp::reply::with_status(warp::reply::json(&self.body()), self.status());
         with_common_headers(reply).into_response()
     }
+}
+
+/// Puts the tag on the request's span (the server's `errorTag` field), so the request's log
+/// line carries it.
+fn record_tag(tag: &str) {
+    tracing::Span::current().record("errorTag", tag);
 }
 
 /// The last route of the whole API: anything unmatched is an unknown URL.

@@ -40,6 +40,7 @@ pub use pox::{
 };
 pub use reader::{ChainTip, ExplorerReader, ReadError};
 pub use search::{ContractHit, HashHit, MinedAt, SearchReader};
+pub use status::{AlwaysReady, SyncProbe, SyncState};
 pub use time::iso8601;
 pub use tokens::{NftEvent, NftHolding, TokenReader};
 pub use tx::{TxReader, TxStatsReader};
@@ -65,7 +66,27 @@ pub fn routes<
 >(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
-    let get = status::routes(reader.clone())
+    routes_with_sync(reader, Arc::new(AlwaysReady))
+}
+
+/// [`routes`] with the `status` of `GET /extended` from `sync`.
+pub fn routes_with_sync<
+    R: ExplorerReader
+        + TxReader
+        + ChainReader
+        + AddressReader
+        + ContractReader
+        + TokenReader
+        + SearchReader
+        + MicroblockReader
+        + TxStatsReader
+        + PoxReader
+        + PoxCycleReader,
+>(
+    reader: Arc<R>,
+    sync: Arc<dyn SyncProbe>,
+) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
+    let get = status::routes(reader.clone(), sync)
         .or(tx::routes(reader.clone()))
         .or(chain::routes(reader.clone()))
         .or(address::routes(reader.clone()))

@@ -1,5 +1,8 @@
-//! `GET /extended` (server status and chain tip) and the redirects to it.
+//! `GET /extended` (server status and chain tip) and the redirects to it. `status` says whether
+//! the ledger has caught up with the node (a [`SyncProbe`] the server supplies).
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -12,8 +15,32 @@ use crate::error::ApiError;
 use crate::headers::{with_common_headers, SERVER_VERSION};
 use crate::reader::{ChainTip, ExplorerReader};
 
+/// Where ingestion stands against the node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncState {
+    /// Caught up (within the configured distance), or no node to compare with.
+    Ready,
+    /// Behind the node's tip by `lag` blocks.
+    Syncing { node_tip_height: u64, lag: u64 },
+}
+
+/// Tells the status route how far the ledger (at `ledger_height`) is behind the node.
+pub trait SyncProbe: Send + Sync {
+    fn sync_state(&self, ledger_height: u64) -> Pin<Box<dyn Future<Output = SyncState> + Send + '_>>;
+}
+
+/// No node to compare with: always ready.
+pub struct AlwaysReady;
+
+impl SyncProbe for AlwaysReady {
+    fn sync_state(&self, _: u64) -> Pin<Box<dyn Future<Output = SyncState> + Send + '_>> {
+        Box::pin(std::future::ready(SyncState::Ready))
+    }
+}
+
 pub fn routes<R: ExplorerReader>(
     reader: Arc<R>,
+    sync: Arc<dyn SyncProbe>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
     let status = warp::get()
         .and(warp::path("extended"))
@@ -21,9 +48,11 @@ pub fn routes<R: ExplorerReader>(
         .and(warp::header::optional::<String>("if-none-match"))
         .and_then(move |inm: Option<String>| {
             let reader = reader.clone();
+            let sync = sync.clone();
             async move {
                 let tip = reader.chain_tip().await.map_err(ApiError::from).map_err(warp::reject::custom)?;
-                Ok::<_, Rejection>(status_reply(tip.as_ref(), inm.as_deref()))
+                let state = sync.sync_state(tip.as_ref().map_or(0, |t| t.block_height)).await;
+                Ok::<_, Rejection>(status_reply(tip.as_ref(), state, inm.as_deref()))
             }
         });
     let redirect = |target: &'static str| {
@@ -51,8 +80,16 @@ pub(crate) fn chain_tip_etag(tip: Option<&ChainTip>) -> Option<String> {
     Some(format!("\"{hash}\""))
 }
 
-fn status_body(tip: Option<&ChainTip>) -> Value {
-    let mut body = json!({ "server_version": SERVER_VERSION, "status": "ready" });
+fn status_body(tip: Option<&ChainTip>, state: SyncState) -> Value {
+    let mut body = match state {
+        SyncState::Ready => json!({ "server_version": SERVER_VERSION, "status": "ready" }),
+        // The incumbent's fields, plus how far behind (ours).
+        SyncState::Syncing { node_tip_height, lag } => json!({
+            "server_version": SERVER_VERSION,
+            "status": "syncing",
+            "sync": { "node_tip_height": node_tip_height, "lag": lag },
+        }),
+    };
     if let Some(t) = tip.filter(|t| t.block_height > 0) {
         let mut chain_tip = json!({
             "block_height": t.block_height,
@@ -69,7 +106,7 @@ fn status_body(tip: Option<&ChainTip>) -> Value {
     body
 }
 
-fn status_reply(tip: Option<&ChainTip>, if_none_match: Option<&str>) -> Response {
+fn status_reply(tip: Option<&ChainTip>, state: SyncState, if_none_match: Option<&str>) -> Response {
     let etag = chain_tip_etag(tip);
     if let (Some(etag), Some(inm)) = (&etag, if_none_match) {
         if inm.split(',').any(|v| v.trim() == etag) {
@@ -77,7 +114,7 @@ fn status_reply(tip: Option<&ChainTip>, if_none_match: Option<&str>) -> Response
             return with_cache(with_common_headers(res), "public, no-cache, must-revalidate");
         }
     }
-    let mut res = with_common_headers(warp::reply::json(&status_body(tip)));
+    let mut res = with_common_headers(warp::reply::json(&status_body(tip, state)));
     if let Some(etag) = etag {
         if let Ok(v) = HeaderValue::from_str(&etag) {
             res.headers_mut().insert(ETAG, v);
@@ -113,7 +150,7 @@ mod tests {
 
     #[tokio::test]
     async fn status_has_the_incumbents_shape_and_etag() {
-        let api = routes(Arc::new(Fixed(Some(tip(true)))));
+        let api = routes(Arc::new(Fixed(Some(tip(true)))), Arc::new(AlwaysReady));
         let res = warp::test::request().path("/extended").reply(&api).await;
         assert_eq!(res.status(), 200);
         let body: Value = serde_json::from_slice(res.body()).unwrap();
@@ -135,7 +172,7 @@ mod tests {
     #[tokio::test]
     async fn no_chain_tip_before_the_first_block() {
         for tip in [None, Some(ChainTip { block_height: 0, ..tip(false) })] {
-            let api = routes(Arc::new(Fixed(tip)));
+            let api = routes(Arc::new(Fixed(tip)), Arc::new(AlwaysReady));
             let res = warp::test::request().path("/extended").reply(&api).await;
             let body: Value = serde_json::from_slice(res.body()).unwrap();
             assert!(body.get("chain_tip").is_none(), "{body}");
@@ -144,9 +181,27 @@ mod tests {
         }
     }
 
+    struct Behind;
+
+    impl SyncProbe for Behind {
+        fn sync_state(&self, height: u64) -> Pin<Box<dyn Future<Output = SyncState> + Send + '_>> {
+            Box::pin(std::future::ready(SyncState::Syncing { node_tip_height: height + 5, lag: 5 }))
+        }
+    }
+
+    #[tokio::test]
+    async fn status_says_syncing_with_the_lag() {
+        let api = routes(Arc::new(Fixed(Some(tip(false)))), Arc::new(Behind));
+        let res = warp::test::request().path("/extended").reply(&api).await;
+        let body: Value = serde_json::from_slice(res.body()).unwrap();
+        assert_eq!(body["status"], "syncing");
+        assert_eq!(body["sync"], json!({"node_tip_height": 33, "lag": 5}));
+        assert_eq!(body["chain_tip"]["block_height"], 28, "the incumbent's fields stay");
+    }
+
     #[tokio::test]
     async fn root_and_v1_status_redirect() {
-        let api = routes(Arc::new(Fixed(None)));
+        let api = routes(Arc::new(Fixed(None)), Arc::new(AlwaysReady));
         for path in ["/", "/extended/v1/status"] {
             let res = warp::test::request().path(path).reply(&api).await;
             assert_eq!(res.status(), 301, "{path}");

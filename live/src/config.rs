@@ -41,7 +41,8 @@ pub struct ConfigError {
 }
 
 impl LiveConfig {
-    /// From environment-style lookups; unset names keep their defaults.
+    /// From environment-style lookups; unset names keep their defaults. The server's `Config`
+    /// calls this with its one environment lookup.
     pub fn resolve(get: impl Fn(&str) -> Option<String>) -> Result<LiveConfig, ConfigError> {
         let mut c = LiveConfig::default();
         let num = |name: &'static str| -> Result<Option<u64>, ConfigError> {
@@ -69,10 +70,6 @@ impl LiveConfig {
             c.replay_window = n as usize;
         }
         Ok(c)
-    }
-
-    pub fn from_process_env() -> Result<LiveConfig, ConfigError> {
-        LiveConfig::resolve(|k| std::env::var(k).ok())
     }
 }
 

@@ -33,6 +33,20 @@ pub enum Topic {
 }
 
 impl Topic {
+    /// Every topic's method, in the order of [`Topic::method`].
+    pub const METHODS: [&'static str; 10] = [
+        "block",
+        "microblock",
+        "mempool",
+        "tx_update",
+        "address_tx_update",
+        "address_balance_update",
+        "nft_event",
+        "nft_asset_event",
+        "nft_collection_event",
+        "reorg",
+    ];
+
     /// The JSON-RPC notification method (the incumbent's names, plus our `reorg`).
     pub fn method(&self) -> &'static str {
         match self {
@@ -205,6 +219,8 @@ impl Drop for Receiver {
 struct Conn {
     inbox: Arc<Inbox>,
     topics: HashSet<Topic>,
+    /// `ws` or `socketio` (the metrics).
+    transport: &'static str,
 }
 
 struct Inner {
@@ -294,11 +310,17 @@ impl Hub {
 
     /// A new connection, subscribed to nothing yet.
     pub fn connect(&self) -> Receiver {
+        self.connect_via("ws")
+    }
+
+    /// [`connect`](Hub::connect) over `transport` (`ws`, `socketio`), which the subscriber
+    /// counts are grouped by.
+    pub fn connect_via(&self, transport: &'static str) -> Receiver {
         let mut inner = self.inner();
         let id = inner.next_id;
         inner.next_id += 1;
         let inbox = Arc::new(Inbox { state: Mutex::default(), ready: Notify::new(), capacity: self.queue });
-        inner.conns.insert(id, Conn { inbox: Arc::clone(&inbox), topics: HashSet::new() });
+        inner.conns.insert(id, Conn { inbox: Arc::clone(&inbox), topics: HashSet::new(), transport });
         Receiver { id, inbox, hub: Arc::downgrade(&self.inner) }
     }
 
@@ -374,6 +396,17 @@ impl Hub {
     /// Connections currently connected.
     pub fn receiver_count(&self) -> usize {
         self.inner().conns.len()
+    }
+
+    /// Subscriptions by transport and topic method (the metrics).
+    pub fn subscriptions_by_transport(&self) -> HashMap<(&'static str, &'static str), usize> {
+        let mut counts = HashMap::new();
+        for conn in self.inner().conns.values() {
+            for topic in &conn.topics {
+                *counts.entry((conn.transport, topic.method())).or_default() += 1;
+            }
+        }
+        counts
     }
 
     /// Connections registered for `topic` (tests and metrics).

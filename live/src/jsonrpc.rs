@@ -117,7 +117,7 @@ fn topic_of(params: &Map<String, Value>) -> Result<(Topic, Value), String> {
 
 impl Connection {
     pub fn new(hub: &Hub) -> Connection {
-        Connection { subs: Subscriptions::default(), rx: hub.connect() }
+        Connection { subs: Subscriptions::default(), rx: hub.connect_via("ws") }
     }
 
     /// The next notifications to send (a batch, in `seq` order, possibly empty after

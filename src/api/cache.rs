@@ -31,6 +31,9 @@ pub const DEFAULT_CACHE_MB: u64 = 64;
 
 /// Answers that must be computed every time: they depend on the clock.
 const UNCACHED_SUFFIXES: &[&str] = &["/average-times"];
+/// Answers that depend on the node as well as the store when there is one: `GET /extended`'s
+/// `status` says how far behind the node the ledger is.
+const NODE_STATUS_PATHS: &[&str] = &["/extended", "/extended/"];
 
 /// Rough per-entry bookkeeping (map slots, `Arc`s, header map) counted against the limit.
 const ENTRY_OVERHEAD: usize = 256;
@@ -63,17 +66,13 @@ impl ResponseCache {
         ResponseCache { limit: bytes, inner: Mutex::new(Inner::default()), hits: AtomicU64::new(0) }
     }
 
-    /// Sized by [`CACHE_MB_ENV`] (default [`DEFAULT_CACHE_MB`]); an unusable value is logged
-    /// and the default used.
+    /// Sized as the process environment says ([`CACHE_MB_ENV`], default [`DEFAULT_CACHE_MB`]),
+    /// for tests and benches (`serve` sizes it from its `Config`); an unusable value panics,
+    /// naming it.
     pub fn from_env() -> ResponseCache {
-        let mb = match std::env::var(CACHE_MB_ENV) {
-            Ok(v) => v.trim().parse::<u64>().unwrap_or_else(|_| {
-                tracing::error!("{CACHE_MB_ENV}={v:?} is not a number of MiB; using {DEFAULT_CACHE_MB}");
-                DEFAULT_CACHE_MB
-            }),
-            Err(_) => DEFAULT_CACHE_MB,
-        };
-        ResponseCache::new(usize::try_from(mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX))
+        let config = crate::config::Config::from_process_env(&crate::config::ConfigArgs::default())
+            .unwrap_or_else(|e| panic!("configuration: {e}"));
+        ResponseCache::new(config.response_cache_bytes)
     }
 
     pub fn enabled(&self) -> bool {
@@ -109,11 +108,15 @@ impl ResponseCache {
         Self::at(&mut inner, &key.generation);
         inner.tick += 1;
         let tick = inner.tick;
-        let (cached, used) = inner.entries.get_mut(&key.url)?;
+        let Some((cached, used)) = inner.entries.get_mut(&key.url) else {
+            crate::metrics::cache_lookup(false);
+            return None;
+        };
         let (cached, old) = (Arc::clone(cached), std::mem::replace(used, tick));
         inner.lru.remove(&old);
         inner.lru.insert(tick, key.url.clone());
         self.hits.fetch_add(1, Ordering::Relaxed);
+        crate::metrics::cache_lookup(true);
         Some(cached)
     }
 
@@ -169,7 +172,14 @@ fn response(cached: &Cached) -> Response {
 
 /// `routes` answered from `cache` when the same URL was answered at the store's current
 /// generation, and their `200` answers kept.
-pub fn cached<F, T>(cache: Arc<ResponseCache>, store: Arc<Store>, routes: F) -> BoxedFilter<(Response,)>
+///
+/// `with_node`: `GET /extended` is then never kept, its `status` following the node's tip.
+pub fn cached<F, T>(
+    cache: Arc<ResponseCache>,
+    store: Arc<Store>,
+    routes: F,
+    with_node: bool,
+) -> BoxedFilter<(Response,)>
 where
     F: Filter<Extract = (T,), Error = Rejection> + Clone + Send + Sync + 'static,
     T: Reply + 'static,
@@ -190,7 +200,8 @@ where
                     && (method == Method::GET || method == Method::HEAD)
                     && inm.is_none()
                     && path.starts_with("/extended")
-                    && !UNCACHED_SUFFIXES.iter().any(|s| path.ends_with(s));
+                    && !UNCACHED_SUFFIXES.iter().any(|s| path.ends_with(s))
+                    && !(with_node && NODE_STATUS_PATHS.contains(&path));
                 if !cacheable {
                     return Ok::<_, Rejection>(None);
                 }

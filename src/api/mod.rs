@@ -7,9 +7,13 @@ use std::sync::Arc;
 use warp::{Filter, Reply};
 
 pub mod cache;
+pub mod observe;
+pub mod ready;
 pub use cache::ResponseCache;
+pub use ready::Readiness;
 
-use crate::faucet::{FaucetConfig, Faucets};
+use crate::config::{Config, ConfigArgs};
+use crate::faucet::{FaucetError, Faucets};
 use crate::rosetta::construction;
 use crate::rosetta::{self, Rosetta};
 use crate::store::Store;
@@ -22,19 +26,47 @@ pub fn routes(store: Arc<Store>) -> impl Filter<Extract = (impl Reply,), Error =
     routes_with(store, V2Settings::ledger_only(), faucets)
 }
 
-/// The faucets configured from the process environment. An unusable setting leaves them on
-/// their defaults, logged (`serve` refuses to start on one instead).
+/// The faucets as the process environment configures them (tests and benches; `serve` builds
+/// them from its [`Config`] in [`app`]). An unusable setting panics, naming it: it is never
+/// replaced by a default.
 pub fn faucets_from_env(store: &Arc<Store>) -> Arc<Faucets> {
-    let defaults = || FaucetConfig::resolve(|_| None).expect("the default faucet configuration is valid");
-    let config = FaucetConfig::from_process_env().unwrap_or_else(|e| {
-        tracing::error!("faucet configuration: {e}; faucets use their defaults");
-        defaults()
+    let config =
+        Config::from_process_env(&ConfigArgs::default()).unwrap_or_else(|e| panic!("configuration: {e}"));
+    Arc::new(Faucets::new(Arc::clone(store), config.faucet).unwrap_or_else(|e| panic!("faucets: {e}")))
+}
+
+/// The whole public API as `serve` runs it, every part from `config`: `/v2` and Rosetta
+/// construction through its node, the faucets, the response cache, readiness, live updates,
+/// and a span and metrics per request. Fails only on an unusable faucet key.
+pub fn app(
+    store: Arc<Store>,
+    config: &Config,
+    live: &crate::live::Live,
+) -> Result<App<impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone>, FaucetError> {
+    let faucets = Arc::new(Faucets::new(Arc::clone(&store), config.faucet.clone())?);
+    let cache = Arc::new(ResponseCache::new(config.response_cache_bytes));
+    let readiness =
+        Arc::new(Readiness::new(Arc::clone(&store), config.v2.node.clone(), config.ready_max_lag));
+    let sampled = Arc::new(crate::metrics::Sampled {
+        store: Arc::clone(&store),
+        cache: Arc::clone(&cache),
+        readiness: Arc::clone(&readiness),
+        hub: Some(Arc::clone(&live.hub)),
     });
-    let faucets = Faucets::new(Arc::clone(store), config).unwrap_or_else(|e| {
-        tracing::error!("faucets: {e}; faucets use their defaults");
-        Faucets::new(Arc::clone(store), defaults()).expect("the default faucets start")
-    });
-    Arc::new(faucets)
+    let table = table(store, config.v2.clone(), faucets, cache, readiness);
+    Ok(App { routes: observe::observed(live.routes().or(table)), sampled })
+}
+
+/// The public API's routes, and what the metrics sample of its parts.
+pub struct App<F> {
+    pub routes: F,
+    sampled: Arc<crate::metrics::Sampled>,
+}
+
+impl<F> App<F> {
+    pub fn sampled(&self) -> Arc<crate::metrics::Sampled> {
+        Arc::clone(&self.sampled)
+    }
 }
 
 /// Every route of the public API, with the given `/v2` settings (node, policy) and faucets. The
@@ -54,6 +86,19 @@ pub fn routes_with_cache(
     faucets: Arc<Faucets>,
     cache: Arc<ResponseCache>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
+    let readiness =
+        Arc::new(Readiness::new(Arc::clone(&store), v2.node.clone(), crate::config::DEFAULT_READY_MAX_LAG));
+    table(store, v2, faucets, cache, readiness)
+}
+
+/// The route table over its parts.
+fn table(
+    store: Arc<Store>,
+    v2: V2Settings,
+    faucets: Arc<Faucets>,
+    cache: Arc<ResponseCache>,
+    readiness: Arc<Readiness>,
+) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
     let node = v2.node.as_ref().map(|c| construction::node::NodeClient::new(c.node.as_str()));
     let construction = construction::Context::online(Arc::clone(&store), node);
     // Rosetta first: it answers everything under `/rosetta` itself (its errors are Rosetta's);
@@ -64,9 +109,13 @@ pub fn routes_with_cache(
         None => Rosetta::new(Arc::clone(&store)),
     };
     let rosetta = rosetta::routes(Arc::new(rosetta));
+    let with_node = v2.node.is_some();
+    let sync: Arc<dyn stacks_extended::SyncProbe> = Arc::clone(&readiness) as _;
+    let extended = stacks_extended::routes_with_sync(Arc::clone(&store), sync);
     construction::routes(construction)
         .or(rosetta)
-        .or(cache::cached(cache, Arc::clone(&store), stacks_extended::routes(Arc::clone(&store)))
+        .or(ready::routes(readiness))
+        .or(cache::cached(cache, Arc::clone(&store), extended, with_node)
             .or(crate::faucet::routes(faucets))
             .recover(stacks_extended::recover))
         .or(crate::v2::routes(store, v2))

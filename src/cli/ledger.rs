@@ -41,16 +41,7 @@ fn opened(
 
 /// The URL without its password, for logs and errors.
 fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let creds = &url[scheme + 3..at];
-            match creds.split_once(':') {
-                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
-                None => url.to_owned(),
-            }
-        }
-        _ => url.to_owned(),
-    }
+    stacks_ledger::config::redact_url(url)
 }
 
 #[derive(Debug, Clone, Args)]
@@ -97,6 +88,24 @@ pub async fn serve(
     store: Arc<Store>,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> anyhow::Result<()> {
+    serve_with(config, store, shutdown, |_| {}).await
+}
+
+/// The addresses `serve` listens on, once bound.
+#[derive(Debug, Clone, Copy)]
+pub struct Bound {
+    pub events: std::net::SocketAddr,
+    pub api: std::net::SocketAddr,
+}
+
+/// [`serve`], calling `on_bound` with the bound addresses before serving (the demo starts its
+/// chain there).
+pub async fn serve_with(
+    config: &Config,
+    store: Arc<Store>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+    on_bound: impl FnOnce(Bound),
+) -> anyhow::Result<()> {
     let events = observer::bind(&config.events_bind)
         .await
         .with_context(|| format!("cannot listen for node events on {}", config.events_bind))?;
@@ -124,17 +133,36 @@ pub async fn serve(
     let until_stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|stopped| *stopped).await;
     };
-    let live_config = stacks_live::LiveConfig::from_process_env().context("live update configuration")?;
-    let live =
-        stacks_ledger::live::Live::start(Arc::clone(&store), live_config).await.context("live updates")?;
+    let live = stacks_ledger::live::Live::start(Arc::clone(&store), config.live.clone())
+        .await
+        .context("live updates")?;
     let sink = Arc::new(stacks_ledger::live::LiveSink::new(Arc::clone(&store), live.feed()));
     let observer = observer::run(events, sink, config.event_body_limit, until_stopped(stopped.clone()));
-    let faucets = stacks_ledger::faucet::FaucetConfig::from_process_env().context("faucet configuration")?;
-    let faucets = stacks_ledger::faucet::Faucets::new(Arc::clone(&store), faucets).context("faucets")?;
-    let routes = stacks_ledger::api::routes_live(store, config.v2.clone(), Arc::new(faucets), &live);
-    let api = warp::serve(routes).incoming(api).graceful(until_stopped(stopped)).run();
-    tokio::join!(observer, api);
+    let app = stacks_ledger::api::app(Arc::clone(&store), config, &live).context("faucets")?;
+    let metrics = match &config.metrics_bind {
+        Some(bind) => {
+            let listener = observer::bind(bind)
+                .await
+                .with_context(|| format!("cannot listen for metrics scrapes on {bind}"))?;
+            let addr = listener.local_addr().context("reading the metrics server's address")?;
+            tracing::info!("metrics on http://{addr}/metrics");
+            let routes = stacks_ledger::metrics::routes(stacks_ledger::metrics::install(), app.sampled());
+            Some(warp::serve(routes).incoming(listener).graceful(until_stopped(stopped.clone())).run())
+        }
+        None => None,
+    };
+    let metrics = async move {
+        if let Some(server) = metrics {
+            server.await;
+        }
+    };
+    on_bound(Bound { events: events_addr, api: api_addr });
+    let api = warp::serve(app.routes).incoming(api).graceful(until_stopped(stopped)).run();
+    tokio::join!(observer, api, metrics);
     tracing::info!("event observer and API stopped");
+    // Checkpoints SQLite's WAL and closes the writer's connection and the pool.
+    store.close().await;
+    tracing::info!("store closed");
     Ok(())
 }
 

@@ -267,7 +267,11 @@ fn flags_parse_before_or_after_the_subcommand() {
 }
 
 fn test_config(port: u16) -> Config {
-    let args = ConfigArgs { events_bind: Some(format!("127.0.0.1:{port}")), ..ConfigArgs::default() };
+    let args = ConfigArgs {
+        events_bind: Some(format!("127.0.0.1:{port}")),
+        metrics_bind: Some("off".into()),
+        ..ConfigArgs::default()
+    };
     Config::resolve(&args, |_| None).unwrap()
 }
 
@@ -289,6 +293,7 @@ async fn serve_feeds_the_api_from_the_observer_until_shutdown() {
     let args = ConfigArgs {
         events_bind: Some(format!("127.0.0.1:{events_port}")),
         api_bind: Some(format!("127.0.0.1:{api_port}")),
+        metrics_bind: Some("127.0.0.1:0".into()),
         ..ConfigArgs::default()
     };
     let config = Config::resolve(&args, |_| None).unwrap();
@@ -329,6 +334,9 @@ async fn serve_feeds_the_api_from_the_observer_until_shutdown() {
 
     stop.send(()).unwrap();
     tokio::time::timeout(std::time::Duration::from_secs(10), server).await.unwrap().unwrap().unwrap();
+    // The store was closed: SQLite's last connection checkpointed the WAL into the database.
+    let wal = dir.path().join("ledger.db-wal");
+    assert!(std::fs::metadata(&wal).map_or(true, |m| m.len() == 0), "{wal:?} left behind");
 }
 
 #[tokio::test]
@@ -344,4 +352,73 @@ async fn serve_reports_a_busy_port() {
         "{message}"
     );
     assert_eq!(test_config(port).events_bind, BindAddr { host: "127.0.0.1".into(), port });
+}
+
+/// `stacks-ledger demo`: the tip height rises block after block, and a WebSocket subscriber
+/// receives the new blocks; `config` and `demo` parse.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn demo_serves_a_living_chain() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+
+    assert!(matches!(parse(&["config"]).command, Command::Config));
+    assert!(matches!(parse(&["demo", "--block-time-ms", "500"]).command, Command::Demo(_)));
+    let args = ConfigArgs {
+        events_bind: Some("127.0.0.1:0".into()),
+        api_bind: Some("127.0.0.1:0".into()),
+        metrics_bind: Some("off".into()),
+        ..ConfigArgs::default()
+    };
+    let config = Config::resolve(&args, |_| None).unwrap();
+    let demo = super::demo::DemoArgs { seed: 3, history_blocks: 3, block_time_ms: 300, txs_per_block: 3 };
+    let (bound_tx, bound_rx) = tokio::sync::oneshot::channel();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(super::demo::run(
+        config,
+        demo,
+        async {
+            let _ = stopped.await;
+        },
+        move |bound| {
+            let _ = bound_tx.send(bound);
+        },
+    ));
+    let api = bound_rx.await.expect("the demo binds").api;
+    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{api}/extended/v1/ws")).await.unwrap();
+    let sub =
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "subscribe", "params": {"event": "block"}});
+    ws.send(Message::text(sub.to_string())).await.unwrap();
+
+    let http = reqwest::Client::new();
+    let height = || {
+        let http = http.clone();
+        async move {
+            let v: serde_json::Value =
+                http.get(format!("http://{api}/extended")).send().await.unwrap().json().await.unwrap();
+            v["chain_tip"]["block_height"].as_u64().unwrap_or(0)
+        }
+    };
+    let mut first = 0;
+    for _ in 0..100 {
+        first = height().await;
+        if first >= 3 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(first >= 3, "the history is in: {first}");
+    // Notifications of the history may come first; wait for two blocks made after it.
+    let mut blocks = Vec::new();
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+    while blocks.iter().filter(|h| **h > first).count() < 2 {
+        let msg = tokio::time::timeout_at(deadline, ws.next()).await.expect("block notifications");
+        let Some(Ok(Message::Text(text))) = msg else { continue };
+        let v: serde_json::Value = serde_json::from_str(text.as_str()).unwrap();
+        if v["method"] == "block" {
+            blocks.push(v["params"]["height"].as_u64().unwrap());
+        }
+    }
+    assert!(height().await > first, "the tip rose");
+    stop.send(()).unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(20), server).await.unwrap().unwrap().unwrap();
 }

@@ -82,7 +82,7 @@ fn environment_variables_beat_defaults() {
 #[test]
 fn empty_variables_count_as_unset() {
     let c = env_only(&[("DATABASE_URL", ""), ("STACKS_CHAIN_ID", " "), ("PG_HOST", "")]);
-    assert_eq!(c, env_only(&[]));
+    assert_eq!(c.masked_json(), env_only(&[]).masked_json());
 }
 
 #[test]
@@ -235,4 +235,91 @@ fn stacks_api_mode_selects_offline() {
     assert_eq!(env_only(&[("STACKS_API_MODE", "default")]).mode, Mode::Online);
     let err = resolve(&ConfigArgs::default(), &[("STACKS_API_MODE", "readonly")]).unwrap_err();
     assert_eq!(invalid_source(err), "STACKS_API_MODE");
+}
+
+#[test]
+fn operability_settings_defaults_flags_and_environment() {
+    let c = env_only(&[]);
+    assert_eq!(c.metrics_bind.as_ref().map(ToString::to_string).as_deref(), Some("127.0.0.1:9153"));
+    assert_eq!(c.ready_max_lag, DEFAULT_READY_MAX_LAG);
+    assert_eq!(c.log_format, LogFormat::Text);
+    assert_eq!(c.response_cache_bytes, 64 << 20);
+    let c = env_only(&[
+        ("STACKS_LEDGER_METRICS_BIND", "off"),
+        ("STACKS_LEDGER_READY_MAX_LAG", "10"),
+        ("STACKS_LEDGER_LOG_FORMAT", "JSON"),
+        ("STACKS_LEDGER_RESPONSE_CACHE_MB", "0"),
+        ("STACKS_LIVE_QUEUE", "7"),
+    ]);
+    assert_eq!((c.metrics_bind, c.ready_max_lag, c.log_format), (None, 10, LogFormat::Json));
+    assert_eq!((c.response_cache_bytes, c.live.queue), (0, 7));
+    let args = ConfigArgs {
+        metrics_bind: Some("0.0.0.0:9999".into()),
+        ready_max_lag: Some(0),
+        log_format: Some(LogFormat::Text),
+        response_cache_mb: Some(1),
+        ..ConfigArgs::default()
+    };
+    let c = resolve(&args, &[("STACKS_LEDGER_METRICS_BIND", "off"), ("STACKS_LEDGER_LOG_FORMAT", "json")])
+        .unwrap();
+    assert_eq!(c.metrics_bind, Some(BindAddr { host: "0.0.0.0".into(), port: 9999 }));
+    assert_eq!((c.ready_max_lag, c.log_format, c.response_cache_bytes), (0, LogFormat::Text, 1 << 20));
+}
+
+#[test]
+fn every_invalid_setting_is_named() {
+    let cases: [(&str, &str); 7] = [
+        ("STACKS_LEDGER_METRICS_BIND", "9153"),
+        ("STACKS_LEDGER_READY_MAX_LAG", "-1"),
+        ("STACKS_LEDGER_LOG_FORMAT", "xml"),
+        ("STACKS_LEDGER_RESPONSE_CACHE_MB", "lots"),
+        ("TESTNET_BTC_FAUCET_ENABLED", "yes"),
+        ("STACKS_LIVE_QUEUE", "0"),
+        ("STACKS_FAUCET_NODE_PORT", "1"),
+    ];
+    for (name, value) in cases {
+        let err = resolve(&ConfigArgs::default(), &[(name, value)]).unwrap_err();
+        assert!(err.to_string().contains(name), "{name}: {err}");
+    }
+}
+
+/// The one node setting: `/v2` (proxy and `auto`), Rosetta construction (which takes its node
+/// from `v2`) and the faucet all get it, whichever way it was given.
+#[test]
+fn the_node_setting_reaches_the_faucet() {
+    let flag = ConfigArgs { node_rpc: Some("http://node.example:30443".into()), ..ConfigArgs::default() };
+    let c = resolve(&flag, &[("STACKS_CORE_RPC_HOST", "ignored")]).unwrap();
+    assert_eq!(c.v2.node.as_ref().unwrap().node.as_str(), "http://node.example:30443/");
+    assert_eq!(c.v2.policy, V2Policy::Auto);
+    assert_eq!(c.faucet.node_url.as_deref(), Some("http://node.example:30443"));
+
+    let c = env_only(&[("STACKS_CORE_RPC_HOST", "10.0.0.2"), ("STACKS_CORE_RPC_PORT", "20444")]);
+    assert_eq!(c.faucet.node_url.as_deref(), Some("http://10.0.0.2:20444"));
+    // The faucet's own variables may still name another node.
+    let c = env_only(&[("STACKS_CORE_RPC_HOST", "10.0.0.2"), ("STACKS_FAUCET_NODE_HOST", "faucet-node")]);
+    assert_eq!(c.faucet.node_url.as_deref(), Some("http://faucet-node:20443"));
+    // No node: the faucet has none either (it answers 503 saying so), as `/v2` answers alone.
+    assert_eq!(env_only(&[]).faucet.node_url, None);
+}
+
+#[test]
+fn config_json_masks_secrets() {
+    let key = "11".repeat(32);
+    let btc_key = "33".repeat(32);
+    let c = env_only(&[
+        ("DATABASE_URL", "postgres://ledger:hunter2@db:5432/ledger"),
+        ("FAUCET_PRIVATE_KEY", &format!("{key}01")),
+        ("BTC_RPC_PW", "btcsecret"),
+        ("BTC_FAUCET_PK", &btc_key),
+        ("STACKS_CORE_RPC_HOST", "node"),
+    ]);
+    let text = c.masked_json().to_string();
+    for secret in ["hunter2", key.as_str(), "btcsecret", btc_key.as_str()] {
+        assert!(!text.contains(secret), "{secret} in {text}");
+    }
+    let json = c.masked_json();
+    assert_eq!(json["database_url"], "postgres://ledger:***@db:5432/ledger");
+    assert_eq!(json["node"]["rpc"], "http://node:20443/");
+    assert_eq!(json["faucet"]["node"], "http://node:20443");
+    assert_eq!(json["node"]["v2_policy"], "auto");
 }

@@ -5,8 +5,7 @@
 use stacks_codec::sign::PrivateKey;
 use thiserror::Error;
 
-/// The incumbent's node RPC default.
-pub const DEFAULT_NODE_HOST: &str = "127.0.0.1";
+/// The port of a faucet node named by `STACKS_FAUCET_NODE_HOST` alone (the node RPC's).
 pub const DEFAULT_NODE_PORT: u16 = 20443;
 /// The incumbent's bitcoind RPC defaults (regtest).
 pub const DEFAULT_BTC_RPC_URL: &str = "http://127.0.0.1:18443";
@@ -41,8 +40,9 @@ pub struct FaucetConfig {
     /// incumbent does without a key.
     pub stx_keys: Vec<PrivateKey>,
     /// The node the faucet reads `/v2/info`, `/v2/pox`, fees from and broadcasts to:
-    /// STACKS_FAUCET_NODE_HOST/PORT, else STACKS_CORE_RPC_HOST/PORT, else 127.0.0.1:20443.
-    pub node_url: String,
+    /// STACKS_FAUCET_NODE_HOST/PORT, else the server's one node setting (`--node-rpc`, the
+    /// `STACKS_CORE_*` node variables). None: no node, the STX faucet answers 503.
+    pub node_url: Option<String>,
     pub stx_fallback_fee: u64,
     /// BTC_RPC_HOST (a URL or a host), BTC_RPC_PORT, BTC_RPC_USER, BTC_RPC_PW.
     pub btc_rpc: BtcRpc,
@@ -52,11 +52,13 @@ pub struct FaucetConfig {
 }
 
 impl FaucetConfig {
-    pub fn from_process_env() -> Result<FaucetConfig, FaucetConfigError> {
-        FaucetConfig::resolve(|name| std::env::var(name).ok())
-    }
-
-    pub fn resolve(env: impl Fn(&str) -> Option<String>) -> Result<FaucetConfig, FaucetConfigError> {
+    /// From the environment lookup `env`; `node` is the server's node (`Config::v2`), used unless
+    /// the faucet's own node variables name another. `Config::resolve` is the one caller in the
+    /// server, so the faucet and the rest share one node setting.
+    pub fn resolve(
+        env: impl Fn(&str) -> Option<String>,
+        node: Option<String>,
+    ) -> Result<FaucetConfig, FaucetConfigError> {
         let env = |name: &str| env(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
         let flag = |name: &'static str, default: bool| match env(name) {
             None => Ok(default),
@@ -76,14 +78,13 @@ impl FaucetConfig {
                 .collect::<Result<_, _>>()?,
         };
         let node_url = match (env("STACKS_FAUCET_NODE_HOST"), env("STACKS_FAUCET_NODE_PORT")) {
-            (None, None) => host_port_url(
-                env("STACKS_CORE_RPC_HOST").as_deref().unwrap_or(DEFAULT_NODE_HOST),
-                port(env("STACKS_CORE_RPC_PORT"), "STACKS_CORE_RPC_PORT", DEFAULT_NODE_PORT)?,
-            ),
-            (host, p) => host_port_url(
-                host.as_deref().unwrap_or(DEFAULT_NODE_HOST),
-                port(p, "STACKS_FAUCET_NODE_PORT", DEFAULT_NODE_PORT)?,
-            ),
+            (None, None) => node,
+            (Some(host), p) => {
+                Some(host_port_url(&host, port(p, "STACKS_FAUCET_NODE_PORT", DEFAULT_NODE_PORT)?))
+            }
+            (None, Some(p)) => {
+                return Err(invalid("STACKS_FAUCET_NODE_PORT", &p, "needs STACKS_FAUCET_NODE_HOST"))
+            }
         };
         let btc_url = match (env("BTC_RPC_HOST"), env("BTC_RPC_PORT")) {
             (None, None) => DEFAULT_BTC_RPC_URL.to_owned(),
@@ -168,7 +169,7 @@ mod tests {
 
     fn resolve(vars: &[(&str, &str)]) -> Result<FaucetConfig, FaucetConfigError> {
         let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        FaucetConfig::resolve(|name| map.get(name).cloned())
+        FaucetConfig::resolve(|name| map.get(name).cloned(), Some("http://node:20443".into()))
     }
 
     #[test]
@@ -176,7 +177,8 @@ mod tests {
         let c = resolve(&[]).unwrap();
         assert!(c.stx_enabled && c.btc_enabled && c.rate_limit_enabled);
         assert!(c.stx_keys.is_empty() && c.btc_key.is_none());
-        assert_eq!(c.node_url, "http://127.0.0.1:20443");
+        assert_eq!(c.node_url.as_deref(), Some("http://node:20443"), "the server's node");
+        assert_eq!(FaucetConfig::resolve(|_| None, None).unwrap().node_url, None);
         assert_eq!(
             c.btc_rpc,
             BtcRpc { url: "http://127.0.0.1:18443".into(), user: "btc".into(), password: "btc".into() }
@@ -188,8 +190,8 @@ mod tests {
         let k1 = format!("{}01", "11".repeat(32));
         let k2 = "22".repeat(32);
         let c = resolve(&[
-            ("STACKS_CORE_RPC_HOST", "node"),
-            ("STACKS_CORE_RPC_PORT", "30443"),
+            ("STACKS_FAUCET_NODE_HOST", "faucet-node"),
+            ("STACKS_FAUCET_NODE_PORT", "30443"),
             ("FAUCET_PRIVATE_KEY", &format!("{k1}, {k2}")),
             ("TESTNET_STX_FAUCET_ENABLED", "0"),
             ("TESTNET_FAUCETS_RATE_LIMIT_ENABLED", "false"),
@@ -198,14 +200,14 @@ mod tests {
             ("BTC_FAUCET_PK", &"33".repeat(32)),
         ])
         .unwrap();
-        assert_eq!(c.node_url, "http://node:30443");
+        assert_eq!(c.node_url.as_deref(), Some("http://faucet-node:30443"));
         assert_eq!(c.stx_keys.len(), 2);
         assert!(!c.stx_enabled && !c.rate_limit_enabled && c.btc_enabled);
         assert_eq!(c.btc_rpc.url, "http://btc:1");
         assert_eq!(c.btc_key, Some([0x33; 32]));
-        // The faucet's own node setting wins over the core RPC one.
-        let c = resolve(&[("STACKS_CORE_RPC_HOST", "node"), ("STACKS_FAUCET_NODE_PORT", "1")]).unwrap();
-        assert_eq!(c.node_url, "http://127.0.0.1:1");
+        // The core RPC variables are the server's node setting (`Config`), not read here.
+        let c = resolve(&[("STACKS_CORE_RPC_HOST", "other")]).unwrap();
+        assert_eq!(c.node_url.as_deref(), Some("http://node:20443"));
     }
 
     #[test]
@@ -216,6 +218,7 @@ mod tests {
         let e = resolve(&[("FAUCET_PRIVATE_KEY", &secret)]).unwrap_err();
         assert!(e.to_string().contains("FAUCET_PRIVATE_KEY") && !e.to_string().contains(&secret), "{e}");
         assert!(resolve(&[("BTC_FAUCET_PK", "00")]).is_err());
-        assert!(resolve(&[("STACKS_CORE_RPC_PORT", "x")]).is_err());
+        assert!(resolve(&[("STACKS_FAUCET_NODE_HOST", "h"), ("STACKS_FAUCET_NODE_PORT", "x")]).is_err());
+        assert!(resolve(&[("STACKS_FAUCET_NODE_PORT", "1")]).is_err());
     }
 }

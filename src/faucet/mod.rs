@@ -64,7 +64,7 @@ impl Faucets {
             stx_enabled: config.stx_enabled,
             btc_enabled: config.btc_enabled,
             rate_limit_enabled: config.rate_limit_enabled,
-            node: NodeClient::new(http.clone(), &config.node_url),
+            node: NodeClient::new(http.clone(), config.node_url.as_deref()),
             stx: StxFaucet::new(config.stx_keys, config.stx_fallback_fee)?,
             btc: BtcFaucet::new(http, config.btc_rpc, config.btc_key)?,
             clock: Arc::new(|| {
@@ -106,6 +106,15 @@ impl Faucets {
         address: &str,
         stacking: bool,
     ) -> Result<StxSent, FaucetError> {
+        counted("stx", self.try_send_stx(who, address, stacking).await)
+    }
+
+    async fn try_send_stx(
+        &self,
+        who: &Requester,
+        address: &str,
+        stacking: bool,
+    ) -> Result<StxSent, FaucetError> {
         self.available(self.stx_enabled)?;
         let recipient = parse_stx_address(address)?;
         let (kind, limit) = if stacking { ("stacking", STX_STACKING_LIMIT) } else { ("regular", STX_LIMIT) };
@@ -114,6 +123,10 @@ impl Faucets {
     }
 
     pub async fn send_btc(&self, who: &Requester, address: &str, sats: u64) -> Result<BtcSent, FaucetError> {
+        counted("btc", self.try_send_btc(who, address, sats).await)
+    }
+
+    async fn try_send_btc(&self, who: &Requester, address: &str, sats: u64) -> Result<BtcSent, FaucetError> {
         self.available(self.btc_enabled)?;
         validate_btc_address(address)?;
         // One budget per address, whatever the size (as the incumbent).
@@ -166,6 +179,21 @@ impl Faucets {
             },
         }
     }
+}
+
+/// Counts a faucet request by its outcome (the metrics).
+fn counted<T>(currency: &'static str, result: Result<T, FaucetError>) -> Result<T, FaucetError> {
+    let outcome = match &result {
+        Ok(_) => "sent",
+        Err(FaucetError::NotAvailable) => "not_available",
+        Err(FaucetError::BadRequest(_) | FaucetError::InvalidParam { .. }) => "invalid",
+        Err(FaucetError::TooManyRequests { .. }) => "rate_limited",
+        Err(FaucetError::Unavailable(_)) => "unavailable",
+        Err(FaucetError::OutOfFunds(_)) => "out_of_funds",
+        Err(FaucetError::Failed(_)) => "failed",
+    };
+    crate::metrics::faucet_request(currency, outcome);
+    result
 }
 
 /// A testnet Stacks principal (standard or contract).

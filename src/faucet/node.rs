@@ -12,7 +12,8 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 
 pub struct NodeClient {
     http: reqwest::Client,
-    base: String,
+    /// None: no node configured; every call is a 503 saying so.
+    base: Option<String>,
 }
 
 /// Why the node refused a broadcast (`/v2/transactions` answered 400).
@@ -40,8 +41,8 @@ struct Pox {
 }
 
 impl NodeClient {
-    pub fn new(http: reqwest::Client, base: &str) -> NodeClient {
-        NodeClient { http, base: base.trim_end_matches('/').to_owned() }
+    pub fn new(http: reqwest::Client, base: Option<&str>) -> NodeClient {
+        NodeClient { http, base: base.map(|b| b.trim_end_matches('/').to_owned()) }
     }
 
     /// `/v2/info` `network_id`: the chain id the faucet signs for.
@@ -57,7 +58,7 @@ impl NodeClient {
     /// `/v2/fees/transfer`: µSTX per byte. `None` when the node has no usable estimate (the
     /// caller falls back); a node that cannot be reached is an error.
     pub async fn transfer_fee_rate(&self) -> Result<Option<u64>, FaucetError> {
-        let res = self.send(self.http.get(self.url("/v2/fees/transfer"))).await?;
+        let res = self.send(self.http.get(self.url("/v2/fees/transfer")?)).await?;
         if !res.status().is_success() {
             return Ok(None);
         }
@@ -68,7 +69,7 @@ impl NodeClient {
     pub async fn broadcast(&self, raw: Vec<u8>) -> Result<Result<String, Rejection>, FaucetError> {
         let req = self
             .http
-            .post(self.url("/v2/transactions"))
+            .post(self.url("/v2/transactions")?)
             .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
             .body(raw);
         let res = self.send(req).await?;
@@ -90,8 +91,14 @@ impl NodeClient {
         Err(FaucetError::Failed(format!("node answered the broadcast with {status}: {body}")))
     }
 
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
+    fn url(&self, path: &str) -> Result<String, FaucetError> {
+        match &self.base {
+            Some(base) => Ok(format!("{base}{path}")),
+            None => Err(FaucetError::Unavailable(
+                "no Stacks node is configured (--node-rpc, STACKS_CORE_RPC_HOST or STACKS_FAUCET_NODE_HOST)"
+                    .to_owned(),
+            )),
+        }
     }
 
     async fn send(&self, req: reqwest::RequestBuilder) -> Result<reqwest::Response, FaucetError> {
@@ -99,7 +106,7 @@ impl NodeClient {
     }
 
     async fn get_json<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, FaucetError> {
-        let res = self.send(self.http.get(self.url(path))).await?;
+        let res = self.send(self.http.get(self.url(path)?)).await?;
         let status = res.status();
         if status.is_server_error() {
             return Err(FaucetError::Unavailable(format!("node answered {path} with {status}")));

@@ -16,6 +16,7 @@ use std::sync::Arc;
 use serde::de::IgnoredAny;
 use tokio::net::TcpListener;
 use tokio_stream::Stream;
+use tracing::Instrument;
 use warp::filters::path::FullPath;
 use warp::http::{header, HeaderMap, Method, StatusCode};
 use warp::reply::{Reply, Response};
@@ -95,10 +96,20 @@ where
     let event = IncomingEvent { id: None, receive_timestamp: None, path: event_path, payload };
     // On its own task: a node that hangs up mid-request must not cancel a store transaction
     // halfway; once started, the ingest runs to its end.
-    let outcome = tokio::spawn(async move { sink.ingest(event).await })
+    // One span per event: the store's logs for it carry its path and size.
+    let span = tracing::info_span!("event", path = %event_path, bytes = size);
+    let started = std::time::Instant::now();
+    let outcome = tokio::spawn(async move { sink.ingest(event).await }.instrument(span))
         .await
-        .map_err(|e| ObserverError::SinkAborted(e.to_string()))??;
-    match outcome {
+        .map_err(|e| ObserverError::SinkAborted(e.to_string()))
+        .and_then(|r| r.map_err(ObserverError::from));
+    let label = match &outcome {
+        Ok(IngestOutcome::Applied { .. }) => "applied",
+        Ok(IngestOutcome::AlreadyStored { .. }) => "duplicate",
+        Err(_) => "failed",
+    };
+    crate::metrics::event(event_path.as_str(), label, started.elapsed());
+    match outcome? {
         IngestOutcome::Applied { id } | IngestOutcome::AlreadyStored { id } => {
             tracing::debug!(id, path = %event_path, bytes = size, "event stored");
         }

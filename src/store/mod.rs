@@ -185,6 +185,14 @@ impl From<StoreError> for IngestError {
     }
 }
 
+/// Connections of the pool: open (`size`), of which idle, and the bound.
+#[derive(Debug, Clone, Copy)]
+pub struct PoolStats {
+    pub size: u32,
+    pub idle: u32,
+    pub max: u32,
+}
+
 pub struct Store {
     pool: AnyPool,
     engine: Engine,
@@ -382,6 +390,15 @@ impl Store {
 
     pub fn network(&self) -> Network {
         self.network
+    }
+
+    /// The connection pool now, for the metrics.
+    pub fn pool_stats(&self) -> PoolStats {
+        PoolStats {
+            size: self.pool.size(),
+            idle: u32::try_from(self.pool.num_idle()).unwrap_or(u32::MAX),
+            max: self.pool.options().get_max_connections(),
+        }
     }
 
     pub async fn close(&self) {

@@ -86,7 +86,7 @@ impl Session {
             subs: Subscriptions::default(),
             last_pong: Instant::now(),
         };
-        let rx = hub.connect();
+        let rx = hub.connect_via("socketio");
         Session { sid, state: Mutex::new(state), wake: Notify::new(), hub, rx, config }
     }
 

@@ -1,0 +1,154 @@
+//! Prometheus metrics: recorded through the `metrics` facade from wherever the thing happens
+//! (ingestion, the HTTP layer, live updates, faucets), rendered as the Prometheus text format
+//! by `metrics-exporter-prometheus` and served by warp at `/metrics` on the metrics address.
+//! Every metric is listed in docs/operability.md.
+//!
+//! The recorder is process-wide: [`install`] is idempotent, and recording before it (or in a
+//! process that never installs it, such as `import-events`) costs next to nothing.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use metrics::{counter, gauge, histogram, Label};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use warp::{Filter, Rejection, Reply};
+
+use crate::api::{Readiness, ResponseCache};
+use crate::store::Store;
+
+/// Latency buckets, seconds: 1 ms to 10 s.
+const LATENCY_BUCKETS: &[f64] =
+    &[0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
+
+static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+/// The last tip heights seen, for the lag gauge (0: not known yet).
+static LEDGER_TIP: AtomicU64 = AtomicU64::new(0);
+static NODE_TIP: AtomicU64 = AtomicU64::new(0);
+
+/// Installs the process-wide recorder (once) and returns the handle that renders it.
+pub fn install() -> PrometheusHandle {
+    HANDLE
+        .get_or_init(|| {
+            let builder = PrometheusBuilder::new()
+                .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), LATENCY_BUCKETS)
+                .expect("the latency buckets are not empty");
+            let recorder = builder.build_recorder();
+            let handle = recorder.handle();
+            // Another recorder already installed (a test binary that made its own) keeps its
+            // place; this handle then renders nothing, which the tests would show.
+            if let Err(e) = metrics::set_global_recorder(recorder) {
+                tracing::warn!("metrics recorder not installed: {e}");
+            }
+            handle
+        })
+        .clone()
+}
+
+/// What `/metrics` samples at scrape time rather than as it happens: the tips (the ledger's
+/// from the store, so it is right whichever process ingests; the node's through the
+/// readiness probe's cache, at most one `/v2/info` a second), the pool and the cache size.
+pub struct Sampled {
+    pub store: Arc<Store>,
+    pub cache: Arc<ResponseCache>,
+    pub readiness: Arc<Readiness>,
+    /// The live-update hub (`None`: no live updates).
+    pub hub: Option<Arc<stacks_live::Hub>>,
+}
+
+/// `GET /metrics`: the Prometheus text format.
+pub fn routes(
+    handle: PrometheusHandle,
+    sampled: Arc<Sampled>,
+) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
+    warp::get().and(warp::path!("metrics")).then(move || {
+        let (handle, sampled) = (handle.clone(), Arc::clone(&sampled));
+        async move {
+            sample(&sampled).await;
+            warp::reply::with_header(
+                handle.render(),
+                "content-type",
+                "text/plain; version=0.0.4; charset=utf-8",
+            )
+        }
+    })
+}
+
+async fn sample(s: &Sampled) {
+    let (ledger, node) = s.readiness.heights().await;
+    if let Some(h) = ledger {
+        ledger_tip_height(h);
+    }
+    if let Some(h) = node {
+        node_tip_height(h);
+    }
+    let pool = s.store.pool_stats();
+    gauge!("stacks_ledger_db_pool_connections").set(pool.size as f64);
+    gauge!("stacks_ledger_db_pool_in_use").set(pool.size.saturating_sub(pool.idle) as f64);
+    gauge!("stacks_ledger_db_pool_idle").set(pool.idle as f64);
+    gauge!("stacks_ledger_db_pool_max").set(pool.max as f64);
+    gauge!("stacks_ledger_response_cache_bytes").set(s.cache.bytes() as f64);
+    if let Some(hub) = &s.hub {
+        let counts = hub.subscriptions_by_transport();
+        // Every series, zeros included, so a topic whose last subscriber left reads 0.
+        for transport in ["ws", "socketio"] {
+            for topic in stacks_live::Topic::METHODS {
+                let n = counts.get(&(transport, topic)).copied().unwrap_or(0);
+                gauge!("stacks_ledger_live_subscribers", "transport" => transport, "topic" => topic)
+                    .set(n as f64);
+            }
+        }
+    }
+}
+
+/// One node event POSTed (`outcome`: `applied`, `duplicate`, `failed`).
+pub fn event(path: &'static str, outcome: &'static str, took: Duration) {
+    counter!("stacks_ledger_events_total", "path" => path, "outcome" => outcome).increment(1);
+    histogram!("stacks_ledger_event_apply_seconds", "path" => path).record(took.as_secs_f64());
+}
+
+pub fn ledger_tip_height(height: u64) {
+    LEDGER_TIP.store(height, Ordering::Relaxed);
+    gauge!("stacks_ledger_tip_height").set(height as f64);
+    lag();
+}
+
+pub fn node_tip_height(height: u64) {
+    NODE_TIP.store(height, Ordering::Relaxed);
+    gauge!("stacks_ledger_node_tip_height").set(height as f64);
+    lag();
+}
+
+fn lag() {
+    let node = NODE_TIP.load(Ordering::Relaxed);
+    if node > 0 {
+        let ledger = LEDGER_TIP.load(Ordering::Relaxed);
+        gauge!("stacks_ledger_lag_blocks").set(node.saturating_sub(ledger) as f64);
+    }
+}
+
+/// One answered HTTP request.
+pub fn http_request(surface: &'static str, route: &str, status: u16, took: Duration) {
+    let labels = vec![
+        Label::new("surface", surface),
+        Label::new("route", route.to_owned()),
+        Label::new("status", status.to_string()),
+    ];
+    counter!("stacks_ledger_http_requests_total", labels.clone()).increment(1);
+    histogram!("stacks_ledger_http_request_duration_seconds", labels).record(took.as_secs_f64());
+}
+
+pub fn cache_lookup(hit: bool) {
+    if hit {
+        counter!("stacks_ledger_response_cache_hits_total").increment(1);
+    } else {
+        counter!("stacks_ledger_response_cache_misses_total").increment(1);
+    }
+}
+
+/// One faucet request: `currency` (`stx`, `btc`), `outcome` (`sent`, `rate_limited`,
+/// `invalid`, `unavailable`, `failed`).
+pub fn faucet_request(currency: &'static str, outcome: &'static str) {
+    counter!("stacks_ledger_faucet_requests_total", "currency" => currency, "outcome" => outcome)
+        .increment(1);
+}
