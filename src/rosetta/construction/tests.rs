@@ -6,7 +6,7 @@ use stacks_codec::address::{Principal, PublicKeyBytes, StacksAddress};
 use stacks_codec::sign::{sign_presign, vrs_to_rsv, PrivateKey};
 use stacks_codec::{decode_hex, to_hex_prefixed};
 
-use super::build::{self, GivenSignature};
+use super::build::{self, GivenSignature, Signers};
 use super::error::ConstructionError as E;
 use super::intent::*;
 use super::ops::{self, Completion};
@@ -70,9 +70,9 @@ fn single_sig_vectors_byte_for_byte() {
             ops::to_intent(&ops, &completion, network).unwrap_or_else(|e| panic!("{name}: {e}"))
         } else {
             let tx = parse::decode(&s("unsigned_tx_hex"), network).unwrap();
-            let (intent, signer) =
-                parse::parse(&tx, false, network).unwrap_or_else(|e| panic!("{name}: {e}"));
-            assert_eq!(signer, None);
+            let parsed = parse::parse(&tx, false, network).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(parsed.signers, None);
+            let intent = parsed.intent;
             // and through operations: what parse shows, read back, is the same intent
             let ops = ops::from_intent(&intent, network);
             let completion = Completion { nonce: Some(intent.origin().nonce), ..Completion::default() };
@@ -80,25 +80,27 @@ fn single_sig_vectors_byte_for_byte() {
             intent
         };
         let key = PublicKeyBytes::from_slice(&decode_hex(&s("public_key")).unwrap()).unwrap();
-        let unsigned = build::unsigned(&intent, &key, network).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let unsigned = build::unsigned(&intent, &Signers::single(key), network)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(to_hex_prefixed(&unsigned.tx.serialize()), s("unsigned_tx_hex"), "{name}: unsigned tx");
         assert_eq!(
-            hex::encode(unsigned.signing_payload),
+            hex::encode(unsigned.payloads[0].presign),
             s("signing_payload_hex"),
             "{name}: signing payload"
         );
         let rsv: [u8; 65] = decode_hex(&s("signature_rsv")).unwrap().try_into().unwrap();
         let given = GivenSignature {
-            signing_payload: &unsigned.signing_payload,
+            signing_payload: &unsigned.payloads[0].presign,
             public_key: key,
             signature_rsv: rsv,
         };
-        let signed = build::combine(unsigned.tx.clone(), &given).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let signed =
+            build::combine(unsigned.tx.clone(), &[given], network).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(to_hex_prefixed(&signed.serialize()), s("signed_tx_hex"), "{name}: signed tx");
         assert_eq!(to_hex_prefixed(&signed.txid()), s("txid"), "{name}: txid");
-        let (back, signer) = parse::parse(&signed, true, network).unwrap();
-        assert_eq!(back, intent, "{name}: parse(signed) = intent");
-        assert_eq!(signer.map(|a| a.to_c32()), Some(s("sender_address")));
+        let parsed = parse::parse(&signed, true, network).unwrap();
+        assert_eq!(parsed.intent, intent, "{name}: parse(signed) = intent");
+        assert_eq!(parsed.signers.map(|a| a[0].to_c32()), Some(s("sender_address")));
         checked += 1;
     }
     assert_eq!(checked, 14, "12 transfers and 2 PoX calls");
@@ -111,7 +113,12 @@ fn key(seed: u8) -> PrivateKey {
 }
 
 fn origin(k: &PrivateKey, network: Network, nonce: u64) -> Origin {
-    Origin { sender: build::address_of(&k.public_key(), network).unwrap(), fee: 180 + nonce, nonce }
+    Origin {
+        sender: build::address_of(&k.public_key(), network).unwrap(),
+        fee: 180 + nonce,
+        nonce,
+        sponsor: None,
+    }
 }
 
 /// One intent of every kind and every PoX address version, on both networks.
@@ -175,25 +182,24 @@ fn every_intent_round_trips_through_operations_and_transactions() {
             assert!(ops.iter().all(|o| o.status.is_empty()));
             let completion = Completion { nonce: Some(intent.origin().nonce), ..Completion::default() };
             assert_eq!(ops::to_intent(&ops, &completion, network).unwrap(), intent, "ops round trip");
-            let unsigned = build::unsigned(&intent, &k.public_key(), network).unwrap();
+            let signers = Signers::single(k.public_key());
+            let unsigned = build::unsigned(&intent, &signers, network).unwrap();
             let bytes = unsigned.tx.serialize();
             let decoded = parse::decode(&to_hex_prefixed(&bytes), network).unwrap();
-            assert_eq!(parse::parse(&decoded, false, network).unwrap(), (intent.clone(), None));
-            assert_eq!(
-                build::unsigned(&intent, &k.public_key(), network).unwrap(),
-                unsigned,
-                "deterministic"
-            );
-            let (vrs, _) = sign_presign(unsigned.signing_payload, &k);
+            let parsed = parse::parse(&decoded, false, network).unwrap();
+            assert_eq!((parsed.intent, parsed.signers), (intent.clone(), None));
+            assert_eq!(build::unsigned(&intent, &signers, network).unwrap(), unsigned, "deterministic");
+            let presign = unsigned.payloads[0].presign;
+            let (vrs, _) = sign_presign(presign, &k);
             let given = GivenSignature {
-                signing_payload: &unsigned.signing_payload,
+                signing_payload: &presign,
                 public_key: k.public_key(),
                 signature_rsv: vrs_to_rsv(&vrs),
             };
-            let signed = build::combine(decoded, &given).unwrap();
-            let (back, signer) = parse::parse(&signed, true, network).unwrap();
-            assert_eq!(back, intent);
-            assert_eq!(signer, Some(intent.origin().sender));
+            let signed = build::combine(decoded, &[given], network).unwrap();
+            let parsed = parse::parse(&signed, true, network).unwrap();
+            assert_eq!(parsed.intent, intent);
+            assert_eq!(parsed.signers, Some(vec![intent.origin().sender]));
             assert_eq!(
                 parse::parse(&signed, false, network).unwrap_err(),
                 E::SignedMismatch { claimed: "unsigned", actual: "signed" }
@@ -207,29 +213,31 @@ fn combine_refuses_what_does_not_verify() {
     let network = Network::Testnet;
     let k = key(4);
     let intent = sample_intents(&k, network).remove(0);
-    let unsigned = build::unsigned(&intent, &k.public_key(), network).unwrap();
-    let (vrs, _) = sign_presign(unsigned.signing_payload, &k);
+    let unsigned = build::unsigned(&intent, &Signers::single(k.public_key()), network).unwrap();
+    let presign = unsigned.payloads[0].presign;
+    let (vrs, _) = sign_presign(presign, &k);
     let rsv = vrs_to_rsv(&vrs);
     let combine = |payload: &[u8], key: PublicKeyBytes, rsv: [u8; 65]| {
         build::combine(
             unsigned.tx.clone(),
-            &GivenSignature { signing_payload: payload, public_key: key, signature_rsv: rsv },
+            &[GivenSignature { signing_payload: payload, public_key: key, signature_rsv: rsv }],
+            network,
         )
     };
     let mut flipped = rsv;
     flipped[10] ^= 1;
-    assert!(matches!(
-        combine(&unsigned.signing_payload, k.public_key(), flipped),
-        Err(E::SignatureNotVerified(_))
-    ));
+    assert!(matches!(combine(&presign, k.public_key(), flipped), Err(E::SignatureNotVerified(_))));
     let other = key(5).public_key();
-    assert!(matches!(combine(&unsigned.signing_payload, other, rsv), Err(E::SignatureNotVerified(_))));
+    assert!(matches!(combine(&presign, other, rsv), Err(E::SignatureNotVerified(_))));
     assert!(matches!(combine(&[0; 32], k.public_key(), rsv), Err(E::SignatureNotVerified(_))));
     let mut bad_v = rsv;
     bad_v[64] = 9;
-    assert!(matches!(combine(&unsigned.signing_payload, k.public_key(), bad_v), Err(E::InvalidSignature(_))));
+    assert!(matches!(combine(&presign, k.public_key(), bad_v), Err(E::InvalidSignature(_))));
     // the key must be the sender's
-    assert!(matches!(build::unsigned(&intent, &other, network), Err(E::PublicKeyNotSender { .. })));
+    assert!(matches!(
+        build::unsigned(&intent, &Signers::single(other), network),
+        Err(E::PublicKeyNotSender { .. })
+    ));
 }
 
 #[test]
@@ -254,7 +262,10 @@ fn operations_that_are_not_an_intent_are_refused() {
     assert!(matches!(ops::to_intent(&ops, &c, network), Err(E::InvalidRecipient(_))));
     let ops = transfer_ops(&a, &b, "10", "180", Some("a memo that is longer than thirty-four bytes"));
     let intent = ops::to_intent(&ops, &c, network).unwrap();
-    assert!(matches!(build::unsigned(&intent, &key(1).public_key(), network), Err(E::InvalidOperation(_))));
+    assert!(matches!(
+        build::unsigned(&intent, &Signers::single(key(1).public_key()), network),
+        Err(E::InvalidOperation(_))
+    ));
     let mut ops = transfer_ops(&a, &b, "10", "180", None);
     ops[1].r#type = "coinbase".into();
     assert!(matches!(ops::to_intent(&ops, &c, network), Err(E::InvalidOperation(_))));
