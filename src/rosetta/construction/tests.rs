@@ -284,3 +284,103 @@ fn pox_addresses_of_every_version_read_back() {
     assert!(ops::pox_addr_of(&json!({"version": 5, "hashbytes": format!("0x{}", "00".repeat(20))})).is_err());
     assert!(ops::pox_addr_of(&json!("not an address")).is_err());
 }
+
+/// A sponsored transfer from a 2-of-3 multisig origin, for every multisig mode: operations and
+/// transactions round-trip at every stage, the rounds go origin members then sponsor, and the
+/// signed transaction parses with each signer (members in member order, then the sponsor).
+#[test]
+fn sponsored_multisig_rounds_for_every_mode() {
+    use super::intent::{Multisig, Sponsor, HASH_MODES};
+    use super::signers::{self, next_signatures};
+    use stacks_codec::tx::Transaction;
+
+    let network = Network::Testnet;
+    let members: Vec<PrivateKey> = (11..14).map(key).collect();
+    let public: Vec<PublicKeyBytes> = members.iter().map(PrivateKey::public_key).collect();
+    let sponsor_key = key(20);
+    let sponsor = build::address_of(&sponsor_key.public_key(), network).unwrap();
+    for (name, hash_mode) in HASH_MODES {
+        let shape = Multisig { hash_mode, signatures_required: 2 };
+        let sender = build::multisig_address(&shape, &public, network).unwrap();
+        let intent = Intent::TokenTransfer {
+            origin: Origin {
+                sender,
+                fee: 0,
+                nonce: 4,
+                sponsor: Some(Sponsor { address: sponsor, fee: 900, nonce: 31 }),
+            },
+            recipient: Principal::Standard(build::address_of(&key(9).public_key(), network).unwrap()),
+            amount: 55,
+            memo: Some("custody".into()),
+        };
+        let completion = Completion {
+            nonce: Some(4),
+            sponsored: true,
+            sponsor_nonce: Some(31),
+            multisig: Some(shape),
+            ..Completion::default()
+        };
+        let ops = ops::from_intent(&intent, network);
+        assert_eq!(ops[0].account.as_ref().unwrap().address, sponsor.to_c32(), "{name}: the sponsor pays");
+        assert_eq!(ops::to_intent(&ops, &completion, network).unwrap(), intent, "{name}: ops round trip");
+        let signers_keys = build::Signers {
+            origin: build::OriginKeys::Multi { shape, keys: public.clone() },
+            sponsor: Some(sponsor_key.public_key()),
+        };
+        let unsigned = build::unsigned(&intent, &signers_keys, network).unwrap();
+        assert_eq!(unsigned.payloads.len(), if hash_mode.is_non_sequential() { 3 } else { 2 }, "{name}");
+        let mut tx = unsigned.tx.clone();
+        let mut rounds = 0;
+        loop {
+            let reread = Transaction::deserialize_partially_signed(&tx.serialize()).unwrap();
+            assert_eq!(reread, tx, "{name}: the round's transaction survives the wire");
+            assert_eq!(signers::unsigned_of(&tx).unwrap(), unsigned.tx, "{name}: unsigned again");
+            let signed = build::is_signed(&tx);
+            let parsed = parse::parse(&tx, signed, network).unwrap();
+            assert_eq!(parsed.intent, intent, "{name}: parse after {rounds} rounds");
+            assert_eq!(parsed.multisig, Some(shape));
+            let wanted = next_signatures(&tx, network).unwrap();
+            if wanted.is_empty() {
+                assert!(signed);
+                let accounts: Vec<StacksAddress> = public[..2]
+                    .iter()
+                    .map(|k| build::address_of(k, network).unwrap())
+                    .chain([sponsor])
+                    .collect();
+                assert_eq!(parsed.signers, Some(accounts), "{name}: each signer");
+                break;
+            }
+            // the first eligible signer signs: members 0 and 1, then the sponsor
+            let w = &wanted[0];
+            let private = if w.account == sponsor {
+                &sponsor_key
+            } else {
+                members
+                    .iter()
+                    .find(|k| build::address_of(&k.public_key(), network).unwrap() == w.account)
+                    .unwrap()
+            };
+            let (vrs, _) = sign_presign(w.presign, private);
+            let given = GivenSignature {
+                signing_payload: &w.presign,
+                public_key: private.public_key(),
+                signature_rsv: vrs_to_rsv(&vrs),
+            };
+            tx = build::combine(tx, &[given], network).unwrap();
+            rounds += 1;
+        }
+        assert_eq!(rounds, 3, "{name}: two members and the sponsor");
+        assert!(stacks_codec::sign::verify_auth(&Transaction::deserialize(&tx.serialize()).unwrap()).is_ok());
+        // a signed transaction takes no more signatures; the sponsor cannot sign before the origin
+        let (vrs, _) = sign_presign(unsigned.payloads[0].presign, &sponsor_key);
+        let early = GivenSignature {
+            signing_payload: &unsigned.payloads[0].presign,
+            public_key: sponsor_key.public_key(),
+            signature_rsv: vrs_to_rsv(&vrs),
+        };
+        assert!(matches!(
+            build::combine(unsigned.tx.clone(), &[early], network),
+            Err(E::SignatureNotVerified(_))
+        ));
+    }
+}
