@@ -1,7 +1,8 @@
 //! `check-construction` (the in-project rosetta-cli `check:construction`) end to end: our
 //! server (online, on SQLite and PostgreSQL) backed by the devnet acting as the Stacks node,
-//! plus an offline server for the offline calls. create_account, request_funds and transfer
-//! run through derive → … → submit; each transfer reaches the mempool, then a block with the
+//! plus an offline server for the offline calls. create_account, request_funds, transfer,
+//! multisig_transfer and sponsored_transfer run through derive → … → submit (every signing
+//! round); each transfer reaches the mempool, then a block with the
 //! intent's operations, and balances reconcile. And it must fail against a node that never
 //! mines.
 
@@ -77,7 +78,14 @@ async fn run_check(db: Db, block_time: Duration, timeout: Duration) -> Option<Co
             funded["address"].as_str().unwrap().to_owned(),
             funded["private_key"].as_str().unwrap().to_owned(),
         )],
-        end_conditions: [("create_account".to_owned(), 3), ("transfer".to_owned(), 3)].into_iter().collect(),
+        end_conditions: [
+            ("create_account".to_owned(), 3),
+            ("transfer".to_owned(), 3),
+            ("multisig_transfer".to_owned(), 2),
+            ("sponsored_transfer".to_owned(), 1),
+        ]
+        .into_iter()
+        .collect(),
         funding: 1_000_000_000,
         confirmation_timeout: timeout,
         seed: 7,
@@ -94,14 +102,18 @@ async fn passes(db: Db) {
     };
     assert!(report.ok(), "{db:?}: {:#?}", report.failures);
     let s = &report.stats;
-    // request_funds + 3 transfers, each: parse(unsigned), parse(signed), on chain
-    assert_eq!(s.transactions_confirmed, 4, "{s:?}");
-    assert_eq!(s.transactions_in_mempool, 4, "{s:?}");
-    assert_eq!(s.intents_checked, 12, "{s:?}");
-    assert_eq!(s.balances_reconciled, 8, "{s:?}");
-    assert_eq!(s.addresses_created, 3, "{s:?}");
+    // request_funds + 3 transfers + 2 × (funding a multisig account, its transfer: P2SH in two
+    // rounds, P2WSH non-sequential in one) + 1 sponsored; each: parse(unsigned), parse(signed),
+    // on chain; sender and recipient reconciled, and the sponsor.
+    assert_eq!(s.transactions_confirmed, 9, "{s:?}");
+    assert_eq!(s.transactions_in_mempool, 9, "{s:?}");
+    assert_eq!(s.intents_checked, 27, "{s:?}");
+    assert_eq!(s.balances_reconciled, 19, "{s:?}");
+    assert_eq!(s.addresses_created, 6, "{s:?}");
     assert_eq!(report.end_conditions["transfer"], [3, 3]);
     assert_eq!(report.end_conditions["create_account"], [3, 3]);
+    assert_eq!(report.end_conditions["multisig_transfer"], [2, 2]);
+    assert_eq!(report.end_conditions["sponsored_transfer"], [1, 1]);
 }
 
 async fn fails_when_the_node_never_mines(db: Db) {

@@ -3,7 +3,9 @@
 //!
 //! * `create_account`: a fresh secp256k1 key, its address from `/construction/derive`;
 //! * `request_funds`: a transfer from a prefunded account (key in the configuration) to it;
-//! * `transfer`: a transfer from a funded account to another created one.
+//! * `transfer`: a transfer from a funded account to another created one;
+//! * `multisig_transfer`: a 2-of-3 multisig account (modes in turn) funded, then sending;
+//! * `sponsored_transfer`: a transfer whose fee the prefunded account pays.
 //!
 //! Every transfer walks the whole flow: preprocess → metadata → payloads → `parse(unsigned)`
 //! (the operations are the intent, no signer) → sign locally (our codec) → combine →
@@ -112,12 +114,31 @@ impl Wallet {
     }
 }
 
-/// One transfer as the workflows build it.
+/// Who sends a transfer: one wallet, or a multisig account of member wallets.
+#[derive(Clone)]
+struct Sender {
+    address: String,
+    members: Vec<Wallet>,
+    /// `(hash_mode, signatures_required)` of a multisig account.
+    multisig: Option<(&'static str, usize)>,
+}
+
+impl Sender {
+    fn single(w: &Wallet) -> Sender {
+        Sender { address: w.address.clone(), members: vec![w.clone()], multisig: None }
+    }
+}
+
+/// One transfer as the workflows build it; `sponsor` pays the fee of a sponsored one.
 struct Transfer<'a> {
-    from: &'a Wallet,
+    from: Sender,
     to: &'a str,
     amount: u64,
+    sponsor: Option<&'a Wallet>,
 }
+
+/// The multisig modes the `multisig_transfer` workflow cycles through (2-of-3 each).
+const MULTISIG_MODES: [&str; 4] = ["p2sh", "p2wsh-non-sequential", "p2sh-non-sequential", "p2wsh"];
 
 pub struct ConstructionChecker {
     opts: ConstructionOptions,
@@ -172,7 +193,8 @@ impl ConstructionChecker {
         if funder.address != prefunded.0 {
             bail!("the prefunded key derives {}, not {}", funder.address, prefunded.0);
         }
-        let need = |w: &str| self.opts.end_conditions.get(w).copied().unwrap_or(0);
+        let conditions = self.opts.end_conditions.clone();
+        let need = |w: &str| conditions.get(w).copied().unwrap_or(0);
         let (accounts, transfers) = (need("create_account").max(2), need("transfer"));
         // create_account
         let mut wallets = Vec::new();
@@ -182,18 +204,65 @@ impl ConstructionChecker {
         }
         // request_funds: the first created account gets the funding
         let funding = self.opts.funding;
-        self.transfer(Transfer { from: &funder, to: &wallets[0].address.clone(), amount: funding }).await?;
+        let first = wallets[0].address.clone();
+        self.transfer(Transfer { from: Sender::single(&funder), to: &first, amount: funding, sponsor: None })
+            .await?;
         *self.done.entry("request_funds".into()).or_default() += 1;
         // transfer: from the funded account to the others, round robin
         for i in 0..transfers {
             let to = wallets[1 + (i as usize) % (wallets.len() - 1)].address.clone();
             let amount =
                 1 + (sha256(&[self.opts.seed.to_be_bytes(), i.to_be_bytes()].concat())[0] as u64) * 37;
-            let from = wallets[0].clone();
-            self.transfer(Transfer { from: &from, to: &to, amount }).await?;
+            let from = Sender::single(&wallets[0]);
+            self.transfer(Transfer { from, to: &to, amount, sponsor: None }).await?;
             *self.done.entry("transfer".into()).or_default() += 1;
         }
+        // multisig_transfer: a 2-of-3 account of three new keys, funded by the first account,
+        // sends to the second; the modes take turns.
+        let multisig = need("multisig_transfer");
+        if multisig > 0 {
+            let mut members = Vec::new();
+            for _ in 0..3 {
+                members.push(self.create_account().await?);
+            }
+            for i in 0..multisig {
+                let mode = MULTISIG_MODES[i as usize % MULTISIG_MODES.len()];
+                let address = self.derive_multisig(&members, mode, 2).await?;
+                let from =
+                    Sender { address: address.clone(), members: members.clone(), multisig: Some((mode, 2)) };
+                let fund = Sender::single(&wallets[0]);
+                self.transfer(Transfer { from: fund, to: &address, amount: 100_000, sponsor: None }).await?;
+                let to = wallets[1].address.clone();
+                self.transfer(Transfer { from, to: &to, amount: 1_000 + i, sponsor: None }).await?;
+                *self.done.entry("multisig_transfer".into()).or_default() += 1;
+            }
+        }
+        // sponsored_transfer: the first account sends, the prefunded one pays the fee.
+        for i in 0..need("sponsored_transfer") {
+            let (from, to) = (Sender::single(&wallets[0]), wallets[1].address.clone());
+            self.transfer(Transfer { from, to: &to, amount: 500 + i, sponsor: Some(&funder) }).await?;
+            *self.done.entry("sponsored_transfer".into()).or_default() += 1;
+        }
         Ok(())
+    }
+
+    async fn derive_multisig(
+        &mut self,
+        members: &[Wallet],
+        mode: &str,
+        required: usize,
+    ) -> anyhow::Result<String> {
+        let keys: Vec<&str> = members.iter().map(|w| w.public_key_hex.as_str()).collect();
+        let body = json!({
+            "network_identifier": self.net,
+            "public_key": members[0].public_key(),
+            "metadata": {"hash_mode": mode, "signatures_required": required, "public_keys": keys},
+        });
+        let v = self.offline_ok("/construction/derive", body).await?;
+        v["account_identifier"]["address"]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| anyhow!("derive (multisig): no address in {v}"))
     }
 
     async fn create_account(&mut self) -> anyhow::Result<Wallet> {
@@ -249,36 +318,54 @@ impl ConstructionChecker {
             .ok_or_else(|| anyhow!("/network/status: no tip in {v}"))
     }
 
-    /// One transfer through the whole construction flow, confirmed and reconciled.
+    /// One transfer through the whole construction flow (every signing round), confirmed and
+    /// reconciled.
     async fn transfer(&mut self, t: Transfer<'_>) -> anyhow::Result<()> {
         let net = self.net.clone();
         let cur = json!({ "symbol": "STX", "decimals": 6 });
+        let payer = t.sponsor.map_or(t.from.address.clone(), |s| s.address.clone());
+        let from = t.from.address.clone();
         let intent = |fee: &str| {
             json!([
-                {"operation_identifier": {"index": 0}, "type": "fee", "account": {"address": t.from.address}, "amount": {"value": format!("-{fee}"), "currency": cur}},
-                {"operation_identifier": {"index": 1}, "type": "token_transfer", "account": {"address": t.from.address}, "amount": {"value": format!("-{}", t.amount), "currency": cur}},
+                {"operation_identifier": {"index": 0}, "type": "fee", "account": {"address": payer}, "amount": {"value": format!("-{fee}"), "currency": cur}},
+                {"operation_identifier": {"index": 1}, "type": "token_transfer", "account": {"address": from}, "amount": {"value": format!("-{}", t.amount), "currency": cur}},
                 {"operation_identifier": {"index": 2}, "type": "token_transfer", "account": {"address": t.to}, "amount": {"value": t.amount.to_string(), "currency": cur}},
             ])
         };
+        let mut auth = json!({});
+        let mut required_accounts: Vec<Value> = Vec::new();
+        if let Some((mode, m)) = t.from.multisig {
+            let keys: Vec<&str> = t.from.members.iter().map(|w| w.public_key_hex.as_str()).collect();
+            auth = json!({"hash_mode": mode, "signatures_required": m, "public_keys": keys});
+            required_accounts.extend(t.from.members.iter().map(|w| json!({ "address": w.address })));
+        } else {
+            required_accounts.push(json!({ "address": from }));
+        }
+        let mut public_keys: Vec<Value> = t.from.members.iter().map(Wallet::public_key).collect();
+        if let Some(s) = t.sponsor {
+            auth["sponsored"] = true.into();
+            required_accounts.push(json!({ "address": s.address }));
+            public_keys.push(s.public_key());
+        }
         // The fee operation's value is what metadata suggests: preprocess with a placeholder.
         let pre = self
             .offline_ok(
                 "/construction/preprocess",
-                json!({"network_identifier": net, "operations": intent("180")}),
+                json!({"network_identifier": net, "operations": intent("180"), "metadata": auth}),
             )
             .await?;
         let required = pre["required_public_keys"].clone();
-        if required != json!([{ "address": t.from.address }]) {
+        if required != json!(required_accounts) {
             self.fail(
                 CONSTRUCTION,
-                format!("preprocess: required_public_keys {required}, expected the sender"),
+                format!("preprocess: required_public_keys {required}, expected {}", json!(required_accounts)),
             );
         }
         let options = pre["options"].clone();
         let meta = self
             .online_ok(
                 "/construction/metadata",
-                json!({"network_identifier": net, "options": options, "public_keys": [t.from.public_key()]}),
+                json!({"network_identifier": net, "options": options, "public_keys": public_keys}),
             )
             .await?;
         let fee = meta["suggested_fee"][0]["value"]
@@ -286,15 +373,10 @@ impl ConstructionChecker {
             .ok_or_else(|| anyhow!("metadata: no suggested_fee in {meta}"))?
             .to_owned();
         let ops = intent(&fee);
-        let payloads = self
-            .offline_ok(
-                "/construction/payloads",
-                json!({"network_identifier": net, "operations": ops, "metadata": meta["metadata"], "public_keys": [t.from.public_key()]}),
-            )
-            .await?;
+        let request = json!({"network_identifier": net, "operations": ops, "metadata": meta["metadata"], "public_keys": public_keys});
+        let mut round = self.offline_ok("/construction/payloads", request.clone()).await?;
         let unsigned =
-            payloads["unsigned_transaction"].as_str().ok_or_else(|| anyhow!("payloads: no tx"))?.to_owned();
-        let payload = payloads["payloads"][0].clone();
+            round["unsigned_transaction"].as_str().ok_or_else(|| anyhow!("payloads: no tx"))?.to_owned();
         self.stats.transactions_created += 1;
 
         let parsed = self
@@ -309,19 +391,51 @@ impl ConstructionChecker {
             self.fail(CONSTRUCTION, format!("parse(unsigned): signers {s}, expected none"));
         }
 
-        let presign: [u8; 32] = hex::decode(payload["hex_bytes"].as_str().unwrap_or_default())?
-            .try_into()
-            .map_err(|_| anyhow!("payloads: the signing payload is not 32 bytes"))?;
-        let (vrs, _) = sign_presign(presign, &t.from.key);
-        let signature = json!({"signing_payload": payload, "public_key": t.from.public_key(), "signature_type": "ecdsa_recovery", "hex_bytes": hex::encode(vrs_to_rsv(&vrs))});
-        let combined = self
-            .offline_ok(
-                "/construction/combine",
-                json!({"network_identifier": net, "unsigned_transaction": unsigned, "signatures": [signature]}),
-            )
-            .await?;
-        let signed =
-            combined["signed_transaction"].as_str().ok_or_else(|| anyhow!("combine: no tx"))?.to_owned();
+        // Rounds: a sequential multisig origin signs one member per round; single-sig and
+        // non-sequential origins in one round; a sponsor in a round of its own after them.
+        let (origin_rounds, per_round) = match t.from.multisig {
+            Some((mode, m)) if mode.ends_with("non-sequential") => (1, m),
+            Some((_, m)) => (m, 1),
+            None => (1, 1),
+        };
+        let rounds = origin_rounds + usize::from(t.sponsor.is_some());
+        let mut tx = unsigned;
+        let mut expected_signers = Vec::new();
+        for r in 0..rounds {
+            if r > 0 {
+                let mut next = request.clone();
+                next["metadata"]["partially_signed_transaction"] = json!(tx);
+                round = self.offline_ok("/construction/payloads", next).await?;
+            }
+            let listed = round["payloads"].as_array().cloned().unwrap_or_default();
+            let take = if r < origin_rounds { per_round } else { 1 };
+            let mut signatures = Vec::new();
+            for payload in listed.iter().take(take) {
+                let account = payload["account_identifier"]["address"].as_str().unwrap_or_default();
+                let wallet =
+                    t.from.members.iter().chain(t.sponsor).find(|w| w.address == account).ok_or_else(
+                        || anyhow!("payloads: a payload for {account}, whose key we do not hold"),
+                    )?;
+                let presign: [u8; 32] = hex::decode(payload["hex_bytes"].as_str().unwrap_or_default())?
+                    .try_into()
+                    .map_err(|_| anyhow!("payloads: the signing payload is not 32 bytes"))?;
+                let (vrs, _) = sign_presign(presign, &wallet.key);
+                signatures.push(json!({"signing_payload": payload, "public_key": wallet.public_key(), "signature_type": "ecdsa_recovery", "hex_bytes": hex::encode(vrs_to_rsv(&vrs))}));
+                expected_signers.push(json!({ "address": account }));
+            }
+            let combined = self
+                .offline_ok(
+                    "/construction/combine",
+                    json!({"network_identifier": net, "unsigned_transaction": tx, "signatures": signatures}),
+                )
+                .await?;
+            tx = combined["signed_transaction"].as_str().ok_or_else(|| anyhow!("combine: no tx"))?.to_owned();
+        }
+        let signed = tx;
+        if t.from.multisig.is_none() {
+            // a single-sig origin is its own signer
+            expected_signers[0] = json!({ "address": from });
+        }
         let parsed = self
             .offline_ok(
                 "/construction/parse",
@@ -329,12 +443,13 @@ impl ConstructionChecker {
             )
             .await?;
         self.check_intent("parse(signed)", &ops, &parsed["operations"]);
-        if parsed["account_identifier_signers"] != json!([{ "address": t.from.address }]) {
+        if parsed["account_identifier_signers"] != json!(expected_signers) {
             self.fail(
                 CONSTRUCTION,
                 format!(
                     "parse(signed): signers {}, expected {}",
-                    parsed["account_identifier_signers"], t.from.address
+                    parsed["account_identifier_signers"],
+                    json!(expected_signers)
                 ),
             );
         }
@@ -348,7 +463,12 @@ impl ConstructionChecker {
             .unwrap_or_default()
             .to_owned();
 
-        let before = (self.balance(&t.from.address).await?, self.balance(t.to).await?);
+        let sponsor_address = t.sponsor.map(|s| s.address.clone());
+        let before = (self.balance(&from).await?, self.balance(t.to).await?);
+        let sponsor_before = match &sponsor_address {
+            Some(a) => Some(self.balance(a).await?),
+            None => None,
+        };
         let tip = self.tip_index().await?;
         let submitted = self
             .online_ok(
@@ -367,10 +487,11 @@ impl ConstructionChecker {
         self.stats.transactions_confirmed += 1;
         self.check_intent("on chain", &ops, &block_ops);
 
-        let after = (self.balance(&t.from.address).await?, self.balance(t.to).await?);
+        let after = (self.balance(&from).await?, self.balance(t.to).await?);
         let fee: i128 = fee.parse()?;
         let amount = i128::from(t.amount);
-        let expected = (before.0 - amount - fee, before.1 + amount);
+        let sender_fee = if sponsor_address.is_some() { 0 } else { fee };
+        let expected = (before.0 - amount - sender_fee, before.1 + amount);
         if after == expected {
             self.stats.balances_reconciled += 2;
         } else {
@@ -380,6 +501,17 @@ impl ConstructionChecker {
                     "{hash}: balances (sender, recipient) went from {before:?} to {after:?}, expected {expected:?} (amount {amount}, fee {fee})"
                 ),
             );
+        }
+        if let (Some(a), Some(b)) = (&sponsor_address, sponsor_before) {
+            let now = self.balance(a).await?;
+            if now == b - fee {
+                self.stats.balances_reconciled += 1;
+            } else {
+                self.fail(
+                    "reconciliation",
+                    format!("{hash}: the sponsor {a} went from {b} to {now}, expected {}", b - fee),
+                );
+            }
         }
         Ok(())
     }

@@ -3,9 +3,10 @@
 //! generator's own ledger as a node's mempool admission does, apply it, and hand back the
 //! receipt the next block will carry. The HTTP side is `node_server.rs`.
 //!
-//! Scope: single-signature and multisig standard token transfers (what the Rosetta Construction
-//! API builds); other payloads and sponsored transactions are refused. The nonce must be the
-//! account's next one (a real node would also queue a later nonce). Accepted transactions take
+//! Scope: token transfers from single-signature or multisig origins, standard or sponsored by a
+//! single-sig sponsor (what the Rosetta Construction API builds); other payloads are refused.
+//! Each nonce (the origin's, and the sponsor's) must be the account's next one (a real node
+//! would also queue a later nonce). Accepted transactions take
 //! effect at once in the node's view (`/v2/accounts`) and are mined into the next block.
 
 use serde_json::{json, Value as Json};
@@ -92,12 +93,6 @@ fn admit_tx(ctx: &Ctx, world: &mut World, tx: &Transaction, raw: &[u8]) -> Resul
         ));
     }
     verify_auth(tx).map_err(|e| Rejection::new("SignatureValidation", e.to_string()))?;
-    if tx.is_sponsored() {
-        return Err(Rejection::new(
-            "NotSupported",
-            "the devnet node accepts standard (unsponsored) transactions",
-        ));
-    }
     let Payload::TokenTransfer { recipient, amount, memo } = &tx.payload else {
         return Err(Rejection::new("NotSupported", "the devnet node accepts token transfers only"));
     };
@@ -118,32 +113,52 @@ fn admit_tx(ctx: &Ctx, world: &mut World, tx: &Transaction, raw: &[u8]) -> Resul
     if *amount == 0 {
         return Err(Rejection::new("TransferAmountMustBePositive", "the amount is 0"));
     }
-    let (nonce, fee) = (tx.nonce(), tx.fee());
-    let expected = account(ctx, world, &sender).map_or(0, |a| a.nonce);
-    if nonce != expected {
-        return Err(Rejection::new("BadNonce", format!("nonce {nonce}, expected {expected}")).with_data(
-            json!({ "expected": expected, "actual": nonce, "principal": sender, "is_origin": true }),
-        ));
+    // The fee is the payer's: the sponsor's when sponsored, else the origin's.
+    let fee = tx.fee();
+    let sponsor = tx.sponsor_address().map(|a| a.to_c32());
+    let mut nonces = vec![(sender.clone(), tx.nonce(), true)];
+    if let (Some(payer), Some(n)) = (&sponsor, tx.sponsor_nonce()) {
+        nonces.push((payer.clone(), n, false));
+    }
+    for (principal, nonce, is_origin) in &nonces {
+        let expected = account(ctx, world, principal).map_or(0, |a| a.nonce);
+        if *nonce != expected {
+            return Err(Rejection::new("BadNonce", format!("nonce {nonce}, expected {expected}")).with_data(
+                json!({ "expected": expected, "actual": nonce, "principal": principal, "is_origin": is_origin }),
+            ));
+        }
     }
     let min_fee = MIN_FEE_RATE * raw.len() as u64;
     if fee < min_fee {
         return Err(Rejection::new("FeeTooLow", format!("fee {fee} below {min_fee}"))
             .with_data(json!({ "expected": min_fee, "actual": fee })));
     }
-    let needed = u128::from(*amount) + u128::from(fee);
-    let spendable = account(ctx, world, &sender).map_or(0, Account::spendable);
-    if spendable < needed {
-        return Err(Rejection::new(
-            "NotEnoughFunds",
-            format!("{sender} can spend {spendable}, needs {needed}"),
-        )
-        .with_data(json!({ "expected": format!("0x{needed:x}"), "actual": format!("0x{spendable:x}") })));
+    let payer = sponsor.clone().unwrap_or_else(|| sender.clone());
+    let mut debits = vec![(payer.clone(), u128::from(fee))];
+    match debits.iter_mut().find(|(p, _)| *p == sender) {
+        Some((_, d)) => *d += u128::from(*amount),
+        None => debits.push((sender.clone(), u128::from(*amount))),
     }
-    // As a node mines it: the fee (pending until the block's reward matures), the nonce, the
+    for (principal, needed) in &debits {
+        let spendable = account(ctx, world, principal).map_or(0, Account::spendable);
+        if spendable < *needed {
+            return Err(Rejection::new(
+                "NotEnoughFunds",
+                format!("{principal} can spend {spendable}, needs {needed}"),
+            )
+            .with_data(
+                json!({ "expected": format!("0x{needed:x}"), "actual": format!("0x{spendable:x}") }),
+            ));
+        }
+    }
+    // As a node mines it: the fee (pending until the block's reward matures), the nonces, the
     // transfer.
-    let from = account_mut(ctx, world, &sender);
-    from.balance -= needed;
-    from.nonce += 1;
+    for (principal, needed) in &debits {
+        account_mut(ctx, world, principal).balance -= needed;
+    }
+    for (principal, _, _) in &nonces {
+        account_mut(ctx, world, principal).nonce += 1;
+    }
     world.pending_fees += u128::from(fee);
     account_mut(ctx, world, &recipient).balance += u128::from(*amount);
     let signed = Signed { txid: tx.txid_hex(), raw_hex: to_hex_prefixed(raw) };
@@ -250,6 +265,43 @@ mod tests {
         assert!(!events.iter().any(|e| e.path == EventPath::NewMempoolTx), "announced on arrival, not again");
         let ext = account_json(g.ctx_ref(), g.world_ref(), &outsider.to_c32());
         assert_eq!(ext["balance"], format!("0x{:032x}", 1_000));
+        g.check_ledger().unwrap();
+    }
+
+    /// A sponsored transfer: the sponsor's nonce is checked and bumped, the sponsor pays the
+    /// fee, the origin only the amount; mined, the ledger still adds up.
+    #[test]
+    fn admits_sponsored_transfers() {
+        let mut g = node();
+        let ctx = g.ctx_ref();
+        let (origin, sponsor) = (ctx.key(2).c32.clone(), ctx.key(3).c32.clone());
+        let outsider = StacksAddress::new(ctx.key(2).address.version, [8; 20]);
+        let before = |g: &Generator, a: &str| account(g.ctx_ref(), g.world_ref(), a).unwrap().clone();
+        let (o, s) = (before(&g, &origin), before(&g, &sponsor));
+        let sponsored = |g: &Generator, sponsor_nonce: u64| {
+            let ctx = g.ctx_ref();
+            let signers = Signers {
+                origin: ctx.key(2),
+                origin_nonce: o.nonce,
+                sponsor: Some((ctx.key(3), sponsor_nonce)),
+                fee: 700,
+            };
+            let payload = Payload::TokenTransfer {
+                recipient: Principal::Standard(outsider),
+                amount: 2_000,
+                memo: [0; 34],
+            };
+            decode_hex(&sign(ctx, &signers, AnchorMode::Any, Vec::new(), payload).unwrap().raw_hex).unwrap()
+        };
+        let raw = sponsored(&g, s.nonce + 1);
+        assert_eq!(reason(&mut g, &raw), "BadNonce", "the sponsor's nonce counts");
+        let raw = sponsored(&g, s.nonce);
+        let (ctx, world, queue) = g.node_parts();
+        queue.push(admit(ctx, world, &raw).unwrap());
+        let (o2, s2) = (before(&g, &origin), before(&g, &sponsor));
+        assert_eq!((o2.nonce, o2.spendable()), (o.nonce + 1, o.spendable() - 2_000));
+        assert_eq!((s2.nonce, s2.spendable()), (s.nonce + 1, s.spendable() - 700));
+        g.mine().unwrap();
         g.check_ledger().unwrap();
     }
 }

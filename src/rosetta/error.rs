@@ -113,7 +113,8 @@ error_table! {
     FeeTooLow = 661, "Transaction rejected: fee too low.", false;
     /// The node refused the transaction for another reason (named in `details`).
     TransactionRejected = 662, "Transaction rejected by the node.", false;
-    /// A transaction the Construction API does not build (multisig, sponsored, other payloads).
+    /// A transaction the Construction API does not build (P2WPKH origins, multisig sponsors,
+    /// post-conditions, other payloads).
     UnsupportedTransaction = 663, "Transaction not supported by the Construction API.", false;
 }
 

@@ -70,12 +70,27 @@ impl Transaction {
         Ok(tx)
     }
 
+    /// Decodes a transaction that may still be collecting multisig signatures: a multisig
+    /// condition may hold fewer signatures than it requires (never more, in a sequential mode).
+    /// The Construction API passes such transactions between its signing rounds; a node would
+    /// refuse them, so everything else decodes with [`Transaction::deserialize`].
+    pub fn deserialize_partially_signed(bytes: &[u8]) -> Result<Transaction, CodecError> {
+        let mut r = Reader::new(bytes);
+        let tx = Transaction::read_with(&mut r, Signatures::AtMostRequired)?;
+        r.finish()?;
+        Ok(tx)
+    }
+
     /// Decodes one transaction from the reader, leaving the rest (blocks and microblocks carry
     /// transactions back to back).
     pub fn read(r: &mut Reader<'_>) -> Result<Transaction, CodecError> {
+        Transaction::read_with(r, Signatures::Complete)
+    }
+
+    fn read_with(r: &mut Reader<'_>, signatures: Signatures) -> Result<Transaction, CodecError> {
         let version = TransactionVersion::from_u8(r.u8()?)?;
         let chain_id = r.u32()?;
-        let auth = Authorization::read(r)?;
+        let auth = Authorization::read_with(r, signatures)?;
         let anchor_mode = AnchorMode::from_u8(r.u8()?)?;
         let post_condition_mode = PostConditionMode::from_u8(r.u8()?)?;
         let n = r.count_u32("post-condition count", u32::MAX as u64, MIN_POST_CONDITION_LEN)?;
@@ -199,13 +214,26 @@ impl KeyEncoding {
     }
 }
 
+/// How many signatures a multisig condition must hold to decode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Signatures {
+    /// What stacks-core accepts: a complete condition.
+    Complete,
+    /// A condition still being signed.
+    AtMostRequired,
+}
+
 impl Authorization {
     pub fn read(r: &mut Reader<'_>) -> Result<Self, CodecError> {
+        Authorization::read_with(r, Signatures::Complete)
+    }
+
+    fn read_with(r: &mut Reader<'_>, signatures: Signatures) -> Result<Self, CodecError> {
         match r.u8()? {
-            AUTH_STANDARD => Ok(Authorization::Standard(SpendingCondition::read(r)?)),
+            AUTH_STANDARD => Ok(Authorization::Standard(SpendingCondition::read_with(r, signatures)?)),
             AUTH_SPONSORED => {
-                let origin = SpendingCondition::read(r)?;
-                Ok(Authorization::Sponsored(origin, SpendingCondition::read(r)?))
+                let origin = SpendingCondition::read_with(r, signatures)?;
+                Ok(Authorization::Sponsored(origin, SpendingCondition::read_with(r, signatures)?))
             }
             other => Err(CodecError::InvalidByte { what: "auth type", value: other }),
         }
@@ -228,6 +256,10 @@ impl Authorization {
 
 impl SpendingCondition {
     pub fn read(r: &mut Reader<'_>) -> Result<Self, CodecError> {
+        SpendingCondition::read_with(r, Signatures::Complete)
+    }
+
+    fn read_with(r: &mut Reader<'_>, signatures: Signatures) -> Result<Self, CodecError> {
         let hash_mode = HashMode::from_u8(r.u8()?)?;
         let signer = r.array()?;
         let nonce = r.u64()?;
@@ -253,7 +285,7 @@ impl SpendingCondition {
             fields.push(AuthField::read(r)?);
         }
         let signatures_required = r.u16()?;
-        check_multisig(hash_mode, &fields, signatures_required)?;
+        check_multisig(hash_mode, &fields, signatures_required, signatures)?;
         Ok(SpendingCondition::MultiSig(MultiSigSpendingCondition {
             hash_mode,
             signer,
@@ -289,14 +321,20 @@ impl SpendingCondition {
 
 /// The checks stacks-core makes while decoding a multisig condition: sequential modes carry
 /// exactly `signatures_required` signatures, non-sequential ones at least that many, and
-/// segwit modes compressed keys only.
-fn check_multisig(hash_mode: HashMode, fields: &[AuthField], required: u16) -> Result<(), CodecError> {
+/// segwit modes compressed keys only. A partially signed condition may have fewer signatures.
+fn check_multisig(
+    hash_mode: HashMode,
+    fields: &[AuthField],
+    required: u16,
+    expect: Signatures,
+) -> Result<(), CodecError> {
     let signatures = fields.iter().filter(|f| matches!(f, AuthField::Signature { .. })).count();
     let uncompressed = fields.iter().any(|f| f.key_encoding() == KeyEncoding::Uncompressed);
-    let enough = if hash_mode.is_non_sequential() {
-        signatures >= required as usize
-    } else {
-        signatures == required as usize
+    let enough = match (expect, hash_mode.is_non_sequential()) {
+        (Signatures::Complete, true) => signatures >= required as usize,
+        (Signatures::Complete, false) => signatures == required as usize,
+        (Signatures::AtMostRequired, true) => true,
+        (Signatures::AtMostRequired, false) => signatures <= required as usize,
     };
     if !enough {
         return Err(CodecError::invalid(
@@ -789,6 +827,28 @@ mod tests {
         assert!(cond(HashMode::P2SHNonSequential, vec![sig.clone(), pk.clone()], 2).is_err());
         assert!(cond(HashMode::P2WSH, vec![sig.clone(), pk.clone()], 1).is_err());
         let off_curve = AuthField::PublicKey { key_encoding: KeyEncoding::Compressed, key: [0x05; 33] };
-        assert!(cond(HashMode::P2SH, vec![sig, off_curve], 1).is_err());
+        assert!(cond(HashMode::P2SH, vec![sig.clone(), off_curve], 1).is_err());
+
+        // Partially signed: fewer signatures decode, more than required (sequential) do not,
+        // and the segwit rule still holds.
+        let partial = |hash_mode, fields: Vec<AuthField>, required| {
+            let c = SpendingCondition::MultiSig(MultiSigSpendingCondition {
+                hash_mode,
+                signer: [0; 20],
+                nonce: 0,
+                tx_fee: 0,
+                fields,
+                signatures_required: required,
+            });
+            let mut out = Vec::new();
+            c.write(&mut out);
+            SpendingCondition::read_with(&mut Reader::new(&out), Signatures::AtMostRequired).map(|_| ())
+        };
+        assert!(partial(HashMode::P2SH, vec![pk.clone(), pk.clone()], 2).is_ok());
+        assert!(partial(HashMode::P2SH, vec![sig.clone(), pk.clone()], 2).is_ok());
+        assert!(partial(HashMode::P2SH, vec![sig.clone(), sig.clone()], 1).is_err());
+        assert!(partial(HashMode::P2SHNonSequential, vec![sig.clone(), sig.clone(), pk.clone()], 1).is_ok());
+        assert!(partial(HashMode::P2WSH, vec![pk.clone()], 1).is_err());
+        assert!(partial(HashMode::P2WSH, vec![sig], 1).is_ok());
     }
 }

@@ -1,67 +1,197 @@
-//! Intent → unsigned Stacks transaction, its signing payload, and `combine` (a signature made
-//! elsewhere spliced in and verified). All through the codec; nothing here does I/O.
+//! Intent + signers' keys → unsigned Stacks transaction and its first signing payloads (the
+//! rounds after that, and `combine`, are in `signers`). All through the codec; no I/O.
 
 use stacks_codec::address::{signer_hash160, Principal, PublicKeyBytes, StacksAddress};
 use stacks_codec::clarity::Value;
-use stacks_codec::sign::{
-    next_presign_sighash, rsv_to_vrs, single_sig_condition, splice_single_sig_signature, verify_origin, Role,
-};
+use stacks_codec::sign::{multisig_condition, single_sig_condition};
 use stacks_codec::tx::{
-    AnchorMode, Authorization, HashMode, KeyEncoding, Payload, PostConditionMode, SingleSigSpendingCondition,
-    SpendingCondition, Transaction, TransactionVersion,
+    AnchorMode, AuthField, Authorization, HashMode, KeyEncoding, MultiSigSpendingCondition, Payload,
+    PostConditionMode, SingleSigSpendingCondition, SpendingCondition, Transaction, TransactionVersion,
 };
 
 use super::error::{ConstructionError as E, Result};
-use super::intent::{Intent, PoxAddr, MEMO_LEN};
+use super::intent::{Intent, Multisig, PoxAddr, MEMO_LEN};
+use super::signers::next_signatures;
+pub use super::signers::{combine, is_signed, GivenSignature, Wanted};
 use crate::ledger::Network;
 
-/// What `/construction/payloads` hands out: the unsigned transaction and the one hash its
-/// origin signs.
+/// The keys that sign: the origin's (one, or a multisig account's members in member order)
+/// and the sponsor's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Signers {
+    pub origin: OriginKeys,
+    pub sponsor: Option<PublicKeyBytes>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OriginKeys {
+    Single(PublicKeyBytes),
+    Multi { shape: Multisig, keys: Vec<PublicKeyBytes> },
+}
+
+impl Signers {
+    pub fn single(key: PublicKeyBytes) -> Signers {
+        Signers { origin: OriginKeys::Single(key), sponsor: None }
+    }
+}
+
+/// What `/construction/payloads` hands out: the unsigned transaction and the hashes its first
+/// round signs (one for a single-sig origin, one per member for multisig).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unsigned {
     pub tx: Transaction,
-    pub signing_payload: [u8; 32],
+    pub payloads: Vec<Wanted>,
 }
 
-/// The unsigned transaction for `intent`, signed later by `public_key`, which must be the
-/// sender's: its hash (with its own encoding) is the P2PKH signer.
-pub fn unsigned(intent: &Intent, public_key: &PublicKeyBytes, network: Network) -> Result<Unsigned> {
+/// The unsigned transaction for `intent`, signed later by `signers`, whose keys must make the
+/// sender's address (and the sponsor's). A multisig origin holds every member's key as a
+/// public-key field, which its signature replaces.
+pub fn unsigned(intent: &Intent, signers: &Signers, network: Network) -> Result<Unsigned> {
     let origin = intent.origin();
-    let key_address = address_of(public_key, network)?;
-    if key_address != origin.sender {
-        return Err(E::PublicKeyNotSender {
-            key_address: key_address.to_c32(),
-            sender: origin.sender.to_c32(),
-        });
+    let not_sender = |key_address: StacksAddress, sender: StacksAddress| E::PublicKeyNotSender {
+        key_address: key_address.to_c32(),
+        sender: sender.to_c32(),
+    };
+    let condition = match &signers.origin {
+        OriginKeys::Single(key) => {
+            let key_address = address_of(key, network)?;
+            if key_address != origin.sender {
+                return Err(not_sender(key_address, origin.sender));
+            }
+            single_sig_condition(HashMode::P2PKH, key, origin.nonce, origin.fee)
+                .map_err(|e| E::InvalidPublicKey(e.to_string()))?
+        }
+        OriginKeys::Multi { shape, keys } => {
+            let key_address = multisig_address(shape, keys, network)?;
+            if key_address != origin.sender {
+                return Err(not_sender(key_address, origin.sender));
+            }
+            let mut condition = multisig_condition(
+                shape.hash_mode,
+                shape.signatures_required,
+                keys,
+                origin.nonce,
+                origin.fee,
+            )
+            .map_err(|e| E::InvalidPublicKey(e.to_string()))?;
+            if let SpendingCondition::MultiSig(m) = &mut condition {
+                m.fields = keys
+                    .iter()
+                    .map(|k| AuthField::PublicKey { key_encoding: k.key_encoding(), key: k.to_compressed() })
+                    .collect();
+            }
+            condition
+        }
+    };
+    let sponsor = match (&origin.sponsor, &signers.sponsor) {
+        (Some(s), Some(key)) => {
+            let key_address = address_of(key, network)?;
+            if key_address != s.address {
+                return Err(not_sender(key_address, s.address));
+            }
+            Some(
+                single_sig_condition(HashMode::P2PKH, key, s.nonce, s.fee)
+                    .map_err(|e| E::InvalidPublicKey(e.to_string()))?,
+            )
+        }
+        (Some(_), None) => {
+            return Err(E::PublicKeyCount { expected: signers.count() + 1, got: signers.count() })
+        }
+        (None, Some(_)) => {
+            return Err(E::PublicKeyCount { expected: signers.count() - 1, got: signers.count() })
+        }
+        (None, None) => None,
+    };
+    let tx = assemble(intent, condition, sponsor, network)?;
+    let payloads = next_signatures(&tx, network)?;
+    Ok(Unsigned { tx, payloads })
+}
+
+impl Signers {
+    fn count(&self) -> usize {
+        let origin = match &self.origin {
+            OriginKeys::Single(_) => 1,
+            OriginKeys::Multi { keys, .. } => keys.len(),
+        };
+        origin + usize::from(self.sponsor.is_some())
     }
-    let condition = single_sig_condition(HashMode::P2PKH, public_key, origin.nonce, origin.fee)
+}
+
+/// The address of a multisig account on `network` (what `/construction/derive` returns for
+/// `public_keys` + `signatures_required`).
+pub fn multisig_address(
+    shape: &Multisig,
+    keys: &[PublicKeyBytes],
+    network: Network,
+) -> Result<StacksAddress> {
+    let hash = signer_hash160(shape.hash_mode, shape.signatures_required, keys)
         .map_err(|e| E::InvalidPublicKey(e.to_string()))?;
-    let tx = assemble(intent, condition, network)?;
-    let signing_payload =
-        next_presign_sighash(&tx, Role::Origin).map_err(|e| E::InvalidTransaction(e.to_string()))?;
-    Ok(Unsigned { tx, signing_payload })
+    Ok(StacksAddress::new(shape.hash_mode.address_version(tx_version(network)), hash))
 }
 
-/// The serialized size of the signed transaction, without knowing the key: a compressed
-/// P2PKH signer takes the same bytes whatever the key (what the fee is estimated from).
-pub fn estimated_size(intent: &Intent, network: Network) -> Result<usize> {
+fn tx_version(network: Network) -> TransactionVersion {
+    if network.is_mainnet() {
+        TransactionVersion::Mainnet
+    } else {
+        TransactionVersion::Testnet
+    }
+}
+
+/// The serialized size of the signed transaction, without knowing the keys: a compressed
+/// P2PKH signer takes the same bytes whatever the key, a multisig origin one signature field
+/// per required signature and one key field per other member (`members` of them in all; the
+/// required count when unknown). What the fee is estimated from.
+pub fn estimated_size(
+    intent: &Intent,
+    multisig: Option<(Multisig, usize)>,
+    network: Network,
+) -> Result<usize> {
     let origin = intent.origin();
-    let condition = SpendingCondition::SingleSig(SingleSigSpendingCondition {
-        hash_mode: HashMode::P2PKH,
-        signer: origin.sender.hash160,
-        nonce: origin.nonce,
-        tx_fee: origin.fee,
-        key_encoding: KeyEncoding::Compressed,
-        signature: [0; 65],
-    });
-    Ok(assemble(intent, condition, network)?.serialize().len())
+    let single = |signer, nonce, tx_fee| {
+        SpendingCondition::SingleSig(SingleSigSpendingCondition {
+            hash_mode: HashMode::P2PKH,
+            signer,
+            nonce,
+            tx_fee,
+            key_encoding: KeyEncoding::Compressed,
+            signature: [0; 65],
+        })
+    };
+    let condition = match multisig {
+        None => single(origin.sender.hash160, origin.nonce, origin.fee),
+        Some((shape, members)) => {
+            let required = usize::from(shape.signatures_required);
+            let sig = AuthField::Signature { key_encoding: KeyEncoding::Compressed, signature: [0; 65] };
+            let key = AuthField::PublicKey { key_encoding: KeyEncoding::Compressed, key: [0; 33] };
+            let mut fields = vec![sig; required];
+            fields.extend(std::iter::repeat(key).take(members.max(required) - required));
+            SpendingCondition::MultiSig(MultiSigSpendingCondition {
+                hash_mode: shape.hash_mode,
+                signer: origin.sender.hash160,
+                nonce: origin.nonce,
+                tx_fee: origin.fee,
+                fields,
+                signatures_required: shape.signatures_required,
+            })
+        }
+    };
+    let sponsor = origin.sponsor.as_ref().map(|s| single(s.address.hash160, s.nonce, s.fee));
+    Ok(assemble(intent, condition, sponsor, network)?.serialize().len())
 }
 
-fn assemble(intent: &Intent, condition: SpendingCondition, network: Network) -> Result<Transaction> {
+fn assemble(
+    intent: &Intent,
+    condition: SpendingCondition,
+    sponsor: Option<SpendingCondition>,
+    network: Network,
+) -> Result<Transaction> {
     Ok(Transaction {
-        version: if network.is_mainnet() { TransactionVersion::Mainnet } else { TransactionVersion::Testnet },
+        version: tx_version(network),
         chain_id: network.chain_id(),
-        auth: Authorization::Standard(condition),
+        auth: match sponsor {
+            Some(sponsor) => Authorization::Sponsored(condition, sponsor),
+            None => Authorization::Standard(condition),
+        },
         // What stacks.js builds (and the reference vectors hold): any anchor mode, deny mode
         // with no post-conditions (a transfer or a stacking call moves no other asset).
         anchor_mode: AnchorMode::Any,
@@ -147,65 +277,6 @@ fn memo_bytes(memo: Option<&str>) -> Result<[u8; MEMO_LEN]> {
     let mut out = [0u8; MEMO_LEN];
     out[..text.len()].copy_from_slice(text);
     Ok(out)
-}
-
-/// One signature from the caller, already decoded from the Rosetta request.
-pub struct GivenSignature<'a> {
-    /// The payload the caller says it signed.
-    pub signing_payload: &'a [u8],
-    pub public_key: PublicKeyBytes,
-    /// Rosetta `ecdsa_recovery` order, r‖s‖v.
-    pub signature_rsv: [u8; 65],
-}
-
-/// `/construction/combine`: puts the one origin signature into an unsigned single-sig
-/// transaction and verifies it recovers the condition's signer.
-pub fn combine(mut tx: Transaction, signature: &GivenSignature<'_>) -> Result<Transaction> {
-    let condition = match &tx.auth {
-        Authorization::Standard(SpendingCondition::SingleSig(c)) => c.clone(),
-        Authorization::Standard(SpendingCondition::MultiSig(_)) => {
-            return Err(E::UnsupportedTransaction("multisig origins are not supported".into()))
-        }
-        Authorization::Sponsored(..) => {
-            return Err(E::UnsupportedTransaction("sponsored transactions are not supported".into()))
-        }
-    };
-    if condition.signature != [0; 65] {
-        return Err(E::InvalidTransaction("the transaction is already signed".into()));
-    }
-    let expected =
-        next_presign_sighash(&tx, Role::Origin).map_err(|e| E::InvalidTransaction(e.to_string()))?;
-    if signature.signing_payload != expected {
-        return Err(E::SignatureNotVerified(format!(
-            "the signing payload is not this transaction's ({})",
-            hex::encode(expected)
-        )));
-    }
-    let key_hash = signer_hash160(condition.hash_mode, 1, std::slice::from_ref(&signature.public_key))
-        .map_err(|e| E::InvalidPublicKey(e.to_string()))?;
-    if key_hash != condition.signer {
-        return Err(E::SignatureNotVerified("the public key is not the transaction's signer".into()));
-    }
-    let vrs = rsv_to_vrs(&signature.signature_rsv);
-    if vrs[0] > 3 {
-        return Err(E::InvalidSignature(format!("recovery id {} is not 0..=3", vrs[0])));
-    }
-    splice_single_sig_signature(&mut tx, Role::Origin, vrs, signature.public_key.key_encoding())
-        .map_err(|e| E::SignatureNotVerified(e.to_string()))?;
-    verify_origin(&tx).map_err(|e| E::SignatureNotVerified(e.to_string()))?;
-    Ok(tx)
-}
-
-/// Whether every signature slot of the transaction is filled (an unsigned single-sig
-/// condition holds 65 zero bytes; an unsigned multisig one has no signature field).
-pub fn is_signed(tx: &Transaction) -> bool {
-    let filled = |c: &SpendingCondition| match c {
-        SpendingCondition::SingleSig(s) => s.signature != [0; 65],
-        SpendingCondition::MultiSig(m) => {
-            m.fields.iter().any(|f| matches!(f, stacks_codec::tx::AuthField::Signature { .. }))
-        }
-    };
-    filled(tx.origin()) && tx.sponsor().map_or(true, filled)
 }
 
 /// A recipient principal as the intent keeps it, checked against the network.

@@ -31,14 +31,16 @@ pub enum ConstructionError {
     InvalidCurve(String),
     #[error("invalid public key: {0}")]
     InvalidPublicKey(String),
-    #[error("exactly one public key is needed, got {0}")]
-    PublicKeyCount(usize),
-    #[error("the public key's address {key_address} is not the sender {sender}")]
+    #[error(
+        "{expected} public keys are needed (the origin's, in member order, then the sponsor's), got {got}"
+    )]
+    PublicKeyCount { expected: usize, got: usize },
+    #[error("the public keys make the address {key_address}, not {sender}")]
     PublicKeyNotSender { key_address: String, sender: String },
     #[error("no signature given")]
     NoSignature,
-    #[error("exactly one signature is needed, got {0}")]
-    SignatureCount(usize),
+    #[error("{given} signatures given; the transaction takes {room} more")]
+    SignatureCount { given: usize, room: usize },
     #[error("signature type {0:?} is not ecdsa_recovery")]
     SignatureType(String),
     #[error("invalid signature: {0}")]

@@ -4,15 +4,59 @@
 //! small functions, tested over every intent kind.
 
 use stacks_codec::address::{ContractId, Principal, StacksAddress};
+use stacks_codec::tx::HashMode;
 
 use crate::ledger::Network;
 
-/// Who pays and in which order: the origin's single-sig (P2PKH) spending condition.
+/// Who sends and in which order: the origin's spending condition (single-sig P2PKH or a
+/// multisig address; which keys make it is the signers' business, see `build::Signers`), and
+/// the sponsor who pays the fee, if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Origin {
     pub sender: StacksAddress,
+    /// The origin's own fee: 0 when sponsored (the sponsor pays).
     pub fee: u64,
     pub nonce: u64,
+    pub sponsor: Option<Sponsor>,
+}
+
+/// The payer of a sponsored transaction: a single-sig P2PKH account with its own nonce.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sponsor {
+    pub address: StacksAddress,
+    pub fee: u64,
+    pub nonce: u64,
+}
+
+impl Origin {
+    /// The account the fee operation debits and its amount.
+    pub fn fee_payer(&self) -> (StacksAddress, u64) {
+        match &self.sponsor {
+            Some(s) => (s.address, s.fee),
+            None => (self.sender, self.fee),
+        }
+    }
+}
+
+/// A multisig origin's shape, from request metadata (`hash_mode`, `signatures_required`); the
+/// member keys come in the request's `public_keys`, in member order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Multisig {
+    /// P2SH, P2WSH or a SIP-027 non-sequential mode.
+    pub hash_mode: HashMode,
+    pub signatures_required: u16,
+}
+
+/// The metadata names of the multisig hash modes.
+pub const HASH_MODES: [(&str, HashMode); 4] = [
+    ("p2sh", HashMode::P2SH),
+    ("p2wsh", HashMode::P2WSH),
+    ("p2sh-non-sequential", HashMode::P2SHNonSequential),
+    ("p2wsh-non-sequential", HashMode::P2WSHNonSequential),
+];
+
+pub fn hash_mode_name(mode: HashMode) -> &'static str {
+    HASH_MODES.iter().find(|(_, m)| *m == mode).map_or("p2pkh", |(n, _)| n)
 }
 
 /// A PoX reward address as the contract takes it: `{version: (buff 1), hashbytes: (buff 20|32)}`.

@@ -1,4 +1,5 @@
-//! The Rosetta Construction API. Pure modules ([`intent`], [`ops`], [`build`], [`parse`]) do
+//! The Rosetta Construction API. Pure modules ([`intent`], [`ops`], [`build`], [`signers`],
+//! [`parse`]) do
 //! the work with no I/O; the route handlers translate requests and responses around them.
 
 pub mod build;
@@ -8,6 +9,7 @@ pub mod node;
 pub mod ops;
 pub mod parse;
 pub mod routes;
+pub mod signers;
 pub mod wire;
 
 #[cfg(test)]

@@ -5,7 +5,8 @@
 
 use rosetta_spec::models::{AccountIdentifier, Amount, Currency, Metadata, Operation, OperationIdentifier};
 use serde_json::{json, Value as Json};
-use stacks_codec::address::{ContractId, Principal, StacksAddress};
+use stacks_codec::address::{ContractId, Principal, PublicKeyBytes, StacksAddress};
+use stacks_codec::tx::HashMode;
 
 use super::error::{ConstructionError as E, Result};
 use super::intent::*;
@@ -31,6 +32,15 @@ pub struct Completion {
     pub pox_contract: Option<ContractId>,
     /// A memo given in the request metadata rather than in the operations.
     pub memo: Option<String>,
+    /// `sponsored: true`: the fee is the sponsor's, paid by `sponsor_address` (or the fee
+    /// operation's account) at `sponsor_nonce`.
+    pub sponsored: bool,
+    pub sponsor_address: Option<StacksAddress>,
+    pub sponsor_nonce: Option<u64>,
+    /// `hash_mode` + `signatures_required`: the origin is a multisig account.
+    pub multisig: Option<Multisig>,
+    /// Member keys given in metadata (`/preprocess` has no `public_keys` field), hex.
+    pub public_keys: Option<Vec<PublicKeyBytes>>,
 }
 
 impl Completion {
@@ -64,11 +74,112 @@ impl Completion {
             Some(Json::Null) | None => None,
             Some(_) => return Err(bad("memo", "not a string")),
         };
-        Ok(Completion { nonce, fee, start_burn_height, pox_contract, memo })
+        let sponsored = match meta.get("sponsored") {
+            Some(Json::Bool(b)) => *b,
+            Some(Json::Null) | None => false,
+            Some(_) => return Err(bad("sponsored", "not a boolean")),
+        };
+        let sponsor_address = match meta.get("sponsor_address") {
+            Some(Json::String(a)) => {
+                Some(a.parse().map_err(|e| bad("sponsor_address", format!("{a}: {e}")))?)
+            }
+            Some(Json::Null) | None => None,
+            Some(_) => return Err(bad("sponsor_address", "not a string")),
+        };
+        let sponsor_nonce = match meta.get("sponsor_account_sequence").or_else(|| meta.get("sponsor_nonce")) {
+            Some(v) => {
+                Some(u64_of(v).ok_or_else(|| bad("sponsor_account_sequence", "not a non-negative integer"))?)
+            }
+            None => None,
+        };
+        let multisig = multisig_of(meta)?;
+        let public_keys = public_keys_of(meta)?;
+        Ok(Completion {
+            nonce,
+            fee,
+            start_burn_height,
+            pox_contract,
+            memo,
+            sponsored,
+            sponsor_address,
+            sponsor_nonce,
+            multisig,
+            public_keys,
+        })
+    }
+
+    /// What `/preprocess` options and `/metadata` carry through to `/payloads` about the auth.
+    pub fn auth_metadata(&self) -> Metadata {
+        let mut out = Metadata::new();
+        if self.sponsored {
+            out.insert("sponsored".into(), true.into());
+        }
+        if let Some(a) = &self.sponsor_address {
+            out.insert("sponsor_address".into(), a.to_c32().into());
+        }
+        if let Some(m) = &self.multisig {
+            out.insert("hash_mode".into(), hash_mode_name(m.hash_mode).into());
+            out.insert("signatures_required".into(), m.signatures_required.into());
+        }
+        if let Some(keys) = &self.public_keys {
+            out.insert("public_keys".into(), keys.iter().map(|k| Json::from(k.to_string())).collect());
+        }
+        out
     }
 }
 
-fn bad(field: &'static str, reason: impl Into<String>) -> E {
+/// `metadata.public_keys`: hex strings or Rosetta `PublicKey` objects, in member order.
+pub fn public_keys_of(meta: &Metadata) -> Result<Option<Vec<PublicKeyBytes>>> {
+    match meta.get("public_keys") {
+        Some(Json::Array(keys)) => keys
+            .iter()
+            .map(|k| {
+                let text = k.as_str().or_else(|| k.get("hex_bytes").and_then(Json::as_str));
+                let text = text.ok_or_else(|| bad("public_keys", "not hex strings"))?;
+                let bytes = stacks_codec::decode_hex(text).map_err(|e| bad("public_keys", e.to_string()))?;
+                PublicKeyBytes::from_slice(&bytes).map_err(|e| E::InvalidPublicKey(e.to_string()))
+            })
+            .collect::<Result<Vec<_>>>()
+            .map(Some),
+        Some(Json::Null) | None => Ok(None),
+        Some(_) => Err(bad("public_keys", "not a list")),
+    }
+}
+
+/// `hash_mode` (default `p2sh` when `signatures_required` is given) and `signatures_required`.
+pub fn multisig_of(meta: &Metadata) -> Result<Option<Multisig>> {
+    let mode = match meta.get("hash_mode") {
+        Some(Json::String(name)) if name == "p2pkh" => return Ok(None),
+        Some(Json::String(name)) => {
+            Some(HASH_MODES.iter().find(|(n, _)| n == name).map(|(_, m)| *m).ok_or_else(|| {
+                bad(
+                    "hash_mode",
+                    format!("{name:?} is not one of p2sh, p2wsh, p2sh-non-sequential, p2wsh-non-sequential"),
+                )
+            })?)
+        }
+        Some(Json::Null) | None => None,
+        Some(_) => return Err(bad("hash_mode", "not a string")),
+    };
+    let required = match meta.get("signatures_required") {
+        Some(v) => Some(
+            u64_of(v)
+                .and_then(|n| u16::try_from(n).ok())
+                .filter(|n| *n > 0)
+                .ok_or_else(|| bad("signatures_required", "not an integer in 1..=65535"))?,
+        ),
+        None => None,
+    };
+    match (mode, required) {
+        (None, None) => Ok(None),
+        (_, None) => Err(bad("signatures_required", "a multisig hash_mode needs signatures_required")),
+        (mode, Some(signatures_required)) => {
+            Ok(Some(Multisig { hash_mode: mode.unwrap_or(HashMode::P2SH), signatures_required }))
+        }
+    }
+}
+
+pub fn bad(field: &'static str, reason: impl Into<String>) -> E {
     E::InvalidMetadata { field, reason: reason.into() }
 }
 
@@ -130,6 +241,31 @@ pub fn to_intent(ops: &[Operation], completion: &Completion, network: Network) -
             stacking(op, kind, completion, network)?
         }
     };
+    let nonce = completion.nonce.ok_or(E::MissingNonce)?;
+    if completion.sponsored {
+        // The sponsor pays: the fee operation (if any) is the sponsor's, the origin's fee is 0.
+        let address =
+            match (fee, completion.sponsor_address) {
+                (Some((payer, _)), Some(named)) if payer != named => {
+                    return Err(E::InvalidFee(format!("the fee is paid by {payer}, not the sponsor {named}")))
+                }
+                (Some((payer, _)), _) => payer,
+                (None, Some(named)) => named,
+                (None, None) => return Err(bad(
+                    "sponsor_address",
+                    "a sponsored transaction needs the sponsor: a fee operation or metadata.sponsor_address",
+                )),
+            };
+        let fee = match fee {
+            Some((_, value)) => value,
+            None => completion.fee.ok_or(E::MissingFee)?,
+        };
+        let sponsor_nonce = completion
+            .sponsor_nonce
+            .ok_or_else(|| bad("sponsor_account_sequence", "the sponsor's nonce is required"))?;
+        let sponsor = Sponsor { address, fee, nonce: sponsor_nonce };
+        return intent_fn(Origin { sender, fee: 0, nonce, sponsor: Some(sponsor) });
+    }
     let fee = match fee {
         Some((payer, value)) => {
             if payer != sender {
@@ -139,8 +275,7 @@ pub fn to_intent(ops: &[Operation], completion: &Completion, network: Network) -
         }
         None => completion.fee.ok_or(E::MissingFee)?,
     };
-    let nonce = completion.nonce.ok_or(E::MissingNonce)?;
-    intent_fn(Origin { sender, fee, nonce })
+    intent_fn(Origin { sender, fee, nonce, sponsor: None })
 }
 
 type Partial = (StacksAddress, Box<dyn FnOnce(Origin) -> Result<Intent>>);
@@ -397,7 +532,8 @@ pub fn from_intent(intent: &Intent, network: Network) -> Vec<Operation> {
         coin_change: None,
         metadata: None,
     };
-    let mut ops = vec![op(0, FEE, &sender, Some(format!("-{}", origin.fee)))];
+    let (payer, fee) = origin.fee_payer();
+    let mut ops = vec![op(0, FEE, &payer.to_c32(), Some(format!("-{fee}")))];
     let with_meta = |mut o: Operation, m: Json| {
         if let Json::Object(map) = m {
             if !map.is_empty() {

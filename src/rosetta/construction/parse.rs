@@ -3,21 +3,34 @@
 
 use stacks_codec::address::{Principal, StacksAddress};
 use stacks_codec::clarity::Value;
-use stacks_codec::sign::verify_origin;
 use stacks_codec::tx::{
     Authorization, HashMode, Payload, SpendingCondition, Transaction, TransactionVersion,
 };
 
-use super::build::is_signed;
 use super::error::{ConstructionError as E, Result};
 use super::intent::*;
+use super::signers::{is_signed, signer_accounts};
 use crate::ledger::Network;
 
-/// A decoded transaction of `network`.
+/// A decoded, complete transaction of `network` (what a node would take).
 pub fn decode(hex_text: &str, network: Network) -> Result<Transaction> {
+    decode_with(hex_text, network, Transaction::deserialize)
+}
+
+/// A decoded transaction of `network` that may still wait for multisig signatures (what the
+/// signing rounds pass around).
+pub fn decode_partially_signed(hex_text: &str, network: Network) -> Result<Transaction> {
+    decode_with(hex_text, network, Transaction::deserialize_partially_signed)
+}
+
+fn decode_with(
+    hex_text: &str,
+    network: Network,
+    deserialize: fn(&[u8]) -> std::result::Result<Transaction, stacks_codec::CodecError>,
+) -> Result<Transaction> {
     let bytes =
         stacks_codec::decode_hex(hex_text.trim()).map_err(|e| E::InvalidTransaction(e.to_string()))?;
-    let tx = Transaction::deserialize(&bytes).map_err(|e| E::InvalidTransaction(e.to_string()))?;
+    let tx = deserialize(&bytes).map_err(|e| E::InvalidTransaction(e.to_string()))?;
     let version_ok = (tx.version == TransactionVersion::Mainnet) == network.is_mainnet();
     if !version_ok || tx.chain_id != network.chain_id() {
         return Err(E::InvalidTransaction(format!("the transaction is not for {network}")));
@@ -25,37 +38,58 @@ pub fn decode(hex_text: &str, network: Network) -> Result<Transaction> {
     Ok(tx)
 }
 
-/// The intent of a transaction `build` could have made, plus the signer when it is signed.
-/// `signed` is what the caller claims; it must match the transaction.
-pub fn parse(tx: &Transaction, signed: bool, network: Network) -> Result<(Intent, Option<StacksAddress>)> {
+/// What `/construction/parse` tells about a transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parsed {
+    pub intent: Intent,
+    /// The accounts that signed, verified (only for a signed transaction): the origin or each
+    /// multisig member that signed, then the sponsor.
+    pub signers: Option<Vec<StacksAddress>>,
+    /// The origin's multisig shape.
+    pub multisig: Option<Multisig>,
+}
+
+/// The intent of a transaction `build` could have made (any auth it builds: a P2PKH or multisig
+/// origin, a P2PKH sponsor), plus its signers when it is signed. `signed` is what the caller
+/// claims; it must match the transaction (a partially signed one is not signed).
+pub fn parse(tx: &Transaction, signed: bool, network: Network) -> Result<Parsed> {
     let actual = is_signed(tx);
     if actual != signed {
         let word = |s: bool| if s { "signed" } else { "unsigned" };
         return Err(E::SignedMismatch { claimed: word(signed), actual: word(actual) });
     }
-    let condition = match &tx.auth {
-        Authorization::Standard(SpendingCondition::SingleSig(c)) if c.hash_mode == HashMode::P2PKH => c,
-        Authorization::Standard(_) => {
-            return Err(E::UnsupportedTransaction("the origin is not a single-sig P2PKH condition".into()))
+    let multisig = match tx.origin() {
+        SpendingCondition::SingleSig(c) if c.hash_mode == HashMode::P2PKH => None,
+        SpendingCondition::SingleSig(_) => {
+            return Err(E::UnsupportedTransaction("a single-sig origin other than P2PKH".into()))
         }
-        Authorization::Sponsored(..) => return Err(E::UnsupportedTransaction("sponsored".into())),
+        SpendingCondition::MultiSig(m) => {
+            Some(Multisig { hash_mode: m.hash_mode, signatures_required: m.signatures_required })
+        }
+    };
+    let sponsor = match &tx.auth {
+        Authorization::Standard(_) => None,
+        Authorization::Sponsored(origin, SpendingCondition::SingleSig(s))
+            if s.hash_mode == HashMode::P2PKH =>
+        {
+            if origin.tx_fee() != 0 {
+                return Err(E::UnsupportedTransaction("a sponsored origin paying a fee of its own".into()));
+            }
+            Some(Sponsor { address: tx.sponsor_address().expect("sponsored"), fee: s.tx_fee, nonce: s.nonce })
+        }
+        Authorization::Sponsored(..) => {
+            return Err(E::UnsupportedTransaction("a sponsor other than single-sig P2PKH".into()))
+        }
     };
     if !tx.post_conditions.is_empty() {
         return Err(E::UnsupportedTransaction("post-conditions have no operation form".into()));
     }
-    let sender = tx.origin_address();
-    let origin = Origin { sender, fee: condition.tx_fee, nonce: condition.nonce };
+    let condition = tx.origin();
+    let origin =
+        Origin { sender: tx.origin_address(), fee: condition.tx_fee(), nonce: condition.nonce(), sponsor };
     let intent = intent_of(&tx.payload, origin, network)?;
-    let signer = if signed {
-        let verified = verify_origin(tx).map_err(|e| E::SignatureNotVerified(e.to_string()))?;
-        if verified.signers.len() != 1 {
-            return Err(E::SignatureNotVerified("not exactly one signer".into()));
-        }
-        Some(sender)
-    } else {
-        None
-    };
-    Ok((intent, signer))
+    let signers = if signed { Some(signer_accounts(tx, network)?) } else { None };
+    Ok(Parsed { intent, signers, multisig })
 }
 
 fn intent_of(payload: &Payload, origin: Origin, network: Network) -> Result<Intent> {

@@ -18,11 +18,11 @@ use warp::http::StatusCode;
 use warp::reply::Response;
 use warp::{Filter, Reply};
 
-use super::build::{self, GivenSignature};
+use super::build::{self, GivenSignature, OriginKeys, Signers};
 use super::error::ConstructionError as E;
 use super::node::NodeClient;
 use super::ops::{self, Completion};
-use super::parse;
+use super::{parse, signers};
 use crate::events::EventPath;
 use crate::ingest::{EventSink, IncomingEvent};
 use crate::ledger::Network;
@@ -168,9 +168,24 @@ async fn derive(
     req: ConstructionDeriveRequest,
 ) -> Result<ConstructionDeriveResponse, RosettaError> {
     let key = public_key(&req.public_key)?;
-    let address = build::address_of(&key, ctx.network)?.to_c32();
+    let meta = req.metadata.unwrap_or_default();
+    let Some(shape) = ops::multisig_of(&meta)? else {
+        let address = build::address_of(&key, ctx.network)?.to_c32();
+        return Ok(ConstructionDeriveResponse {
+            account_identifier: Some(AccountIdentifier::new(address)),
+            ..Default::default()
+        });
+    };
+    // A multisig account: its members' keys in member order, the request's key one of them.
+    let keys = ops::public_keys_of(&meta)?
+        .ok_or_else(|| ops::bad("public_keys", "a multisig account needs its members' public keys"))?;
+    if !keys.contains(&key) {
+        return Err(E::InvalidPublicKey("public_key is not one of metadata.public_keys".into()).into());
+    }
+    let address = build::multisig_address(&shape, &keys, ctx.network)?.to_c32();
     Ok(ConstructionDeriveResponse {
         account_identifier: Some(AccountIdentifier::new(address)),
+        metadata: Some(Completion { multisig: Some(shape), ..Completion::default() }.auth_metadata()),
         ..Default::default()
     })
 }
@@ -186,16 +201,32 @@ async fn preprocess(
         nonce: Some(given.nonce.unwrap_or(0)),
         fee: Some(given.fee.unwrap_or(0)),
         start_burn_height: Some(given.start_burn_height.unwrap_or(0)),
+        sponsor_nonce: Some(given.sponsor_nonce.unwrap_or(0)),
         ..given.clone()
     };
     let intent = ops::to_intent(&req.operations, &completion, ctx.network)?;
-    let size = build::estimated_size(&intent, ctx.network)?;
-    let sender = intent.origin().sender.to_c32();
+    let origin = intent.origin();
+    let sender = origin.sender.to_c32();
+    // Members' keys given here make the sender checkable and the size exact.
+    let members = match (&given.multisig, &given.public_keys) {
+        (Some(shape), Some(keys)) => {
+            let derived = build::multisig_address(shape, keys, ctx.network)?;
+            if derived != origin.sender {
+                return Err(E::PublicKeyNotSender { key_address: derived.to_c32(), sender }.into());
+            }
+            Some(keys.as_slice())
+        }
+        _ => None,
+    };
+    let shape = given
+        .multisig
+        .map(|m| (m, members.map_or(usize::from(m.signatures_required), <[PublicKeyBytes]>::len)));
+    let size = build::estimated_size(&intent, shape, ctx.network)?;
     let mut options = json!({ "sender_address": sender, "type": intent.op_type(), "size": size });
     if req.operations.iter().any(|o| o.r#type == super::intent::FEE) {
-        options["fee"] = intent.origin().fee.to_string().into();
+        options["fee"] = origin.fee_payer().1.to_string().into();
     }
-    if let Some(memo) = given.memo {
+    if let Some(memo) = given.memo.clone() {
         options["memo"] = memo.into();
     }
     if let Some(m) = req.suggested_fee_multiplier {
@@ -204,10 +235,46 @@ async fn preprocess(
     if let Some(max) = req.max_fee.as_ref().and_then(|f| f.first()) {
         options["max_fee"] = max.value.trim_start_matches('-').into();
     }
+    let carried = Completion { sponsor_address: origin.sponsor.as_ref().map(|s| s.address), ..given.clone() };
+    for (k, v) in carried.auth_metadata() {
+        options[k] = v;
+    }
+    let mut required: Vec<AccountIdentifier> = match (given_multisig_members(members, ctx.network))? {
+        Some(accounts) => accounts,
+        None => vec![AccountIdentifier::new(sender)],
+    };
+    if let Some(s) = &origin.sponsor {
+        required.push(AccountIdentifier::new(s.address.to_c32()));
+    }
     Ok(ConstructionPreprocessResponse {
         options: options.as_object().cloned(),
-        required_public_keys: Some(vec![AccountIdentifier::new(sender)]),
+        required_public_keys: Some(required),
     })
+}
+
+/// The members' own accounts, which sign a multisig origin.
+fn given_multisig_members(
+    members: Option<&[PublicKeyBytes]>,
+    network: crate::ledger::Network,
+) -> Result<Option<Vec<AccountIdentifier>>, RosettaError> {
+    let Some(keys) = members else { return Ok(None) };
+    let accounts = keys
+        .iter()
+        .map(|k| Ok(AccountIdentifier::new(build::address_of(k, network)?.to_c32())))
+        .collect::<Result<Vec<_>, E>>()?;
+    Ok(Some(accounts))
+}
+
+/// The account's next nonce: the ledger's (counting our mempool), or the node's when higher.
+async fn next_nonce(online: &Online, address: &StacksAddress) -> Result<u64, RosettaError> {
+    let ledger_nonce =
+        online.store.next_nonce_with_mempool(&address.to_c32()).await.map_err(RosettaError::from)?;
+    let mut nonce = u64::try_from(ledger_nonce).unwrap_or(0);
+    if let Some(node) = &online.node {
+        // The node may know of transactions our mempool has not seen yet.
+        nonce = nonce.max(node.account_nonce(&address.to_c32()).await?);
+    }
+    Ok(nonce)
 }
 
 async fn metadata(
@@ -226,15 +293,20 @@ async fn metadata(
         .get("size")
         .and_then(Json::as_u64)
         .ok_or_else(|| RosettaError::new(ErrorKind::MissingTransactionSize))?;
-    let ledger_nonce =
-        online.store.next_nonce_with_mempool(&sender.to_c32()).await.map_err(RosettaError::from)?;
-    let mut nonce = u64::try_from(ledger_nonce).unwrap_or(0);
-    let mut rate = ctx.default_fee_rate;
-    if let Some(node) = &online.node {
-        // The node may know of transactions our mempool has not seen yet.
-        nonce = nonce.max(node.account_nonce(&sender.to_c32()).await?);
-        rate = node.fee_rate().await?;
-    }
+    // The auth fields /preprocess put into the options go on to /payloads unchanged.
+    let auth = Completion::from_metadata(&options)?;
+    let nonce = next_nonce(online, &sender).await?;
+    let sponsor_nonce = match (auth.sponsored, &auth.sponsor_address) {
+        (false, _) => None,
+        (true, Some(sponsor)) => Some(next_nonce(online, sponsor).await?),
+        (true, None) => {
+            return Err(ops::bad("sponsor_address", "sponsored needs the sponsor's address").into())
+        }
+    };
+    let rate = match &online.node {
+        Some(node) => node.fee_rate().await?,
+        None => ctx.default_fee_rate,
+    };
     let multiplier = options.get("suggested_fee_multiplier").and_then(Json::as_f64).unwrap_or(1.0);
     let suggested = ((rate * size) as f64 * multiplier).ceil() as u64;
     if let Some(max) = options.get("max_fee").and_then(Json::as_str).and_then(|m| m.parse::<u64>().ok()) {
@@ -246,6 +318,12 @@ async fn metadata(
         }
     }
     let mut out = json!({ "account_sequence": nonce, "fee": suggested.to_string() });
+    if let Some(n) = sponsor_nonce {
+        out["sponsor_account_sequence"] = n.into();
+    }
+    for (k, v) in auth.auth_metadata() {
+        out[k] = v;
+    }
     let kind = options.get("type").and_then(Json::as_str).unwrap_or_default();
     if [super::intent::STACK_STX, super::intent::DELEGATE_STX, super::intent::REVOKE_DELEGATE_STX]
         .contains(&kind)
@@ -279,55 +357,123 @@ async fn metadata(
     })
 }
 
+/// The request's `public_keys` as signers: the origin's (one, or every member in member order),
+/// then the sponsor's when sponsored.
+fn signers_of(keys: &[PublicKeyBytes], completion: &Completion) -> Result<Signers, E> {
+    let sponsors = usize::from(completion.sponsored);
+    let (origin_keys, sponsor) = match completion.multisig {
+        None => {
+            if keys.len() != 1 + sponsors {
+                return Err(E::PublicKeyCount { expected: 1 + sponsors, got: keys.len() });
+            }
+            (OriginKeys::Single(keys[0]), keys.get(1).copied())
+        }
+        Some(shape) => {
+            let members = keys.len().saturating_sub(sponsors);
+            if members < usize::from(shape.signatures_required) {
+                let expected =
+                    completion.public_keys.as_ref().map_or(usize::from(shape.signatures_required), Vec::len);
+                return Err(E::PublicKeyCount { expected: expected + sponsors, got: keys.len() });
+            }
+            let member_keys = keys[..members].to_vec();
+            if completion.public_keys.as_ref().is_some_and(|given| *given != member_keys) {
+                return Err(E::InvalidPublicKey(
+                    "public_keys are not metadata.public_keys (in member order)".into(),
+                ));
+            }
+            (OriginKeys::Multi { shape, keys: member_keys }, keys.get(members).copied())
+        }
+    };
+    Ok(Signers { origin: origin_keys, sponsor })
+}
+
+/// `/construction/payloads`. The first round builds the unsigned transaction from the
+/// operations; a later round (`metadata.partially_signed_transaction`, what `/combine` returned)
+/// checks that transaction is the one the same request builds and hands out the signatures it
+/// waits for next (a sequential multisig member's, or the sponsor's).
 async fn payloads(
     ctx: Ctx,
     req: ConstructionPayloadsRequest,
 ) -> Result<ConstructionPayloadsResponse, RosettaError> {
-    let keys = req.public_keys.unwrap_or_default();
-    let [key] = keys.as_slice() else { return Err(E::PublicKeyCount(keys.len()).into()) };
-    let key = public_key(key)?;
-    let completion = Completion::from_metadata(&req.metadata.unwrap_or_default())?;
+    let keys = req.public_keys.unwrap_or_default().iter().map(public_key).collect::<Result<Vec<_>, E>>()?;
+    let meta = req.metadata.unwrap_or_default();
+    let completion = Completion::from_metadata(&meta)?;
     let intent = ops::to_intent(&req.operations, &completion, ctx.network)?;
-    let unsigned = build::unsigned(&intent, &key, ctx.network)?;
-    let sender = intent.origin().sender.to_c32();
+    let unsigned = build::unsigned(&intent, &signers_of(&keys, &completion)?, ctx.network)?;
+    let (tx, wanted) = match meta.get(PARTIALLY_SIGNED) {
+        None | Some(Json::Null) => (unsigned.tx, unsigned.payloads),
+        Some(Json::String(text)) => {
+            let tx = parse::decode_partially_signed(text, ctx.network)?;
+            if signers::unsigned_of(&tx)? != unsigned.tx {
+                return Err(E::InvalidTransaction(format!(
+                    "{PARTIALLY_SIGNED} is not the transaction these operations, metadata and keys build"
+                ))
+                .into());
+            }
+            let wanted = signers::next_signatures(&tx, ctx.network)?;
+            if wanted.is_empty() {
+                return Err(E::InvalidTransaction(
+                    "the transaction is signed: go on to /construction/hash".into(),
+                )
+                .into());
+            }
+            (tx, wanted)
+        }
+        Some(_) => return Err(ops::bad(PARTIALLY_SIGNED, "not a hex string").into()),
+    };
     Ok(ConstructionPayloadsResponse {
-        unsigned_transaction: to_hex_prefixed(&unsigned.tx.serialize()),
-        payloads: vec![SigningPayload {
-            address: Some(sender.clone()),
-            account_identifier: Some(AccountIdentifier::new(sender)),
-            hex_bytes: hex::encode(unsigned.signing_payload),
-            signature_type: Some(SignatureType::EcdsaRecovery),
-        }],
+        unsigned_transaction: to_hex_prefixed(&tx.serialize()),
+        payloads: wanted
+            .iter()
+            .map(|w| SigningPayload {
+                address: Some(w.account.to_c32()),
+                account_identifier: Some(AccountIdentifier::new(w.account.to_c32())),
+                hex_bytes: hex::encode(w.presign),
+                signature_type: Some(SignatureType::EcdsaRecovery),
+            })
+            .collect(),
     })
 }
 
+/// The `/payloads` metadata field that continues a signing round.
+pub const PARTIALLY_SIGNED: &str = "partially_signed_transaction";
+
+/// `/construction/combine`: any number of signatures; the result is signed, or partially signed
+/// when more rounds follow (see `signers`).
 async fn combine(
     ctx: Ctx,
     req: ConstructionCombineRequest,
 ) -> Result<ConstructionCombineResponse, RosettaError> {
-    let tx = parse::decode(&req.unsigned_transaction, ctx.network)?;
-    let sig = match req.signatures.as_slice() {
-        [] => return Err(E::NoSignature.into()),
-        [one] => one,
-        many => return Err(E::SignatureCount(many.len()).into()),
-    };
-    for t in std::iter::once(&sig.signature_type).chain(sig.signing_payload.signature_type.as_ref()) {
-        if *t != SignatureType::EcdsaRecovery {
-            return Err(E::SignatureType(t.as_str().to_owned()).into());
-        }
+    let tx = parse::decode_partially_signed(&req.unsigned_transaction, ctx.network)?;
+    if req.signatures.is_empty() {
+        return Err(E::NoSignature.into());
     }
-    let key = public_key(&sig.public_key)?;
-    let bytes = stacks_codec::decode_hex(&sig.hex_bytes).map_err(|e| E::InvalidSignature(e.to_string()))?;
-    let rsv: [u8; 65] = bytes
-        .as_slice()
-        .try_into()
-        .map_err(|_| E::InvalidSignature(format!("{} bytes; ecdsa_recovery is 65 (r‖s‖v)", bytes.len())))?;
-    let payload = stacks_codec::decode_hex(&sig.signing_payload.hex_bytes)
-        .map_err(|e| E::InvalidSignature(e.to_string()))?;
-    let signed = build::combine(
-        tx,
-        &GivenSignature { signing_payload: &payload, public_key: key, signature_rsv: rsv },
-    )?;
+    let mut decoded = Vec::with_capacity(req.signatures.len());
+    for sig in &req.signatures {
+        for t in std::iter::once(&sig.signature_type).chain(sig.signing_payload.signature_type.as_ref()) {
+            if *t != SignatureType::EcdsaRecovery {
+                return Err(E::SignatureType(t.as_str().to_owned()).into());
+            }
+        }
+        let key = public_key(&sig.public_key)?;
+        let bytes =
+            stacks_codec::decode_hex(&sig.hex_bytes).map_err(|e| E::InvalidSignature(e.to_string()))?;
+        let rsv: [u8; 65] = bytes.as_slice().try_into().map_err(|_| {
+            E::InvalidSignature(format!("{} bytes; ecdsa_recovery is 65 (r‖s‖v)", bytes.len()))
+        })?;
+        let payload = stacks_codec::decode_hex(&sig.signing_payload.hex_bytes)
+            .map_err(|e| E::InvalidSignature(e.to_string()))?;
+        decoded.push((payload, key, rsv));
+    }
+    let given: Vec<GivenSignature<'_>> = decoded
+        .iter()
+        .map(|(payload, key, rsv)| GivenSignature {
+            signing_payload: payload,
+            public_key: *key,
+            signature_rsv: *rsv,
+        })
+        .collect();
+    let signed = build::combine(tx, &given, ctx.network)?;
     Ok(ConstructionCombineResponse { signed_transaction: to_hex_prefixed(&signed.serialize()) })
 }
 
@@ -335,18 +481,31 @@ async fn parse_route(
     ctx: Ctx,
     req: ConstructionParseRequest,
 ) -> Result<ConstructionParseResponse, RosettaError> {
-    let tx = parse::decode(&req.transaction, ctx.network)?;
-    let (intent, signer) = parse::parse(&tx, req.signed, ctx.network)?;
+    let tx = parse::decode_partially_signed(&req.transaction, ctx.network)?;
+    let parsed = parse::parse(&tx, req.signed, ctx.network)?;
+    let intent = &parsed.intent;
+    let mut meta = Completion {
+        sponsored: intent.origin().sponsor.is_some(),
+        multisig: parsed.multisig,
+        ..Completion::default()
+    }
+    .auth_metadata();
+    if let Some(m) = intent.memo() {
+        meta.insert("memo".to_owned(), Json::from(m));
+    }
     Ok(ConstructionParseResponse {
-        operations: ops::from_intent(&intent, ctx.network),
+        operations: ops::from_intent(intent, ctx.network),
         signers: None,
-        account_identifier_signers: signer.map(|s| vec![AccountIdentifier::new(s.to_c32())]),
-        metadata: intent.memo().map(|m| Metadata::from_iter([("memo".to_owned(), Json::from(m))])),
+        account_identifier_signers: parsed
+            .signers
+            .map(|s| s.iter().map(|a| AccountIdentifier::new(a.to_c32())).collect()),
+        metadata: (!meta.is_empty()).then_some(meta),
     })
 }
 
 async fn hash(ctx: Ctx, req: ConstructionHashRequest) -> Result<TransactionIdentifierResponse, RosettaError> {
-    let tx = parse::decode(&req.signed_transaction, ctx.network)?;
+    // Decoded leniently so that a partially signed multisig transaction is "not signed" (629).
+    let tx = parse::decode_partially_signed(&req.signed_transaction, ctx.network)?;
     if !build::is_signed(&tx) {
         return Err(E::NotSigned.into());
     }
@@ -363,7 +522,7 @@ async fn submit(
     req: ConstructionSubmitRequest,
 ) -> Result<TransactionIdentifierResponse, RosettaError> {
     let online = ctx.online_or_err()?;
-    let tx = parse::decode(&req.signed_transaction, ctx.network)?;
+    let tx = parse::decode_partially_signed(&req.signed_transaction, ctx.network)?;
     if !build::is_signed(&tx) {
         return Err(E::NotSigned.into());
     }
