@@ -274,7 +274,11 @@ fn devnet_delegations(events: &[stacks_ledger::events::RawEvent]) -> (Vec<Delega
                 tx_id: txid.to_string(),
                 stacker: principal(field(&top, "stacker")),
                 pool: principal(field(data, "delegate-to")),
-                amount_ustx: if revoke { String::new() } else { uint(field(data, "amount-ustx")).to_string() },
+                amount_ustx: if revoke {
+                    String::new()
+                } else {
+                    uint(field(data, "amount-ustx")).to_string()
+                },
                 unlock: (!revoke)
                     .then(|| optional(field(data, "unlock-burn-height")))
                     .flatten()
@@ -343,7 +347,9 @@ async fn devnet_delegations_match(db: Db) {
     assert!(all.len() >= 10, "{} delegations", all.len());
     assert_eq!(pools.len(), 2, "{pools:?}");
     let delegations: Vec<&Delegation> = all.iter().filter(|d| !d.revoke).collect();
-    assert!(delegations.iter().any(|d| d.pox_addr.is_some()) && delegations.iter().any(|d| d.pox_addr.is_none()));
+    assert!(
+        delegations.iter().any(|d| d.pox_addr.is_some()) && delegations.iter().any(|d| d.pox_addr.is_none())
+    );
     assert!(all.iter().any(|d| d.unlock.is_some_and(|u| u <= tip_burn)), "no delegation ends in the chain");
     assert!(delegations.iter().any(|d| d.unlock.is_none()));
 

@@ -104,8 +104,15 @@ fn mined(events: &[RawEvent]) -> Vec<MinedTx> {
                 tx_index: t["tx_index"].as_u64().unwrap(),
                 tx: Transaction::deserialize(&raw).unwrap(),
                 success,
-                abi: [&t["contract_interface"], &t["contract_abi"]].into_iter().find(|v| !v.is_null()).cloned(),
-                asset_parties: if success { parties.remove(&tx_id).unwrap_or_default() } else { Default::default() },
+                abi: [&t["contract_interface"], &t["contract_abi"]]
+                    .into_iter()
+                    .find(|v| !v.is_null())
+                    .cloned(),
+                asset_parties: if success {
+                    parties.remove(&tx_id).unwrap_or_default()
+                } else {
+                    Default::default()
+                },
                 tx_id,
             });
         }
@@ -115,7 +122,11 @@ fn mined(events: &[RawEvent]) -> Vec<MinedTx> {
 
 /// Every page of a principal's transactions at `base` (v1 or v2: both have `limit`/`offset`
 /// paging and a `total`), as tx ids newest first, with the `total` each non-empty page gave.
-async fn all_pages<F, R>(api: &F, base: &str, tx_of: impl Fn(&Value) -> &Value) -> (Vec<String>, BTreeSet<u64>)
+async fn all_pages<F, R>(
+    api: &F,
+    base: &str,
+    tx_of: impl Fn(&Value) -> &Value,
+) -> (Vec<String>, BTreeSet<u64>)
 where
     F: Filter<Extract = (R,), Error = Infallible> + Clone + Send + Sync + 'static,
     R: Reply + Send,
@@ -175,7 +186,10 @@ async fn sponsors_list_their_sponsored_transactions(db: Db) {
         assert_eq!((&v2, &v2_totals), (&want, &total), "v2 {p}");
         checked += want.len();
     }
-    println!("{db:?}: {checked} listed rows of {} principals, {sponsor_only} sponsor-only", by_principal.len());
+    println!(
+        "{db:?}: {checked} listed rows of {} principals, {sponsor_only} sponsor-only",
+        by_principal.len()
+    );
     ts.finish().await;
 }
 
@@ -216,7 +230,9 @@ async fn every_deploy_keeps_a_contract_row(db: Db) {
     assert!(deploys.values().any(|d| d.iter().any(|t| t.success) && d.iter().any(|t| !t.success)));
     assert!(txs.iter().filter_map(|t| t.abi.as_ref()).any(|a| !in_jsonb_order(a)));
 
-    let Some(ts) = TestStore::new(db, "extended_real_chain_contracts", Network::Testnet).await else { return };
+    let Some(ts) = TestStore::new(db, "extended_real_chain_contracts", Network::Testnet).await else {
+        return;
+    };
     ingest_all(&ts.store, events, &[], "devnet deploys").await;
     let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
     for (id, list) in &deploys {
@@ -227,7 +243,12 @@ async fn every_deploy_keeps_a_contract_row(db: Db) {
         assert_eq!(status, 200, "{id}: {body}");
         assert_eq!(
             (&body["tx_id"], body["block_height"].as_u64(), &body["canonical"], &body["contract_id"]),
-            (&Value::from(want.tx_id.clone()), Some(want.height), &Value::Bool(true), &Value::from(id.clone())),
+            (
+                &Value::from(want.tx_id.clone()),
+                Some(want.height),
+                &Value::Bool(true),
+                &Value::from(id.clone())
+            ),
             "{id}"
         );
         let Payload::SmartContract { code_body, .. } = &want.tx.payload else { unreachable!() };
@@ -257,7 +278,12 @@ async fn every_deploy_keeps_a_contract_row(db: Db) {
             None => assert_eq!((status, istatus), (404, 404), "{id}: {source} {interface}"),
         }
     }
-    println!("{db:?}: {} contract ids, {} failed deploys with an ABI, {} without", deploys.len(), failed(true), failed(false));
+    println!(
+        "{db:?}: {} contract ids, {} failed deploys with an ABI, {} without",
+        deploys.len(),
+        failed(true),
+        failed(false)
+    );
     ts.finish().await;
 }
 
@@ -299,7 +325,8 @@ async fn audited_rules(db: Db) {
     let mut times: Vec<(u64, i64)> = Vec::new();
     for ev in events.iter().filter(|e| e.path == "/new_block") {
         let b: Value = serde_json::from_str(&ev.payload).unwrap();
-        let t = b["block_time"].as_i64().filter(|t| *t != 0).unwrap_or(b["burn_block_time"].as_i64().unwrap());
+        let t =
+            b["block_time"].as_i64().filter(|t| *t != 0).unwrap_or(b["burn_block_time"].as_i64().unwrap());
         times.push((b["block_height"].as_u64().unwrap(), t));
     }
     let Some(ts) = TestStore::new(db, "extended_real_chain_audit", Network::Testnet).await else { return };
@@ -314,7 +341,9 @@ async fn audited_rules(db: Db) {
 
     // Past the end.
     let ft = txs.iter().find_map(|t| match &t.tx.payload {
-        Payload::ContractCall { contract, function_name, .. } if function_name == "mint" && contract.to_string().ends_with(".devnet-token") => {
+        Payload::ContractCall { contract, function_name, .. }
+            if function_name == "mint" && contract.to_string().ends_with(".devnet-token") =>
+        {
             Some(format!("{contract}::devcoin"))
         }
         _ => None,
@@ -344,12 +373,10 @@ async fn audited_rules(db: Db) {
 
     // `with_transfers` of a principal the transaction does not name.
     let t = txs.iter().find(|t| matches!(t.tx.payload, Payload::TokenTransfer { .. })).unwrap();
-    let stranger = txs
-        .iter()
-        .map(|o| o.tx.origin_address().to_string())
-        .find(|p| !t.principals().contains(p))
-        .unwrap();
-    let (status, body) = get(&api, &format!("/extended/v1/address/{stranger}/{}/with_transfers", t.tx_id)).await;
+    let stranger =
+        txs.iter().map(|o| o.tx.origin_address().to_string()).find(|p| !t.principals().contains(p)).unwrap();
+    let (status, body) =
+        get(&api, &format!("/extended/v1/address/{stranger}/{}/with_transfers", t.tx_id)).await;
     assert_eq!((status, body["message"].as_str()), (404, Some("No matching transaction found")));
     let sender = t.tx.origin_address().to_string();
     let (status, _) = get(&api, &format!("/extended/v1/address/{sender}/{}/with_transfers", t.tx_id)).await;
@@ -366,16 +393,20 @@ async fn audited_rules(db: Db) {
     let token = ft.split("::").next().unwrap().to_string();
     let (_, contract) = get(&api, &format!("/extended/v1/contract/{token}")).await;
     let abi: Value = serde_json::from_str(contract["abi"].as_str().unwrap()).unwrap();
-    let mut f = abi["functions"].as_array().unwrap().iter().find(|f| f["access"] == "public").unwrap().clone();
+    let mut f =
+        abi["functions"].as_array().unwrap().iter().find(|f| f["access"] == "public").unwrap().clone();
     for a in f["args"].as_array_mut().unwrap() {
         a["name"] = "renamed".into();
     }
     let trait_abi = serde_json::json!({ "functions": [f] }).to_string();
-    let enc = |s: &str| percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string();
-    let (status, body) = get(&api, &format!("/extended/v1/contract/by_trait?trait_abi={}", enc(&trait_abi))).await;
+    let enc =
+        |s: &str| percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string();
+    let (status, body) =
+        get(&api, &format!("/extended/v1/contract/by_trait?trait_abi={}", enc(&trait_abi))).await;
     assert_eq!(status, 200, "{body}");
     assert!(body["results"].as_array().unwrap().iter().any(|c| c["contract_id"] == token.as_str()), "{body}");
-    let (status, _) = get(&api, &format!("/extended/v1/contract/by_trait?trait_abi={}", enc("{\"maps\":[]}"))).await;
+    let (status, _) =
+        get(&api, &format!("/extended/v1/contract/by_trait?trait_abi={}", enc("{\"maps\":[]}"))).await;
     assert_eq!(status, 500);
 
     // Average block times: each canonical block's gap to the one before it in the longest

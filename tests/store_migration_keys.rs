@@ -136,9 +136,11 @@ async fn copy_rows(engine: Db, from: &TestDb, to: &AnyPool) {
                 let cols = cols.join(", ");
                 conn.execute(format!("DELETE FROM main.{t}").as_str()).await.unwrap();
                 let only = old_rows(t);
-                conn.execute(format!("INSERT INTO main.{t} ({cols}) SELECT {cols} FROM a.{t}{only}").as_str())
-                    .await
-                    .unwrap();
+                conn.execute(
+                    format!("INSERT INTO main.{t} ({cols}) SELECT {cols} FROM a.{t}{only}").as_str(),
+                )
+                .await
+                .unwrap();
             }
             conn.execute("DETACH DATABASE a").await.unwrap();
         }
@@ -232,10 +234,8 @@ async fn rekey_keeps_the_ledger(engine: Db) {
         assert!(d.remove("store_changes").is_some());
         d
     };
-    let diff = digest_diff(
-        &without_changes(store.ledger_digest().await.unwrap()),
-        &without_changes(digest.clone()),
-    );
+    let diff =
+        digest_diff(&without_changes(store.ledger_digest().await.unwrap()), &without_changes(digest.clone()));
     assert!(diff.is_empty(), "{label}: ledger differs from the store created at the new schema: {diff:#?}");
     assert!(digest["events"].0 > 0 && digest["account_txs"].0 > 0 && digest["stx_balances"].0 > 0);
     check_invariants(&store, &label, true).await;

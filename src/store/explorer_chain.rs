@@ -351,8 +351,12 @@ impl ChainReader for Store {
         // The incumbent's query: the canonical blocks of the longest window by height, each with
         // the gap to the one before it (in that set); a window averages the gaps of its blocks.
         let t = "(CASE WHEN block_time = 0 THEN burn_block_time ELSE block_time END)";
-        let win = |k: usize| format!("CAST(SUM(CASE WHEN t >= ${k} THEN t - p ELSE 0 END) AS BIGINT) AS s{k}, \
-             CAST(SUM(CASE WHEN t >= ${k} THEN 1 ELSE 0 END) AS BIGINT) AS n{k}");
+        let win = |k: usize| {
+            format!(
+                "CAST(SUM(CASE WHEN t >= ${k} THEN t - p ELSE 0 END) AS BIGINT) AS s{k}, \
+             CAST(SUM(CASE WHEN t >= ${k} THEN 1 ELSE 0 END) AS BIGINT) AS n{k}"
+            )
+        };
         let sql = format!(
             "WITH o AS (SELECT {t} AS t, LAG({t}) OVER (ORDER BY block_height) AS p FROM blocks \
              WHERE canonical = true AND {t} >= $4) \

@@ -141,7 +141,9 @@ impl Store {
     /// The ABI of `contract_id`, from the deployment the incumbent's lookup picks.
     pub(super) async fn contract_abi(&self, contract_id: &str) -> Result<Option<String>, StoreError> {
         let row = query(
-            &format!("SELECT abi FROM smart_contracts WHERE contract_id = $1 ORDER BY {CONTRACT_ORDER} LIMIT 1"),
+            &format!(
+                "SELECT abi FROM smart_contracts WHERE contract_id = $1 ORDER BY {CONTRACT_ORDER} LIMIT 1"
+            ),
             vec![contract_id.into()],
         )
         .fetch_optional(&self.pool)
@@ -600,7 +602,9 @@ impl TxReader for Store {
 
     async fn block_known(&self, block: &BlockRef) -> Result<bool, ReadError> {
         let (sql, val): (&str, Val) = match block {
-            BlockRef::Hash(h) => ("SELECT 1 AS x FROM blocks WHERE block_hash = $1 LIMIT 1", h.as_str().into()),
+            BlockRef::Hash(h) => {
+                ("SELECT 1 AS x FROM blocks WHERE block_hash = $1 LIMIT 1", h.as_str().into())
+            }
             BlockRef::Height(h) => (
                 "SELECT 1 AS x FROM blocks WHERE block_height = $1 LIMIT 1",
                 i64::try_from(*h).unwrap_or(i64::MAX).into(),

@@ -62,7 +62,10 @@ mod tests {
         assert_eq!(bound(&Query::parse("height=3")).unwrap(), (Some(UntilBlock::Height(3)), true));
         // `height=0` is no height: the whole list (up to `until_block`, if any).
         assert_eq!(bound(&Query::parse("height=0")).unwrap(), (None, false));
-        assert_eq!(bound(&Query::parse("height=0&until_block=3")).unwrap(), (Some(UntilBlock::Height(3)), false));
+        assert_eq!(
+            bound(&Query::parse("height=0&until_block=3")).unwrap(),
+            (Some(UntilBlock::Height(3)), false)
+        );
         assert_eq!(bound(&Query::parse("until_block=3")).unwrap(), (Some(UntilBlock::Height(3)), false));
         assert!(bound(&Query::parse("until_block=nope")).is_err());
         assert!(bound(&Query::parse("height=-1")).is_err());
