@@ -383,7 +383,7 @@ async fn audited_rules(db: Db) {
     assert_eq!(status, 200);
 
     // `event_limit=0` is the default (20).
-    let busy = txs.iter().filter(|t| t.success && !t.asset_parties.is_empty()).last().unwrap();
+    let busy = txs.iter().rfind(|t| t.success && !t.asset_parties.is_empty()).unwrap();
     let (_, full) = get(&api, &format!("/extended/v1/tx/{}", busy.tx_id)).await;
     let (_, zero) = get(&api, &format!("/extended/v1/tx/{}?event_limit=0", busy.tx_id)).await;
     assert!(!full["events"].as_array().unwrap().is_empty());
