@@ -1,7 +1,7 @@
 //! Migration 0030 re-keys `events`, `account_txs` and `stx_balances` (primary keys that new rows
 //! append to); 0031 re-keys `smart_contracts` (a row per deploy, with `success` and the ABI in
-//! jsonb order, backfilled when the store opens) and lists sponsored transactions among their
-//! sponsors'. A store holding a ledger at the schema before them must come out of the
+//! jsonb order, backfilled when the store opens), lists sponsored transactions among their
+//! sponsors' and gives streamed microblocks their receipt time (backfilled from raw events). A store holding a ledger at the schema before them must come out of the
 //! migrations with exactly the ledger, the indexes and the primary keys of a store created at
 //! the new schema: a forking devnet chain is ingested into a new store, its rows copied into a
 //! store migrated only up to 0029 (sponsor links unlisted, as older stores hold them), and that

@@ -4,8 +4,8 @@
 //! Ingestion parses an event, derives its rows (`crate::ledger`, pure) and writes the raw event
 //! and its effects in **one** database transaction, one writer at a time.
 
+mod backfill_0031;
 mod bulk;
-mod contracts;
 mod digest;
 mod explorer;
 mod explorer_address;
@@ -368,7 +368,7 @@ impl Store {
         }
         migrator.run(&pool).await?;
         totals::backfill(&mut *pool.acquire().await?).await?;
-        contracts::backfill(&mut *pool.acquire().await?, network).await?;
+        backfill_0031::backfill(&mut *pool.acquire().await?, network).await?;
         let checkpointer = match engine {
             Engine::Sqlite => Some(Checkpointer::start(&options).await?),
             Engine::Postgres => None,

@@ -30,7 +30,7 @@ FROM (
 -- 3. `abi_jsonb`: the ABI as the incumbent serves it, re-serialized from PostgreSQL jsonb (keys
 --    shorter first, then bytewise), derived at ingest; `abi` keeps the node's text, which is
 --    the node's own `/v2/contracts/interface` answer. Rows stored before are filled when the
---    store opens (`contracts::backfill`, pending_backfills 'contract_abi_jsonb').
+--    store opens (`backfill_0031`, pending_backfills 'contract_abi_jsonb').
 ALTER TABLE smart_contracts RENAME TO smart_contracts_old;
 CREATE TABLE smart_contracts (
     contract_id TEXT NOT NULL,
@@ -52,9 +52,11 @@ DROP TABLE smart_contracts_old;
 CREATE INDEX smart_contracts_block ON smart_contracts (index_block_hash);
 INSERT INTO pending_backfills (name) VALUES ('contract_abi_jsonb');
 -- Failed deploys stored before this migration have no row yet: they are derived again from
--- the raw event log when the store opens (`contracts::backfill`).
+-- the raw event log when the store opens (`backfill_0031`).
 INSERT INTO pending_backfills (name) VALUES ('failed_deploys');
 
 -- 4. A streamed (not yet anchored) transaction's `block_time` is when this server received its
---    `/new_microblocks` event, as the incumbent stamps it; streams stored before keep 0.
+--    `/new_microblocks` event, as the incumbent stamps it; streams stored before get it from
+--    their raw events when the store opens (pending_backfills 'stream_receipt_times').
 ALTER TABLE microblocks ADD COLUMN stream_receipt_time BIGINT;
+INSERT INTO pending_backfills (name) VALUES ('stream_receipt_times');
