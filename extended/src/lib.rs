@@ -49,9 +49,23 @@ use std::sync::Arc;
 
 use warp::{Filter, Rejection, Reply};
 
-/// Every `/extended` route (and the root redirects), with the incumbent's common headers.
-/// Unmatched requests are left for the caller's fallback, so other APIs can be mounted beside.
-pub fn routes<
+/// Every reader the `/extended` routes translate (one bound for the route builders).
+pub trait ExtendedReader:
+    ExplorerReader
+    + TxReader
+    + ChainReader
+    + AddressReader
+    + ContractReader
+    + TokenReader
+    + SearchReader
+    + MicroblockReader
+    + TxStatsReader
+    + PoxReader
+    + PoxCycleReader
+{
+}
+
+impl<R> ExtendedReader for R where
     R: ExplorerReader
         + TxReader
         + ChainReader
@@ -62,27 +76,20 @@ pub fn routes<
         + MicroblockReader
         + TxStatsReader
         + PoxReader
-        + PoxCycleReader,
->(
+        + PoxCycleReader
+{
+}
+
+/// Every `/extended` route (and the root redirects), with the incumbent's common headers.
+/// Unmatched requests are left for the caller's fallback, so other APIs can be mounted beside.
+pub fn routes<R: ExtendedReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
     routes_with_sync(reader, Arc::new(AlwaysReady))
 }
 
 /// [`routes`] with the `status` of `GET /extended` from `sync`.
-pub fn routes_with_sync<
-    R: ExplorerReader
-        + TxReader
-        + ChainReader
-        + AddressReader
-        + ContractReader
-        + TokenReader
-        + SearchReader
-        + MicroblockReader
-        + TxStatsReader
-        + PoxReader
-        + PoxCycleReader,
->(
+pub fn routes_with_sync<R: ExtendedReader>(
     reader: Arc<R>,
     sync: Arc<dyn SyncProbe>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {

@@ -13,6 +13,7 @@ use stacks_codec::tx::{
 use super::config::{cycle_start, reward_cycle, Ctx, DELEGATION_POOLS, POX_MIN_STACK};
 use super::contracts::{DeployCase, FT_SOURCE, NFT_SOURCE};
 use super::json::{Cost, EventBody, Receipt, TxEvent};
+use super::keys::DevKey;
 use super::rng::Rng;
 use super::txbuild::{pox4_signer_signature, pox_addr, sign, Signed, SignerGrant, Signers};
 use super::world::{Delegation, FailedDeploy, Invariant, Stacker, World, NFT_CAP};
@@ -644,6 +645,26 @@ fn execute(ctx: &Ctx, world: &mut World, plan: &Plan, env: BlockEnv) -> Result<O
     })
 }
 
+/// pox-4's synthetic print of a call by `key`: `(ok {balance, burnchain-unlock-height, data,
+/// locked, name, stacker})`, with the account as it stands (`balance`, unlock height, locked).
+fn pox_print(
+    ctx: &Ctx,
+    name: &str,
+    key: &DevKey,
+    (balance, unlock_height, locked): (u128, u64, u128),
+    data: Value,
+) -> (bool, EventBody) {
+    let print = ok(Value::Tuple(vec![
+        ("balance".into(), uint(balance)),
+        ("burnchain-unlock-height".into(), uint(unlock_height)),
+        ("data".into(), data),
+        ("locked".into(), uint(locked)),
+        ("name".into(), ascii(name)),
+        ("stacker".into(), key.principal.clone()),
+    ]));
+    (true, EventBody::Print { contract_identifier: ctx.pox_contract_id.clone(), raw_value: hex(&print) })
+}
+
 /// pox-4 `revoke-delegate-stx`: deletes the delegation and returns it, `(ok (some {...}))`;
 /// the synthetic print (pox-locking's `events.rs`) names the pool and the next cycle.
 fn execute_revoke(ctx: &Ctx, world: &mut World, origin: u32, env: BlockEnv) -> Result<Outcome, Invariant> {
@@ -666,18 +687,8 @@ fn execute_revoke(ctx: &Ctx, world: &mut World, origin: u32, env: BlockEnv) -> R
         ("end-cycle-id".into(), Value::OptionalNone),
         ("start-cycle-id".into(), uint(reward_cycle(env.burn_height) + 1)),
     ]);
-    let print = ok(Value::Tuple(vec![
-        ("balance".into(), uint(account.spendable())),
-        ("burnchain-unlock-height".into(), uint(account.unlock_height)),
-        ("data".into(), data),
-        ("locked".into(), uint(account.locked)),
-        ("name".into(), ascii("revoke-delegate-stx")),
-        ("stacker".into(), key.principal.clone()),
-    ]));
-    let events = vec![(
-        true,
-        EventBody::Print { contract_identifier: ctx.pox_contract_id.clone(), raw_value: hex(&print) },
-    )];
+    let standing = (account.spendable(), account.unlock_height, account.locked);
+    let events = vec![pox_print(ctx, "revoke-delegate-stx", key, standing, data)];
     Ok(Outcome::new("success", result, events, COST_REVOKE_DELEGATE_STX))
 }
 
@@ -738,18 +749,8 @@ fn execute_delegate(ctx: &Ctx, world: &mut World, origin: u32, d: &Delegation, e
         ("start-cycle-id".into(), uint(reward_cycle(env.burn_height) + 1)),
         ("unlock-burn-height".into(), optional(d.until.map(uint))),
     ]);
-    let print = ok(Value::Tuple(vec![
-        ("balance".into(), uint(account.spendable())),
-        ("burnchain-unlock-height".into(), uint(account.unlock_height)),
-        ("data".into(), data),
-        ("locked".into(), uint(account.locked)),
-        ("name".into(), ascii("delegate-stx")),
-        ("stacker".into(), key.principal.clone()),
-    ]));
-    let events = vec![(
-        true,
-        EventBody::Print { contract_identifier: ctx.pox_contract_id.clone(), raw_value: hex(&print) },
-    )];
+    let standing = (account.spendable(), account.unlock_height, account.locked);
+    let events = vec![pox_print(ctx, "delegate-stx", key, standing, data)];
     Outcome::new("success", ok(Value::Bool(true)), events, COST_DELEGATE_STX)
 }
 
@@ -783,14 +784,7 @@ fn execute_stack(
         ("start-cycle-id".into(), uint(s.first_cycle)),
         ("unlock-burn-height".into(), uint(s.unlock_height)),
     ]);
-    let print = ok(Value::Tuple(vec![
-        ("balance".into(), uint(before)),
-        ("burnchain-unlock-height".into(), uint(0u8)),
-        ("data".into(), data),
-        ("locked".into(), uint(0u8)),
-        ("name".into(), ascii("stack-stx")),
-        ("stacker".into(), key.principal.clone()),
-    ]));
+    let print = pox_print(ctx, "stack-stx", key, (before, 0, 0), data);
     let result = ok(Value::Tuple(vec![
         ("lock-amount".into(), uint(s.amount)),
         ("signer-key".into(), signer_key),
@@ -798,7 +792,7 @@ fn execute_stack(
         ("unlock-burn-height".into(), uint(s.unlock_height)),
     ]));
     let events = vec![
-        (true, EventBody::Print { contract_identifier: ctx.pox_contract_id.clone(), raw_value: hex(&print) }),
+        print,
         (
             true,
             EventBody::StxLock {
