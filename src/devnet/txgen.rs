@@ -989,19 +989,24 @@ mod tests {
         for serial in 0..400 {
             let tx = user_tx(&ctx, &mut rng, &mut world, env, Placement::Anchored, false, serial).unwrap();
             kinds.insert(tx.receipt.status);
-            for e in &tx.events {
-                if let EventBody::Print { raw_value, .. } = &e.body {
-                    let v = Value::deserialize(&stacks_codec::decode_hex(raw_value).unwrap()).unwrap();
-                    assert_eq!(v, v.canonical(), "{}", v.repr());
-                }
-            }
-            let r = Value::deserialize(&stacks_codec::decode_hex(&tx.receipt.raw_result).unwrap()).unwrap();
-            assert_eq!(r, r.canonical());
+            assert_tuples_canonical(&tx);
             // No blocks here, so no reward owes the fees yet: count them as unassigned.
             world.unassigned_stream_fees = world.pending_fees;
             world.check().unwrap();
         }
         assert_eq!(kinds.len(), 3, "{kinds:?}");
+    }
+
+    /// The transaction's print values and result are canonical Clarity (tuple keys sorted).
+    fn assert_tuples_canonical(tx: &GenTx) {
+        for e in &tx.events {
+            if let EventBody::Print { raw_value, .. } = &e.body {
+                let v = Value::deserialize(&stacks_codec::decode_hex(raw_value).unwrap()).unwrap();
+                assert_eq!(v, v.canonical(), "{}", v.repr());
+            }
+        }
+        let r = Value::deserialize(&stacks_codec::decode_hex(&tx.receipt.raw_result).unwrap()).unwrap();
+        assert_eq!(r, r.canonical());
     }
 
     #[test]
@@ -1021,14 +1026,7 @@ mod tests {
             sponsored += usize::from(decoded.is_sponsored());
             revokes += usize::from(tx.receipt.raw_tx.contains(&hex::encode("revoke-delegate-stx")));
             failed_deploys += usize::from(tx.receipt.vm_error.is_some());
-            for e in &tx.events {
-                if let EventBody::Print { raw_value, .. } = &e.body {
-                    let v = Value::deserialize(&stacks_codec::decode_hex(raw_value).unwrap()).unwrap();
-                    assert_eq!(v, v.canonical(), "{}", v.repr());
-                }
-            }
-            let r = Value::deserialize(&stacks_codec::decode_hex(&tx.receipt.raw_result).unwrap()).unwrap();
-            assert_eq!(r, r.canonical());
+            assert_tuples_canonical(&tx);
             world.unassigned_stream_fees = world.pending_fees;
             world.check().unwrap();
         }

@@ -808,7 +808,8 @@ mod tests {
                 .unwrap();
         let sig = AuthField::Signature { key_encoding: KeyEncoding::Compressed, signature: [1; 65] };
         let pk = AuthField::PublicKey { key_encoding: KeyEncoding::Uncompressed, key };
-        let cond = |hash_mode, fields: Vec<AuthField>, required| {
+        // A multisig spending condition's bytes.
+        let bytes = |hash_mode, fields: Vec<AuthField>, required| {
             let c = SpendingCondition::MultiSig(MultiSigSpendingCondition {
                 hash_mode,
                 signer: [0; 20],
@@ -819,7 +820,10 @@ mod tests {
             });
             let mut out = Vec::new();
             c.write(&mut out);
-            SpendingCondition::read(&mut Reader::new(&out)).map(|_| ())
+            out
+        };
+        let cond = |hash_mode, fields: Vec<AuthField>, required| {
+            SpendingCondition::read(&mut Reader::new(&bytes(hash_mode, fields, required))).map(|_| ())
         };
         assert!(cond(HashMode::P2SH, vec![sig.clone(), pk.clone()], 1).is_ok());
         assert!(cond(HashMode::P2SH, vec![sig.clone(), pk.clone()], 2).is_err());
@@ -832,16 +836,7 @@ mod tests {
         // Partially signed: fewer signatures decode, more than required (sequential) do not,
         // and the segwit rule still holds.
         let partial = |hash_mode, fields: Vec<AuthField>, required| {
-            let c = SpendingCondition::MultiSig(MultiSigSpendingCondition {
-                hash_mode,
-                signer: [0; 20],
-                nonce: 0,
-                tx_fee: 0,
-                fields,
-                signatures_required: required,
-            });
-            let mut out = Vec::new();
-            c.write(&mut out);
+            let out = bytes(hash_mode, fields, required);
             SpendingCondition::read_with(&mut Reader::new(&out), Signatures::AtMostRequired).map(|_| ())
         };
         assert!(partial(HashMode::P2SH, vec![pk.clone(), pk.clone()], 2).is_ok());
