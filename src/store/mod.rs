@@ -406,10 +406,25 @@ impl Store {
         if let Some(c) = checkpointer {
             c.stop().await;
         }
-        if let Some(conn) = self.writer.lock().await.take() {
+        // SQLite deletes the WAL only when the connection closing is the last one open, and a
+        // pool connection's close can still be under way when the pool reports closed. So the
+        // readers close first, then one connection copies the WAL into the database and
+        // empties it (TRUNCATE) before it closes too: nothing is left to replay at the next open.
+        let writer = self.writer.lock().await.take();
+        self.pool.close().await;
+        let last = match (writer, self.engine) {
+            (Some(conn), _) => Some(conn),
+            (None, Engine::Sqlite) => AnyConnection::connect(&self.url).await.ok(),
+            (None, Engine::Postgres) => None,
+        };
+        if let Some(mut conn) = last {
+            if self.engine == Engine::Sqlite {
+                if let Err(e) = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").await {
+                    tracing::warn!(error = %e, "closing the store: WAL checkpoint failed");
+                }
+            }
             let _ = conn.close().await;
         }
-        self.pool.close().await;
     }
 
     /// The writer's connection (taken from the pool the first time, or again after a failure).
