@@ -79,9 +79,10 @@ pub enum LedgerCommand {
 
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ServeArgs {
-    /// `online`, or `offline`: no database, no node, no event observer; the Rosetta
-    /// construction routes that need neither answer, every other route says it is offline
-    /// [env: STACKS_API_MODE (`offline`, `default`)] [default: online]
+    /// `online` (alias `default`): event observer and API; `readonly`: the API only, over a
+    /// database a writer keeps (a replica: see --db-primary); `writeonly`: the event observer
+    /// only; `offline`: no database, no node, no event observer, the Rosetta construction
+    /// routes that need neither answer [env: STACKS_API_MODE] [default: online]
     #[arg(long, value_enum, value_name = "MODE")]
     pub mode: Option<config::Mode>,
 }
@@ -128,6 +129,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
 async fn run_ledger_command(command: LedgerCommand, config: Config) -> anyhow::Result<()> {
     let sink = match command {
         LedgerCommand::ImportEvents(_) => ledger::open_replay_sink(&config).await?,
+        LedgerCommand::Serve(_) if config.mode == config::Mode::Readonly => {
+            ledger::open_readonly_sink(&config).await?
+        }
         _ => ledger::open_sink(&config).await?,
     };
     match command {

@@ -51,6 +51,11 @@ pub struct ConfigArgs {
     /// sqlite://./data/stacks-ledger.db]
     #[arg(long, global = true, value_name = "URL")]
     pub db: Option<String>,
+    /// The PostgreSQL primary when `--db` is a streaming replica (`serve --mode readonly`)
+    /// [env: PG_PRIMARY_CONNECTION_URI, else PG_PRIMARY_HOST/PORT/USER/PASSWORD/DATABASE/SSL,
+    /// each falling back to its PG_ variable] [default: none]
+    #[arg(long, global = true, value_name = "URL")]
+    pub db_primary: Option<String>,
     /// Stacks network [env: STACKS_CHAIN_ID, 0x00000001 or 0x80000000] [default: testnet]
     #[arg(long, global = true)]
     pub network: Option<Network>,
@@ -128,16 +133,35 @@ pub enum LogFormat {
     Json,
 }
 
-/// How `serve` runs. The incumbent's `STACKS_API_MODE` also had `readonly` and `writeonly`,
-/// which are not supported (refused, rather than silently serving something else).
+/// How `serve` runs (the incumbent's `STACKS_API_MODE`, plus `offline`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
 pub enum Mode {
-    /// Event observer and the whole API over the store.
+    /// Event observer and the whole API over the store (the incumbent's `default`).
     #[default]
+    #[value(alias = "default")]
     Online,
+    /// The API only: no event observer, no migrations, never writes the ledger. Reads the
+    /// database it is given (a PostgreSQL replica, or the SQLite file a writer process
+    /// updates); what the API itself records (faucet requests, accepted broadcasts) goes to the
+    /// primary (`--db-primary`) when one is named.
+    Readonly,
+    /// The event observer and ingestion only: no API.
+    Writeonly,
     /// No store, no node, no event observer: Rosetta construction derive, preprocess, payloads,
     /// combine, parse and hash; everything else answers that it is offline.
     Offline,
+}
+
+impl Mode {
+    /// Whether this process runs the event observer (and so migrates and writes the ledger).
+    pub fn ingests(self) -> bool {
+        matches!(self, Mode::Online | Mode::Writeonly)
+    }
+
+    /// Whether this process serves the API over a store.
+    pub fn serves_api(self) -> bool {
+        matches!(self, Mode::Online | Mode::Readonly)
+    }
 }
 
 use crate::api::cache::{CACHE_MB_ENV, DEFAULT_CACHE_MB};
@@ -175,6 +199,9 @@ pub struct Config {
     /// Rosetta construction, the faucet and readiness use it too.
     pub v2: V2Settings,
     pub mode: Mode,
+    /// The PostgreSQL primary, when `database_url` is a read-only replica: a `readonly`
+    /// process writes there, and listens there for live updates.
+    pub db_primary: Option<String>,
     /// The faucets; their node is `v2.node` unless `STACKS_FAUCET_NODE_HOST`/`PORT` name another.
     pub faucet: FaucetConfig,
     /// Connection limits of the live updates.
@@ -235,6 +262,7 @@ impl Config {
         let node_url = v2.node.as_ref().map(|n| n.node.as_str().trim_end_matches('/').to_owned());
         Ok(Config {
             database_url: database_url(args, &env)?,
+            db_primary: db_primary(args, &env)?,
             network: network(args, &env)?,
             events_bind: bind_addr(
                 args.events_bind.as_deref().map(|v| (v, Source::Flag("events-bind"))),
@@ -279,6 +307,7 @@ impl Config {
         let bind = |b: &Option<BindAddr>| b.as_ref().map(|b| b.to_string());
         serde_json::json!({
             "database_url": redact_url(&self.database_url),
+            "db_primary": self.db_primary.as_deref().map(redact_url),
             "network": self.network.to_string(),
             "mode": format!("{:?}", self.mode).to_ascii_lowercase(),
             "events_bind": self.events_bind.to_string(),
@@ -411,15 +440,48 @@ fn database_url(args: &ConfigArgs, env: &impl Fn(&str) -> Option<String>) -> Res
     if discrete.is_none() {
         return Ok(DEFAULT_DATABASE_URL.to_owned());
     }
-    let host = env("PG_HOST").unwrap_or_else(|| PG_DEFAULT_HOST.to_owned());
-    let port = match env("PG_PORT") {
+    pg_url_from_vars(env)
+}
+
+/// The primary: `--db-primary`, else `PG_PRIMARY_CONNECTION_URI`, else the incumbent's
+/// `PG_PRIMARY_*` variables when one is set (each falling back to its `PG_*` one, as the
+/// incumbent's connection settings do).
+fn db_primary(
+    args: &ConfigArgs,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<Option<String>, ConfigError> {
+    let checked_pg = |url: &str, source: Source| {
+        let url = checked_url(url, source)?;
+        if url.starts_with("sqlite:") {
+            return Err(source.invalid(&url, "a primary is a postgres:// URL (SQLite has no replicas)"));
+        }
+        Ok(Some(url))
+    };
+    if let Some(url) = &args.db_primary {
+        return checked_pg(url, Source::Flag("db-primary"));
+    }
+    if let Some(uri) = env("PG_PRIMARY_CONNECTION_URI") {
+        return checked_pg(&uri, Source::Env("PG_PRIMARY_CONNECTION_URI"));
+    }
+    let primary_var = |name: &str| format!("PG_PRIMARY_{}", &name[3..]);
+    if !PG_DISCRETE_VARS.iter().any(|name| env(&primary_var(name)).is_some()) {
+        return Ok(None);
+    }
+    pg_url_from_vars(|name| env(&primary_var(name)).or_else(|| env(name))).map(Some)
+}
+
+/// A PostgreSQL URL from the incumbent's discrete variables, each read through `var` (given
+/// the `PG_*` name).
+fn pg_url_from_vars(var: impl Fn(&str) -> Option<String>) -> Result<String, ConfigError> {
+    let host = var("PG_HOST").unwrap_or_else(|| PG_DEFAULT_HOST.to_owned());
+    let port = match var("PG_PORT") {
         Some(p) => parse_number::<u16>(&p, Source::Env("PG_PORT"))?,
         None => PG_DEFAULT_PORT,
     };
-    let user = env("PG_USER").unwrap_or_else(|| PG_DEFAULT_USER.to_owned());
-    let password = env("PG_PASSWORD").unwrap_or_else(|| PG_DEFAULT_PASSWORD.to_owned());
-    let database = env("PG_DATABASE").unwrap_or_else(|| PG_DEFAULT_DATABASE.to_owned());
-    let ssl = match env("PG_SSL") {
+    let user = var("PG_USER").unwrap_or_else(|| PG_DEFAULT_USER.to_owned());
+    let password = var("PG_PASSWORD").unwrap_or_else(|| PG_DEFAULT_PASSWORD.to_owned());
+    let database = var("PG_DATABASE").unwrap_or_else(|| PG_DEFAULT_DATABASE.to_owned());
+    let ssl = match var("PG_SSL") {
         Some(v) => parse_bool(&v, Source::Env("PG_SSL"))?,
         None => false,
     };
@@ -514,9 +576,11 @@ fn mode(env: &impl Fn(&str) -> Option<String>) -> Result<Mode, ConfigError> {
     let Some(value) = env("STACKS_API_MODE") else { return Ok(Mode::Online) };
     match value.trim().to_ascii_lowercase().as_str() {
         "default" | "online" => Ok(Mode::Online),
+        "readonly" => Ok(Mode::Readonly),
+        "writeonly" => Ok(Mode::Writeonly),
         "offline" => Ok(Mode::Offline),
         _ => Err(Source::Env("STACKS_API_MODE")
-            .invalid(&value, "expected offline or default (readonly and writeonly are not supported)")),
+            .invalid(&value, "expected default, readonly, writeonly or offline")),
     }
 }
 

@@ -4,19 +4,30 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::StreamExt;
 use stacks_live::{Change, Hub, LiveConfig, Notifier};
 use tokio::sync::mpsc;
 use warp::{Filter, Rejection, Reply};
 
-use crate::events::EventPayload;
-use crate::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome};
+use crate::events::{EventPath, EventPayload};
+use crate::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome, RawEventLog};
 use crate::store::{Engine, Store, StoreError};
+
+/// How often a `readonly` process on a SQLite file looks for events the writer committed.
+const FOLLOW_EVERY: Duration = Duration::from_millis(50);
+/// How long a `readonly` process on a replica waits for it to replay a change announced on the
+/// primary before announcing it anyway.
+const REPLAY_WAIT: Duration = Duration::from_secs(10);
 
 /// What an event changed, for the live updates; `None` when nothing a subscriber sees.
 pub fn change_of(event: &IncomingEvent) -> Option<Change> {
-    let payload = EventPayload::parse(event.path, &event.payload).ok()?;
+    change_of_payload(event.path, &event.payload)
+}
+
+fn change_of_payload(path: EventPath, payload: &str) -> Option<Change> {
+    let payload = EventPayload::parse(path, payload).ok()?;
     match payload {
         EventPayload::NewBlock(_) | EventPayload::NewBurnBlock(_) => Some(Change::Chain),
         EventPayload::NewMempoolTx(m) => {
@@ -85,6 +96,16 @@ pub enum Feed {
 }
 
 impl Feed {
+    /// Where a process without live updates of its own (`writeonly`) announces: NOTIFY for
+    /// the API processes on PostgreSQL; nowhere on SQLite, whose `readonly` processes follow
+    /// the file.
+    pub fn announcing_only(store: &Arc<Store>) -> Feed {
+        match store.engine() {
+            Engine::Postgres => Feed::Postgres(Arc::clone(store)),
+            Engine::Sqlite => Feed::Local(mpsc::unbounded_channel().0),
+        }
+    }
+
     pub async fn announce(&self, change: Change) {
         match self {
             Feed::Local(tx) => {
@@ -159,12 +180,32 @@ impl Live {
             }
         });
         let feed = match store.listen_live().await? {
+            // A `readonly` process on a SQLite file: no NOTIFY; it follows the raw events the
+            // writer's process commits (each in the transaction of its effects).
+            None if store.is_readonly() => {
+                tokio::spawn(follow_raw_events(Arc::clone(&store), tx.clone()));
+                Feed::Local(tx)
+            }
             None => Feed::Local(tx),
             Some(mut stream) => {
+                let replica = store.is_readonly().then(|| Arc::clone(&store));
                 tokio::spawn(async move {
                     while let Some(item) = stream.next().await {
                         match item.map(|p| serde_json::from_str::<Change>(&p)) {
                             Ok(Ok(change)) => {
+                                // Heard on the primary: announced once the replica this
+                                // process reads has replayed it, so a subscriber can read
+                                // what it is told about.
+                                if let Some(store) = &replica {
+                                    match store.wait_for_replay(REPLAY_WAIT).await {
+                                        Ok(true) => {}
+                                        Ok(false) => tracing::warn!(
+                                            "live: the replica did not replay a change within {} s; announced anyway",
+                                            REPLAY_WAIT.as_secs()
+                                        ),
+                                        Err(e) => tracing::warn!(error = %e, "live: replica replay position"),
+                                    }
+                                }
                                 if tx.send(change).is_err() {
                                     break;
                                 }
@@ -195,6 +236,37 @@ impl Live {
     /// `/extended/v1/ws` and `/socket.io/`.
     pub fn routes(&self) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
         stacks_live::ws::route(Arc::clone(&self.hub), self.config.clone()).or(self.socketio.routes())
+    }
+}
+
+/// Announces every raw event committed after the newest one now, in id order, looking every
+/// [`FOLLOW_EVERY`].
+async fn follow_raw_events(store: Arc<Store>, tx: mpsc::UnboundedSender<Change>) {
+    let mut last = match store.last_event_id().await {
+        Ok(id) => id,
+        Err(e) => {
+            tracing::warn!(error = %e, "live: cannot read the newest event; no live updates");
+            return;
+        }
+    };
+    loop {
+        tokio::time::sleep(FOLLOW_EVERY).await;
+        let events = match store.raw_events_after(last, 256).await {
+            Ok(events) => events,
+            Err(e) => {
+                tracing::warn!(error = %e, "live: reading the writer's new events failed");
+                continue;
+            }
+        };
+        for event in events {
+            last = Some(event.id);
+            let change = EventPath::from_path(&event.path).and_then(|p| change_of_payload(p, &event.payload));
+            if let Some(change) = change {
+                if tx.send(change).is_err() {
+                    return;
+                }
+            }
+        }
     }
 }
 

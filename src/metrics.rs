@@ -76,6 +76,7 @@ pub fn routes(
 
 async fn sample(s: &Sampled) {
     let (ledger, node) = s.readiness.heights().await;
+    s.readiness.sample_replica().await;
     if let Some(h) = ledger {
         ledger_tip_height(h);
     }
@@ -105,6 +106,12 @@ async fn sample(s: &Sampled) {
 pub fn event(path: &'static str, outcome: &'static str, took: Duration) {
     counter!("stacks_ledger_events_total", "path" => path, "outcome" => outcome).increment(1);
     histogram!("stacks_ledger_event_apply_seconds", "path" => path).record(took.as_secs_f64());
+}
+
+/// A `readonly` process's replica against its primary (sampled with readiness).
+pub fn replica_lag(lag: &crate::store::ReplicaLag) {
+    gauge!("stacks_ledger_replica_lag_blocks").set(lag.blocks_behind() as f64);
+    gauge!("stacks_ledger_replica_replay_lag_bytes").set(lag.replay_lag_bytes as f64);
 }
 
 pub fn ledger_tip_height(height: u64) {

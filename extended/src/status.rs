@@ -22,6 +22,8 @@ pub enum SyncState {
     Ready,
     /// Behind the node's tip by `lag` blocks.
     Syncing { node_tip_height: u64, lag: u64 },
+    /// A `readonly` process whose replica is `lag` blocks behind its primary's tip.
+    ReplicaBehind { primary_tip_height: u64, lag: u64, replay_lag_bytes: u64 },
 }
 
 /// Tells the status route how far the ledger (at `ledger_height`) is behind the node.
@@ -88,6 +90,15 @@ fn status_body(tip: Option<&ChainTip>, state: SyncState) -> Value {
             "server_version": SERVER_VERSION,
             "status": "syncing",
             "sync": { "node_tip_height": node_tip_height, "lag": lag },
+        }),
+        SyncState::ReplicaBehind { primary_tip_height, lag, replay_lag_bytes } => json!({
+            "server_version": SERVER_VERSION,
+            "status": "syncing",
+            "replica": {
+                "primary_tip_height": primary_tip_height,
+                "lag": lag,
+                "replay_lag_bytes": replay_lag_bytes,
+            },
         }),
     };
     if let Some(t) = tip.filter(|t| t.block_height > 0) {

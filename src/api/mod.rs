@@ -57,6 +57,14 @@ pub fn app(
     Ok(App { routes: observe::observed(live.routes().or(table)), sampled })
 }
 
+/// What the metrics sample in a process without the API (`serve --mode writeonly`): the store,
+/// and the ledger's tip against the node's.
+pub fn sampled_without_api(store: Arc<Store>, config: &Config) -> Arc<crate::metrics::Sampled> {
+    let readiness =
+        Arc::new(Readiness::new(Arc::clone(&store), config.v2.node.clone(), config.ready_max_lag));
+    Arc::new(crate::metrics::Sampled { store, cache: Arc::new(ResponseCache::new(0)), readiness, hub: None })
+}
+
 /// The public API's routes, and what the metrics sample of its parts.
 pub struct App<F> {
     pub routes: F,

@@ -31,6 +31,13 @@ pub enum NotReady {
         node_tip_height: u64,
         lag: u64,
     },
+    /// A `readonly` process whose replica is too far behind its primary.
+    ReplicaBehind {
+        replica_tip_height: u64,
+        primary_tip_height: u64,
+        lag: u64,
+        replay_lag_bytes: u64,
+    },
 }
 
 pub struct Readiness {
@@ -80,9 +87,37 @@ impl Readiness {
         (self.ledger_height().await.ok(), self.node_height().await.ok().flatten())
     }
 
+    /// A `readonly` process's replica against its primary: `Err` when more than `max_lag`
+    /// blocks behind (or unreadable); `Ok` without a primary.
+    async fn replica(&self) -> Result<(), NotReady> {
+        let lag = match tokio::time::timeout(DB_TIMEOUT, self.store.replica_lag()).await {
+            Ok(Ok(Some(lag))) => lag,
+            Ok(Ok(None)) => return Ok(()),
+            Ok(Err(e)) => return Err(NotReady::Database(e.to_string())),
+            Err(_) => return Err(NotReady::Database(format!("no answer within {} s", DB_TIMEOUT.as_secs()))),
+        };
+        crate::metrics::replica_lag(&lag);
+        let height = |h: Option<i64>| h.map_or(0, |h| u64::try_from(h).unwrap_or(0));
+        if lag.blocks_behind() > self.max_lag {
+            return Err(NotReady::ReplicaBehind {
+                replica_tip_height: height(lag.replica_tip_height),
+                primary_tip_height: height(lag.primary_tip_height),
+                lag: lag.blocks_behind(),
+                replay_lag_bytes: lag.replay_lag_bytes,
+            });
+        }
+        Ok(())
+    }
+
+    /// Records a `readonly` process's replica lag in the metrics (see [`Readiness::check`]).
+    pub async fn sample_replica(&self) {
+        let _ = self.replica().await;
+    }
+
     /// Ready, or why not.
     pub async fn check(&self) -> Result<(), NotReady> {
         let ledger = self.ledger_height().await?;
+        self.replica().await?;
         let node = self.node_height().await?;
         self.compare(ledger, node)
     }
@@ -93,6 +128,11 @@ impl SyncProbe for Readiness {
     /// tell leaves the status `ready` (the ledger still answers; `/ready` is the strict check).
     fn sync_state(&self, ledger_height: u64) -> Pin<Box<dyn Future<Output = SyncState> + Send + '_>> {
         Box::pin(async move {
+            if let Err(NotReady::ReplicaBehind { primary_tip_height, lag, replay_lag_bytes, .. }) =
+                self.replica().await
+            {
+                return SyncState::ReplicaBehind { primary_tip_height, lag, replay_lag_bytes };
+            }
             match self.node_height().await.ok().flatten() {
                 Some(node) => match self.compare(ledger_height, Some(node)) {
                     Err(NotReady::Lagging { node_tip_height, lag, .. }) => {
@@ -136,6 +176,18 @@ fn ready_reply(state: Result<(), NotReady>) -> warp::reply::Response {
                 "ledger_tip_height": ledger_tip_height,
                 "node_tip_height": node_tip_height,
                 "lag": lag,
+            }),
+        ),
+        Err(NotReady::ReplicaBehind { replica_tip_height, primary_tip_height, lag, replay_lag_bytes }) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            json!({
+                "status": "syncing",
+                "reason": "replica_lagging",
+                "message": format!("this process's database replica is {lag} blocks behind its primary"),
+                "replica_tip_height": replica_tip_height,
+                "primary_tip_height": primary_tip_height,
+                "lag": lag,
+                "replay_lag_bytes": replay_lag_bytes,
             }),
         ),
     };

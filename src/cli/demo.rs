@@ -62,6 +62,8 @@ pub async fn run(
     let dir = TempDir::new().context("creating the demo's database directory")?;
     config.database_url = format!("sqlite://{}", dir.0.join("demo.db").display());
     config.network = Network::Testnet;
+    // The demo is one process: its observer feeds its API.
+    config.mode = stacks_ledger::config::Mode::Online;
     let generator = Generator::new(chain_config(&args)).context("the devnet generator")?;
     let store =
         Arc::new(Store::open(&config.database_url, config.network).await.context("opening the demo store")?);

@@ -19,23 +19,43 @@ use stacks_ledger::store::Store;
 /// The store the binary runs on.
 pub type LedgerSink = Store;
 
-/// Opens (creating and migrating if needed) the store named by the configuration.
+/// Opens (creating and migrating if needed) the store named by the configuration: the
+/// primary when one is named (what writes goes there), else the database URL.
 pub async fn open_sink(config: &Config) -> anyhow::Result<Arc<LedgerSink>> {
-    opened(config, Store::open(&config.database_url, config.network).await)
+    let url = writer_url(config);
+    opened(config, url, Store::open(url, config.network).await)
 }
 
 /// [`open_sink`] for `import-events`: indexes an interrupted import set aside stay so, for
 /// this one to build at its end (`Store::open_for_replay`).
 pub async fn open_replay_sink(config: &Config) -> anyhow::Result<Arc<LedgerSink>> {
-    opened(config, Store::open_for_replay(&config.database_url, config.network).await)
+    let url = writer_url(config);
+    opened(config, url, Store::open_for_replay(url, config.network).await)
+}
+
+/// The store of a `serve --mode readonly` process: reads the database URL (a replica, or the
+/// file or database a writer process keeps), never migrates; writes go to the primary.
+pub async fn open_readonly_sink(config: &Config) -> anyhow::Result<Arc<LedgerSink>> {
+    let url = &config.database_url;
+    let store = Store::open_readonly(url, config.db_primary.as_deref(), config.network).await;
+    let store = opened(config, url, store)?;
+    if let Some(primary) = &config.db_primary {
+        tracing::info!("readonly: writes and live updates through the primary {}", redact(primary));
+    }
+    Ok(store)
+}
+
+fn writer_url(config: &Config) -> &str {
+    config.db_primary.as_deref().unwrap_or(&config.database_url)
 }
 
 fn opened(
     config: &Config,
+    url: &str,
     store: Result<Store, stacks_ledger::store::StoreError>,
 ) -> anyhow::Result<Arc<LedgerSink>> {
-    let store = store.with_context(|| format!("opening the store at {}", redact(&config.database_url)))?;
-    tracing::info!("store: {} ({:?}, {})", redact(&config.database_url), store.engine(), config.network);
+    let store = store.with_context(|| format!("opening the store at {}", redact(url)))?;
+    tracing::info!("store: {} ({:?}, {})", redact(url), store.engine(), config.network);
     Ok(Arc::new(store))
 }
 
@@ -99,30 +119,52 @@ pub struct Bound {
 }
 
 /// [`serve`], calling `on_bound` with the bound addresses before serving (the demo starts its
-/// chain there).
+/// chain there; called in the default mode only, where both are bound). `config.mode` says
+/// what runs: the event observer (default, `writeonly`), the API (default, `readonly`).
 pub async fn serve_with(
     config: &Config,
     store: Arc<Store>,
     shutdown: impl Future<Output = ()> + Send + 'static,
     on_bound: impl FnOnce(Bound),
 ) -> anyhow::Result<()> {
-    let events = observer::bind(&config.events_bind)
-        .await
-        .with_context(|| format!("cannot listen for node events on {}", config.events_bind))?;
-    let api = observer::bind(&config.api_bind)
-        .await
-        .with_context(|| format!("cannot listen for API requests on {}", config.api_bind))?;
-    let events_addr = events.local_addr().context("reading the event observer's address")?;
-    let api_addr = api.local_addr().context("reading the API server's address")?;
-    tracing::info!(
-        "event observer listening on {events_addr} ({}, body limit {} bytes)",
-        config.network,
-        config.event_body_limit
-    );
-    tracing::info!("API listening on http://{api_addr}/extended");
-    match &config.v2.node {
-        Some(node) => tracing::info!("/v2: policy {:?}, Stacks node {}", config.v2.policy, node.node),
-        None => tracing::info!("/v2: no Stacks node configured; the ledger answers what it can"),
+    let mode = config.mode;
+    let events = match mode.ingests() {
+        true => Some(
+            observer::bind(&config.events_bind)
+                .await
+                .with_context(|| format!("cannot listen for node events on {}", config.events_bind))?,
+        ),
+        false => None,
+    };
+    let api = match mode.serves_api() {
+        true => Some(
+            observer::bind(&config.api_bind)
+                .await
+                .with_context(|| format!("cannot listen for API requests on {}", config.api_bind))?,
+        ),
+        false => None,
+    };
+    let events_addr = events
+        .as_ref()
+        .map(|l| l.local_addr())
+        .transpose()
+        .context("reading the event observer's address")?;
+    let api_addr =
+        api.as_ref().map(|l| l.local_addr()).transpose().context("reading the API server's address")?;
+    tracing::info!("mode: {mode:?}");
+    if let Some(addr) = events_addr {
+        tracing::info!(
+            "event observer listening on {addr} ({}, body limit {} bytes)",
+            config.network,
+            config.event_body_limit
+        );
+    }
+    if let Some(addr) = api_addr {
+        tracing::info!("API listening on http://{addr}/extended");
+        match &config.v2.node {
+            Some(node) => tracing::info!("/v2: policy {:?}, Stacks node {}", config.v2.policy, node.node),
+            None => tracing::info!("/v2: no Stacks node configured; the ledger answers what it can"),
+        }
     }
 
     let (stop, stopped) = tokio::sync::watch::channel(false);
@@ -133,12 +175,35 @@ pub async fn serve_with(
     let until_stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|stopped| *stopped).await;
     };
-    let live = stacks_ledger::live::Live::start(Arc::clone(&store), config.live.clone())
-        .await
-        .context("live updates")?;
-    let sink = Arc::new(stacks_ledger::live::LiveSink::new(Arc::clone(&store), live.feed()));
-    let observer = observer::run(events, sink, config.event_body_limit, until_stopped(stopped.clone()));
-    let app = stacks_ledger::api::app(Arc::clone(&store), config, &live).context("faucets")?;
+    // Live updates where the API runs; a `writeonly` process only announces (NOTIFY on
+    // PostgreSQL; on SQLite `readonly` processes follow the file).
+    let live = match mode.serves_api() {
+        true => Some(
+            stacks_ledger::live::Live::start(Arc::clone(&store), config.live.clone())
+                .await
+                .context("live updates")?,
+        ),
+        false => None,
+    };
+    let feed = match &live {
+        Some(live) => live.feed(),
+        None => stacks_ledger::live::Feed::announcing_only(&store),
+    };
+    let observer_stopped = until_stopped(stopped.clone());
+    let observer = async {
+        if let Some(events) = events {
+            let sink = Arc::new(stacks_ledger::live::LiveSink::new(Arc::clone(&store), feed));
+            observer::run(events, sink, config.event_body_limit, observer_stopped).await;
+        }
+    };
+    let (routes, sampled) = match &live {
+        Some(live) => {
+            let app = stacks_ledger::api::app(Arc::clone(&store), config, live).context("faucets")?;
+            let sampled = app.sampled();
+            (Some(app.routes), sampled)
+        }
+        None => (None, stacks_ledger::api::sampled_without_api(Arc::clone(&store), config)),
+    };
     let metrics = match &config.metrics_bind {
         Some(bind) => {
             let listener = observer::bind(bind)
@@ -146,7 +211,7 @@ pub async fn serve_with(
                 .with_context(|| format!("cannot listen for metrics scrapes on {bind}"))?;
             let addr = listener.local_addr().context("reading the metrics server's address")?;
             tracing::info!("metrics on http://{addr}/metrics");
-            let routes = stacks_ledger::metrics::routes(stacks_ledger::metrics::install(), app.sampled());
+            let routes = stacks_ledger::metrics::routes(stacks_ledger::metrics::install(), sampled);
             Some(warp::serve(routes).incoming(listener).graceful(until_stopped(stopped.clone())).run())
         }
         None => None,
@@ -156,10 +221,16 @@ pub async fn serve_with(
             server.await;
         }
     };
-    on_bound(Bound { events: events_addr, api: api_addr });
-    let api = warp::serve(app.routes).incoming(api).graceful(until_stopped(stopped)).run();
+    if let (Some(events), Some(api)) = (events_addr, api_addr) {
+        on_bound(Bound { events, api });
+    }
+    let api = async move {
+        if let (Some(listener), Some(routes)) = (api, routes) {
+            warp::serve(routes).incoming(listener).graceful(until_stopped(stopped)).run().await;
+        }
+    };
     tokio::join!(observer, api, metrics);
-    tracing::info!("event observer and API stopped");
+    tracing::info!("stopped serving");
     // Checkpoints SQLite's WAL and closes the writer's connection and the pool.
     store.close().await;
     tracing::info!("store closed");

@@ -229,12 +229,43 @@ fn v2_node_from_the_incumbents_variables_and_flags() {
 }
 
 #[test]
-fn stacks_api_mode_selects_offline() {
+fn stacks_api_mode_selects_the_mode() {
     assert_eq!(env_only(&[]).mode, Mode::Online);
     assert_eq!(env_only(&[("STACKS_API_MODE", "offline")]).mode, Mode::Offline);
     assert_eq!(env_only(&[("STACKS_API_MODE", "default")]).mode, Mode::Online);
-    let err = resolve(&ConfigArgs::default(), &[("STACKS_API_MODE", "readonly")]).unwrap_err();
+    assert_eq!(env_only(&[("STACKS_API_MODE", "readonly")]).mode, Mode::Readonly);
+    assert_eq!(env_only(&[("STACKS_API_MODE", "WriteOnly")]).mode, Mode::Writeonly);
+    let err = resolve(&ConfigArgs::default(), &[("STACKS_API_MODE", "read-write")]).unwrap_err();
     assert_eq!(invalid_source(err), "STACKS_API_MODE");
+    assert!(Mode::Online.ingests() && Mode::Online.serves_api());
+    assert!(!Mode::Readonly.ingests() && Mode::Readonly.serves_api());
+    assert!(Mode::Writeonly.ingests() && !Mode::Writeonly.serves_api());
+}
+
+#[test]
+fn the_primary_comes_from_the_flag_the_uri_or_the_incumbents_variables() {
+    assert_eq!(env_only(&[]).db_primary, None);
+    let c = env_only(&[("PG_PRIMARY_CONNECTION_URI", "postgres://u:p@primary:5432/db")]);
+    assert_eq!(c.db_primary.as_deref(), Some("postgres://u:p@primary:5432/db"));
+    // Each PG_PRIMARY_ variable falls back to its PG_ one.
+    let c = env_only(&[
+        ("PG_HOST", "replica"),
+        ("PG_USER", "reader"),
+        ("PG_PASSWORD", "pw"),
+        ("PG_DATABASE", "ledger"),
+        ("PG_PRIMARY_HOST", "primary"),
+        ("PG_PRIMARY_PORT", "6543"),
+    ]);
+    assert_eq!(c.database_url, "postgres://reader:pw@replica:5490/ledger");
+    assert_eq!(c.db_primary.as_deref(), Some("postgres://reader:pw@primary:6543/ledger"));
+    let args = ConfigArgs { db_primary: Some("postgres://flag@h/db".into()), ..ConfigArgs::default() };
+    let c = resolve(&args, &[("PG_PRIMARY_HOST", "ignored")]).unwrap();
+    assert_eq!(c.db_primary.as_deref(), Some("postgres://flag@h/db"));
+    let args = ConfigArgs { db_primary: Some("sqlite://x.db".into()), ..ConfigArgs::default() };
+    assert_eq!(invalid_source(resolve(&args, &[]).unwrap_err()), "--db-primary");
+    // Masked like the database URL.
+    let c = env_only(&[("PG_PRIMARY_CONNECTION_URI", "postgres://u:secret@primary/db")]);
+    assert_eq!(c.masked_json()["db_primary"], "postgres://u:***@primary/db");
 }
 
 #[test]

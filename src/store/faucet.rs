@@ -76,7 +76,7 @@ impl Store {
                 result
             }
             Engine::Postgres => {
-                let mut conn = self.pool.acquire().await?;
+                let mut conn = self.write_pool().acquire().await?;
                 let mut tx = conn.begin().await?;
                 // Wrapped: the `Any` driver cannot carry the function's `void` result.
                 query(
@@ -102,7 +102,7 @@ impl Store {
             }
             Engine::Postgres => {
                 query("DELETE FROM faucet_requests WHERE id = $1", vec![id.into()])
-                    .execute(&self.pool)
+                    .execute(self.write_pool())
                     .await?;
             }
         }

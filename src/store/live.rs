@@ -19,7 +19,11 @@ impl Store {
         if self.engine != Engine::Postgres {
             return Ok(());
         }
-        sqlx::query("SELECT pg_notify($1, $2)").bind(LIVE_CHANNEL).bind(payload).execute(&self.pool).await?;
+        sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(LIVE_CHANNEL)
+            .bind(payload)
+            .execute(self.write_pool())
+            .await?;
         Ok(())
     }
 
@@ -31,7 +35,7 @@ impl Store {
         if self.engine != Engine::Postgres {
             return Ok(None);
         }
-        let mut listener = PgListener::connect(&self.url).await?;
+        let mut listener = PgListener::connect(self.listen_url()).await?;
         listener.listen(LIVE_CHANNEL).await?;
         let stream =
             listener.into_stream().map(|n| n.map(|n| n.payload().to_owned()).map_err(StoreError::from));

@@ -24,6 +24,7 @@ mod faucet;
 mod live;
 mod prepare;
 mod read;
+mod replica;
 pub mod rosetta;
 mod rows;
 mod sql;
@@ -52,6 +53,7 @@ pub use faucet::{FaucetRequest, RateLimit, Reservation};
 pub use live::{LIVE_CHANNEL, MAX_NOTIFY_PAYLOAD};
 pub use prepare::{prepare_batch, PreparedBatch};
 pub use read::{BlockInfo, Generation, NonceUsage, Supply, TxInfo};
+pub use replica::ReplicaLag;
 pub use v2::{V2Account, V2BurnBlock, V2Contract, V2InfoState, V2Microblock, V2Tip, STABLE_CONFIRMATIONS};
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("src/store/migrations/sqlite");
@@ -81,6 +83,8 @@ pub enum StoreError {
     Corrupt(String),
     #[error("preparing a batch of events failed: {0}")]
     Prepare(String),
+    #[error("{0}")]
+    Schema(String),
 }
 
 /// Why applying an event failed: the event's fault (invalid / not applicable yet) or ours.
@@ -211,6 +215,11 @@ pub struct Store {
     /// The unfiltered `/extended/v1/tx` total, keyed by the canonical tip it was counted at
     /// (`explorer_tx::canonical_tx_total`).
     tx_total: std::sync::Mutex<Option<(String, u64)>>,
+    /// Opened by a `readonly` process: never migrates, ingests or checkpoints (see `replica`).
+    readonly: bool,
+    /// A `readonly` process's PostgreSQL primary, when `pool` reads a streaming replica: what
+    /// the API records goes there, and live updates are heard there.
+    primary: Option<replica::Primary>,
 }
 
 /// SQLite in WAL mode appends commits to the WAL file; a checkpoint copies them back into the
@@ -300,6 +309,61 @@ impl Checkpointer {
     }
 }
 
+/// The pool over `url` (`sqlite://PATH`, its file and directory created, in WAL mode; or
+/// `postgres://...`), with the engine, the URL as connected and its options.
+async fn connect(url: &str) -> Result<(Engine, String, AnyConnectOptions, AnyPool), StoreError> {
+    sqlx::any::install_default_drivers();
+    let (engine, url) =
+        if let Some(path) = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) {
+            let path = path.split('?').next().unwrap_or(path);
+            if path != ":memory:" {
+                if let Some(dir) = Path::new(path).parent().filter(|d| !d.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|source| StoreError::Dir { path: dir.display().to_string(), source })?;
+                }
+            }
+            (Engine::Sqlite, format!("sqlite://{path}?mode=rwc"))
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            (Engine::Postgres, url.to_owned())
+        } else {
+            return Err(StoreError::Url(url.to_owned()));
+        };
+    let options = AnyConnectOptions::from_str(&url)?.disable_statement_logging();
+    let pool = AnyPoolOptions::new()
+        // No ping before every checkout: the writer checks out once per event.
+        .test_before_acquire(false)
+        .max_connections(if engine == Engine::Sqlite { 4 } else { 8 })
+        .after_connect(move |conn, _| {
+            Box::pin(async move {
+                if engine == Engine::Sqlite {
+                    // For a new database only (a no-op once it has tables): 16 KiB pages
+                    // make every B-tree shallower and each commit write fewer, larger
+                    // WAL frames; a replay ran 1.35× faster than with the 4 KiB default.
+                    // Before WAL mode, which fixes the page size of a new file.
+                    conn.execute("PRAGMA page_size = 16384").await?;
+                    // WAL lets readers run beside the single writer; NORMAL sync is safe
+                    // with WAL (a crash loses at most the last commits, never integrity).
+                    conn.execute("PRAGMA journal_mode = WAL").await?;
+                    conn.execute("PRAGMA synchronous = NORMAL").await?;
+                    conn.execute("PRAGMA busy_timeout = 10000").await?;
+                    conn.execute("PRAGMA cache_size = -65536").await?;
+                    conn.execute("PRAGMA temp_store = MEMORY").await?;
+                }
+                Ok(())
+            })
+        })
+        .connect_with(options.clone())
+        .await?;
+    Ok((engine, url, options, pool))
+}
+
+fn migrator(engine: Engine) -> &'static sqlx::migrate::Migrator {
+    match engine {
+        Engine::Sqlite => &SQLITE_MIGRATIONS,
+        Engine::Postgres => &POSTGRES_MIGRATIONS,
+    }
+}
+
 impl Store {
     /// Opens (creating if needed) and migrates the database at `url`: `sqlite://PATH` (file and
     /// parent directory created, WAL) or `postgres://...`. Indexes that an interrupted bulk
@@ -315,52 +379,8 @@ impl Store {
     }
 
     async fn open_with(url: &str, network: Network, replay: bool) -> Result<Store, StoreError> {
-        sqlx::any::install_default_drivers();
-        let (engine, url) =
-            if let Some(path) = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) {
-                let path = path.split('?').next().unwrap_or(path);
-                if path != ":memory:" {
-                    if let Some(dir) = Path::new(path).parent().filter(|d| !d.as_os_str().is_empty()) {
-                        std::fs::create_dir_all(dir)
-                            .map_err(|source| StoreError::Dir { path: dir.display().to_string(), source })?;
-                    }
-                }
-                (Engine::Sqlite, format!("sqlite://{path}?mode=rwc"))
-            } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-                (Engine::Postgres, url.to_owned())
-            } else {
-                return Err(StoreError::Url(url.to_owned()));
-            };
-        let options = AnyConnectOptions::from_str(&url)?.disable_statement_logging();
-        let pool = AnyPoolOptions::new()
-            // No ping before every checkout: the writer checks out once per event.
-            .test_before_acquire(false)
-            .max_connections(if engine == Engine::Sqlite { 4 } else { 8 })
-            .after_connect(move |conn, _| {
-                Box::pin(async move {
-                    if engine == Engine::Sqlite {
-                        // For a new database only (a no-op once it has tables): 16 KiB pages
-                        // make every B-tree shallower and each commit write fewer, larger
-                        // WAL frames; a replay ran 1.35× faster than with the 4 KiB default.
-                        // Before WAL mode, which fixes the page size of a new file.
-                        conn.execute("PRAGMA page_size = 16384").await?;
-                        // WAL lets readers run beside the single writer; NORMAL sync is safe
-                        // with WAL (a crash loses at most the last commits, never integrity).
-                        conn.execute("PRAGMA journal_mode = WAL").await?;
-                        conn.execute("PRAGMA synchronous = NORMAL").await?;
-                        conn.execute("PRAGMA busy_timeout = 10000").await?;
-                        conn.execute("PRAGMA cache_size = -65536").await?;
-                        conn.execute("PRAGMA temp_store = MEMORY").await?;
-                    }
-                    Ok(())
-                })
-            })
-            .connect_with(options.clone())
-            .await?;
-        let migrator = match engine {
-            Engine::Sqlite => &SQLITE_MIGRATIONS,
-            Engine::Postgres => &POSTGRES_MIGRATIONS,
-        };
+        let (engine, url, options, pool) = connect(url).await?;
+        let migrator = migrator(engine);
         // A migration may expect any index: deferred ones are built before one runs.
         let deferred = bulk::deferred_before_migrations(&pool).await;
         if deferred > 0 && (!replay || bulk::migrations_pending(&pool, migrator).await) {
@@ -373,7 +393,38 @@ impl Store {
             Engine::Sqlite => Some(Checkpointer::start(&options).await?),
             Engine::Postgres => None,
         };
-        Ok(Store {
+        Ok(Store::assemble(pool, engine, network, url, checkpointer, None))
+    }
+
+    /// Opens `url` for a `readonly` process (`serve --mode readonly`): no migrations, backfills
+    /// or checkpoints, and it waits for a writer to have migrated the database to this
+    /// binary's schema. `url` is a PostgreSQL streaming replica (give its `primary`) or the
+    /// database a writer process uses (a SQLite file on this machine, or the primary itself).
+    pub async fn open_readonly(
+        url: &str,
+        primary: Option<&str>,
+        network: Network,
+    ) -> Result<Store, StoreError> {
+        let (engine, url, _, pool) = connect(url).await?;
+        replica::wait_for_schema(&pool, migrator(engine)).await?;
+        let primary = match primary {
+            Some(primary) => Some(replica::Primary::connect(engine, primary).await?),
+            None => None,
+        };
+        let mut store = Store::assemble(pool, engine, network, url, None, primary);
+        store.readonly = true;
+        Ok(store)
+    }
+
+    fn assemble(
+        pool: AnyPool,
+        engine: Engine,
+        network: Network,
+        url: String,
+        checkpointer: Option<Checkpointer>,
+        primary: Option<replica::Primary>,
+    ) -> Store {
+        Store {
             pool,
             engine,
             network,
@@ -381,7 +432,14 @@ impl Store {
             writer: Mutex::new(None),
             checkpointer: std::sync::Mutex::new(checkpointer),
             tx_total: std::sync::Mutex::new(None),
-        })
+            readonly: false,
+            primary,
+        }
+    }
+
+    /// Whether a `readonly` process opened this store.
+    pub fn is_readonly(&self) -> bool {
+        self.readonly
     }
 
     pub fn engine(&self) -> Engine {
@@ -410,15 +468,19 @@ impl Store {
         // pool connection's close can still be under way when the pool reports closed. So the
         // readers close first, then one connection copies the WAL into the database and
         // empties it (TRUNCATE) before it closes too: nothing is left to replay at the next open.
+        // A `readonly` process leaves that to the writer's process.
         let writer = self.writer.lock().await.take();
         self.pool.close().await;
+        if let Some(primary) = &self.primary {
+            primary.pool.close().await;
+        }
         let last = match (writer, self.engine) {
             (Some(conn), _) => Some(conn),
-            (None, Engine::Sqlite) => AnyConnection::connect(&self.url).await.ok(),
-            (None, Engine::Postgres) => None,
+            (None, Engine::Sqlite) if !self.readonly => AnyConnection::connect(&self.url).await.ok(),
+            (None, _) => None,
         };
         if let Some(mut conn) = last {
-            if self.engine == Engine::Sqlite {
+            if self.engine == Engine::Sqlite && !self.readonly {
                 if let Err(e) = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").await {
                     tracing::warn!(error = %e, "closing the store: WAL checkpoint failed");
                 }
@@ -433,7 +495,7 @@ impl Store {
         slot: &'a mut Option<AnyConnection>,
     ) -> Result<&'a mut AnyConnection, sqlx::Error> {
         if slot.is_none() {
-            let mut conn = self.pool.acquire().await?.detach();
+            let mut conn = self.write_pool().acquire().await?.detach();
             if self.engine == Engine::Sqlite {
                 set_writer_mode(&mut conn, false).await?;
             }
@@ -445,6 +507,11 @@ impl Store {
     async fn ingest_inner(&self, ev: IncomingEvent) -> Result<IngestOutcome, ApplyError> {
         // Parse before touching the database: a malformed body changes nothing.
         let payload = parse(&ev)?;
+        if self.readonly {
+            return Err(ApplyError::Store(StoreError::Schema(
+                "a readonly process does not ingest events".into(),
+            )));
+        }
         let mut writer = self.writer.lock().await;
         let conn = self.writer_conn(&mut writer).await?;
         let result = self.apply_event(conn, &ev, &payload).await;
@@ -597,6 +664,11 @@ impl Store {
 
     /// Closes the writer's connection after a database error: it may be broken, or still in a
     /// transaction after a failed rollback. The next event starts on a fresh one.
+    /// Where writes go: the primary of a `readonly` process on a replica, else `pool`.
+    fn write_pool(&self) -> &AnyPool {
+        self.primary.as_ref().map_or(&self.pool, |p| &p.pool)
+    }
+
     async fn drop_writer(&self, writer: &mut Option<AnyConnection>) {
         if let Some(conn) = writer.take() {
             let _ = conn.close().await;

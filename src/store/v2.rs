@@ -193,9 +193,17 @@ impl Store {
     /// same path as the node's own `/new_mempool_tx` event (recorded in the raw event log, so
     /// an export and replay rebuild the same mempool). When the node later sends the event
     /// itself, the mempool row is already there and stays as it is.
-    pub async fn record_broadcast(&self, raw_tx: &[u8]) -> Result<IngestOutcome, IngestError> {
-        let payload = serde_json::to_string(&[format!("0x{}", hex::encode(raw_tx))])
-            .expect("a list of strings serialises");
+    ///
+    /// A `readonly` process (`None`) writes the mempool row only, as the faucet does: raw event
+    /// ids are assigned by the one process that ingests, and two processes taking the next id
+    /// of the same log could collide.
+    pub async fn record_broadcast(&self, raw_tx: &[u8]) -> Result<Option<IngestOutcome>, IngestError> {
+        let raw_hex = format!("0x{}", hex::encode(raw_tx));
+        if self.readonly {
+            self.record_mempool_tx(&raw_hex, super::now_unix()).await?;
+            return Ok(None);
+        }
+        let payload = serde_json::to_string(&[raw_hex]).expect("a list of strings serialises");
         self.ingest(IncomingEvent {
             id: None,
             receive_timestamp: None,
@@ -203,5 +211,6 @@ impl Store {
             payload,
         })
         .await
+        .map(Some)
     }
 }

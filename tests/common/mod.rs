@@ -41,7 +41,7 @@ pub const ORACLE_FIXTURES: [(&str, Network); 8] = [
 
 static SEQ: AtomicU32 = AtomicU32::new(0);
 
-fn in_ci() -> bool {
+pub fn in_ci() -> bool {
     std::env::var("CI").as_deref() == Ok("true")
 }
 
@@ -101,6 +101,14 @@ impl TestDb {
         }
     }
 
+    /// The PostgreSQL database's name, for `Db::Postgres`.
+    pub fn database_name(&self) -> Option<&str> {
+        match &self.cleanup {
+            Cleanup::Pg { db, .. } => Some(db),
+            Cleanup::Dir(_) => None,
+        }
+    }
+
     /// The SQLite file, for `Db::Sqlite`.
     pub fn sqlite_path(&self) -> Option<PathBuf> {
         self.url.strip_prefix("sqlite://").map(PathBuf::from)
@@ -135,7 +143,7 @@ impl TestStore {
 }
 
 /// The admin URL with its database replaced.
-fn with_database(url: &str, db: &str) -> String {
+pub fn with_database(url: &str, db: &str) -> String {
     let (base, query) = match url.split_once('?') {
         Some((b, q)) => (b, format!("?{q}")),
         None => (url, String::new()),
