@@ -57,6 +57,9 @@ Store:
                             does (the store then parses and derives it a few events ahead of
                             the writer); default: the reader thread prepares the next batch
                             whole (store::prepare_batch) while the store applies this one
+  --post                    with --batch 1: POST each event over HTTP to the event observer
+                            (serve's, on a loopback port) and wait for its 200 before the
+                            next, as a Stacks node does; the figures include HTTP
 Run:
   --limit N                 stop after N events
   --repeat N                run N times, each on a fresh store (default 1)
@@ -75,6 +78,7 @@ struct Opts {
     batch: usize,
     serial: bool,
     keep_indexes: bool,
+    post: bool,
     limit: Option<u64>,
     repeat: usize,
     keep: bool,
@@ -100,6 +104,7 @@ fn default_opts() -> Opts {
         batch: stacks_ledger::ingest::import::BATCH_EVENTS,
         serial: false,
         keep_indexes: false,
+        post: false,
         limit: None,
         repeat: 1,
         keep: false,
@@ -139,6 +144,7 @@ fn parse_opts() -> anyhow::Result<Opts> {
             "--batch" => o.batch = value()?.parse::<usize>()?.max(1),
             "--no-read-ahead" => o.serial = true,
             "--keep-indexes" => o.keep_indexes = true,
+            "--post" => o.post = true,
             "--limit" => o.limit = Some(value()?.parse()?),
             "--repeat" => o.repeat = value()?.parse::<usize>()?.max(1),
             "--keep" => o.keep = true,
@@ -148,6 +154,9 @@ fn parse_opts() -> anyhow::Result<Opts> {
             }
             _ => bail!("unknown argument {a}\n\n{USAGE}"),
         }
+    }
+    if o.post && o.batch != 1 {
+        bail!("--post needs --batch 1 (the node POSTs one event at a time)");
     }
     Ok(o)
 }
@@ -245,7 +254,7 @@ fn rss_mib() -> (f64, f64) {
 
 /// A fresh store, and how to get rid of it.
 struct BenchStore {
-    store: Store,
+    store: Arc<Store>,
     sqlite_dir: Option<PathBuf>,
     pg: Option<(String, String)>,
 }
@@ -256,7 +265,7 @@ async fn fresh_store(o: &Opts, run: usize) -> anyhow::Result<BenchStore> {
         let dir = std::env::temp_dir().join(format!("stacks-ledger-bench-db-{unique}"));
         let _ = std::fs::remove_dir_all(&dir);
         let url = format!("sqlite://{}/ledger.db", dir.display());
-        let store = Store::open(&url, o.network).await?;
+        let store = Arc::new(Store::open(&url, o.network).await?);
         return Ok(BenchStore { store, sqlite_dir: Some(dir), pg: None });
     }
     let admin = o.pg_url.clone().context("--db postgres needs --pg-url or STACKS_LEDGER_BENCH_PG_URL")?;
@@ -265,7 +274,7 @@ async fn fresh_store(o: &Opts, run: usize) -> anyhow::Result<BenchStore> {
     c.execute(format!("DROP DATABASE IF EXISTS {db}").as_str()).await?;
     c.execute(format!("CREATE DATABASE {db}").as_str()).await?;
     c.close().await?;
-    let store = Store::open(&with_database(&admin, &db), o.network).await?;
+    let store = Arc::new(Store::open(&with_database(&admin, &db), o.network).await?);
     Ok(BenchStore { store, sqlite_dir: None, pg: Some((admin, db)) })
 }
 
@@ -444,6 +453,37 @@ async fn run_once(o: &Opts, log: &Path, run: usize) -> anyhow::Result<RunResult>
             events = ready.events;
             sample(events, ready.read);
         }
+    } else if o.post {
+        // The observer as `serve` runs it; the node's POSTs are sequential.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server =
+            tokio::spawn(stacks_ledger::observer::run(listener, Arc::clone(&bs.store), 500_000_000, async {
+                let _ = stopped.await;
+            }));
+        let client = reqwest::Client::new();
+        for ev in reader {
+            let ev = ev?;
+            let t = Instant::now();
+            let res = client
+                .post(format!("http://{addr}{}", ev.path))
+                .header("content-type", "application/json")
+                .body(ev.payload)
+                .send()
+                .await?;
+            if !res.status().is_success() {
+                bail!("event {} ({}): {} {}", ev.id, ev.path, res.status(), res.text().await?);
+            }
+            record(&ev.path, t.elapsed(), 1, &mut per_path);
+            events += 1;
+            sample(events, read.load(Ordering::Relaxed));
+            if o.limit.is_some_and(|l| events >= l) {
+                break;
+            }
+        }
+        let _ = stop.send(());
+        server.await?;
     } else {
         for ev in reader {
             let ev = ev?;
@@ -494,6 +534,7 @@ fn main() -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let engine = if o.postgres { "postgres" } else { "sqlite" };
     let mode = match (o.batch, o.serial) {
+        (1, _) if o.post => "POST to the event observer, one at a time".to_owned(),
         (1, _) => "ingest".to_owned(),
         (n, true) => format!("ingest_batch({n})"),
         (n, false) => format!("ingest_prepared({n})+read-ahead"),
