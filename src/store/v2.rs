@@ -167,7 +167,8 @@ impl Store {
         // outside the transaction path, so those deploys never bump the boot address's nonce;
         // they are its only transactions (nobody holds its key). `/extended` counts them as the
         // incumbent does; `/v2` answers the node's 0.
-        let nonce = if crate::ledger::is_boot_address(principal) { 0 } else { self.next_nonce(principal).await? };
+        let nonce =
+            if crate::ledger::is_boot_address(principal) { 0 } else { self.next_nonce(principal).await? };
         Ok(V2Account { balance, locked, unlock_height, nonce })
     }
 
