@@ -5,7 +5,12 @@
 //! * `request_funds`: a transfer from a prefunded account (key in the configuration) to it;
 //! * `transfer`: a transfer from a funded account to another created one;
 //! * `multisig_transfer`: a 2-of-3 multisig account (modes in turn) funded, then sending;
-//! * `sponsored_transfer`: a transfer whose fee the prefunded account pays.
+//! * `sponsored_transfer`: a transfer whose fee the prefunded account pays;
+//! * `stack_stx`, `delegate_stx`, `revoke_delegate_stx` (pox-4 calls: they need a node that
+//!   runs Clarity, such as the real mocknet node of `../shared/tools/realnode`): the prefunded
+//!   account stacks the minimum for one cycle (its own key the signer, the SIP-018 signature made
+//!   here) and its locked sub-account must hold it; the first account delegates to the second and
+//!   revokes; each confirmed in a block with its operation and the liquid balance reconciled.
 //!
 //! Every transfer walks the whole flow: preprocess → metadata → payloads → `parse(unsigned)`
 //! (the operations are the intent, no signer) → sign locally (our codec) → combine →
@@ -23,10 +28,12 @@ use std::time::{Duration, Instant};
 use anyhow::{anyhow, bail};
 use serde::Serialize;
 use serde_json::{json, Value};
-use stacks_codec::hash::sha256;
+use stacks_codec::clarity::Value as ClarityValue;
+use stacks_codec::hash::{hash160, sha256};
 use stacks_codec::sign::{sign_presign, vrs_to_rsv, PrivateKey};
 
 use crate::checkdata::{Checker, Options};
+use crate::rosetta::construction::intent::{DELEGATE_STX, REVOKE_DELEGATE_STX, STACK_STX};
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -152,6 +159,49 @@ pub struct ConstructionChecker {
 
 const CONSTRUCTION: &str = "construction";
 
+/// What a pox-4 signer key authorises (`verify-signer-key-sig`).
+struct SignerGrant {
+    /// `(version, hashbytes)`.
+    pox_addr: (u8, Vec<u8>),
+    reward_cycle: u64,
+    topic: &'static str,
+    period: u64,
+    max_amount: u128,
+    auth_id: u128,
+    chain_id: u32,
+}
+
+/// The signer key's RSV signature over the SIP-018 hash of `grant`, in the domain
+/// `{name: "pox-4-signer", version: "1.0.0", chain-id}`.
+fn signer_signature(key: &PrivateKey, grant: &SignerGrant) -> [u8; 65] {
+    let ascii = |s: &str| ClarityValue::StringAscii(s.as_bytes().to_vec());
+    let tuple = |fields: Vec<(&str, ClarityValue)>| {
+        ClarityValue::Tuple(fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()).canonical()
+    };
+    let domain = tuple(vec![
+        ("name", ascii("pox-4-signer")),
+        ("version", ascii("1.0.0")),
+        ("chain-id", ClarityValue::UInt(grant.chain_id.into())),
+    ]);
+    let pox_addr = tuple(vec![
+        ("version", ClarityValue::Buffer(vec![grant.pox_addr.0])),
+        ("hashbytes", ClarityValue::Buffer(grant.pox_addr.1.clone())),
+    ]);
+    let message = tuple(vec![
+        ("pox-addr", pox_addr),
+        ("reward-cycle", ClarityValue::UInt(grant.reward_cycle.into())),
+        ("topic", ascii(grant.topic)),
+        ("period", ClarityValue::UInt(grant.period.into())),
+        ("max-amount", ClarityValue::UInt(grant.max_amount)),
+        ("auth-id", ClarityValue::UInt(grant.auth_id)),
+    ]);
+    let mut preimage = b"SIP018".to_vec();
+    preimage.extend_from_slice(&sha256(&domain.serialize()));
+    preimage.extend_from_slice(&sha256(&message.serialize()));
+    let (vrs, _) = sign_presign(sha256(&preimage), key);
+    vrs_to_rsv(&vrs)
+}
+
 impl ConstructionChecker {
     pub fn new(opts: ConstructionOptions) -> anyhow::Result<Self> {
         let checker = |url: &str| {
@@ -243,7 +293,219 @@ impl ConstructionChecker {
             self.transfer(Transfer { from, to: &to, amount: 500 + i, sponsor: Some(&funder) }).await?;
             *self.done.entry("sponsored_transfer".into()).or_default() += 1;
         }
+        // Stacking (pox-4 calls; a node that runs Clarity): the prefunded account stacks the
+        // minimum for one cycle, its own key the signer; the first account delegates to the
+        // second, then revokes.
+        if need("stack_stx") > 0 {
+            self.stack_stx(&funder).await?;
+            *self.done.entry("stack_stx".into()).or_default() += 1;
+        }
+        let delegations = need("delegate_stx").max(need("revoke_delegate_stx"));
+        for i in 0..delegations {
+            let meta = json!({ "delegate_to": wallets[1].address });
+            self.stacking(DELEGATE_STX, &wallets[0], Some(1_000_000 + u128::from(i)), meta).await?;
+            *self.done.entry("delegate_stx".into()).or_default() += 1;
+            if i < need("revoke_delegate_stx") {
+                self.stacking(REVOKE_DELEGATE_STX, &wallets[0], None, json!({})).await?;
+                *self.done.entry("revoke_delegate_stx".into()).or_default() += 1;
+            }
+        }
         Ok(())
+    }
+
+    /// `/v2/pox` of the node behind the online server (ours proxies `/v2`).
+    async fn pox_info(&self) -> anyhow::Result<Value> {
+        let base = self.opts.online_url.trim_end_matches('/').trim_end_matches("/rosetta/v1");
+        Ok(reqwest::get(format!("{base}/v2/pox")).await?.error_for_status()?.json().await?)
+    }
+
+    /// `stack_stx` of the minimum for one cycle, then the locked sub-account must hold it.
+    async fn stack_stx(&mut self, w: &Wallet) -> anyhow::Result<()> {
+        // Not in a cycle's last two burn blocks: the signer grant names the cycle of the start
+        // burn height, and the call fails if it is mined in the next one.
+        let deadline = Instant::now() + self.opts.confirmation_timeout;
+        let pox = loop {
+            let pox = self.pox_info().await?;
+            let h = pox["current_burnchain_block_height"].as_u64().unwrap_or(0);
+            let first = pox["first_burnchain_block_height"].as_u64().unwrap_or(0);
+            let len = pox["reward_cycle_length"].as_u64().unwrap_or(1).max(3);
+            if h.saturating_sub(first) % len < len - 2 || Instant::now() > deadline {
+                break pox;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        };
+        let min = pox["min_amount_ustx"].as_u64().ok_or_else(|| anyhow!("/v2/pox: no min_amount_ustx"))?;
+        let hashbytes = hex::encode(hash160(w.key.public_key().as_bytes()));
+        let meta = json!({
+            "number_of_cycles": 1,
+            "pox_addr": { "version": "0x00", "hashbytes": hashbytes },
+            "signer_key": w.public_key_hex,
+            // A placeholder of the signature's size, so /metadata's fee covers it; the real one
+            // needs /metadata's start burn height.
+            "signer_signature": hex::encode([0u8; 65]),
+        });
+        let locked_before = self.balance_of(&w.address, true).await?;
+        let hash = self.stacking(STACK_STX, w, Some(u128::from(min)), meta).await?;
+        let locked = self.balance_of(&w.address, true).await?;
+        if locked == locked_before + i128::from(min) {
+            self.stats.balances_reconciled += 1;
+        } else {
+            self.fail(
+                "reconciliation",
+                format!("{hash}: stack_stx locked {locked} (was {locked_before}), expected + {min}"),
+            );
+        }
+        Ok(())
+    }
+
+    /// One pox-4 call from a single-sig wallet through the whole flow (preprocess … submit),
+    /// confirmed in a block with its operation, the wallet's liquid balance down by amount
+    /// locked (stack_stx) plus the fee; returns the transaction hash.
+    async fn stacking(
+        &mut self,
+        kind: &str,
+        w: &Wallet,
+        amount: Option<u128>,
+        mut op_meta: Value,
+    ) -> anyhow::Result<String> {
+        let net = self.net.clone();
+        let cur = json!({ "symbol": "STX", "decimals": 6 });
+        let addr = w.address.clone();
+        let intent = |fee: &str, meta: &Value| {
+            let mut op = json!({"operation_identifier": {"index": 1}, "type": kind, "account": {"address": addr}, "metadata": meta});
+            if let Some(a) = amount {
+                op["amount"] = json!({"value": format!("-{a}"), "currency": cur});
+            }
+            json!([{"operation_identifier": {"index": 0}, "type": "fee", "account": {"address": addr}, "amount": {"value": format!("-{fee}"), "currency": cur}}, op])
+        };
+        let pre = self
+            .offline_ok(
+                "/construction/preprocess",
+                json!({"network_identifier": net, "operations": intent("180", &op_meta)}),
+            )
+            .await?;
+        let meta = self
+            .online_ok(
+                "/construction/metadata",
+                json!({"network_identifier": net, "options": pre["options"], "public_keys": [w.public_key()]}),
+            )
+            .await?;
+        let fee = meta["suggested_fee"][0]["value"]
+            .as_str()
+            .ok_or_else(|| anyhow!("metadata: no suggested_fee in {meta}"))?
+            .to_owned();
+        if kind == STACK_STX {
+            // The signer key's grant (SIP-018) for the cycle of the start burn height.
+            let pox = self.pox_info().await?;
+            let start = meta["metadata"]["start_burn_height"]
+                .as_u64()
+                .ok_or_else(|| anyhow!("metadata: no start_burn_height"))?;
+            let first = pox["first_burnchain_block_height"].as_u64().unwrap_or(0);
+            let len = pox["reward_cycle_length"]
+                .as_u64()
+                .filter(|l| *l > 0)
+                .ok_or_else(|| anyhow!("/v2/pox: no cycle length"))?;
+            let chain_id = if self.net["network"] == "mainnet" { 1 } else { 0x8000_0000 };
+            let hashbytes = hex::decode(op_meta["pox_addr"]["hashbytes"].as_str().unwrap_or_default())?;
+            let grant = SignerGrant {
+                pox_addr: (0x00, hashbytes),
+                reward_cycle: (start - first) / len,
+                topic: "stack-stx",
+                period: 1,
+                max_amount: amount.unwrap_or(0),
+                auth_id: 0,
+                chain_id,
+            };
+            op_meta["signer_signature"] = json!(hex::encode(signer_signature(&w.key, &grant)));
+        }
+        let ops = intent(&fee, &op_meta);
+        let request = json!({"network_identifier": net, "operations": ops, "metadata": meta["metadata"], "public_keys": [w.public_key()]});
+        let round = self.offline_ok("/construction/payloads", request).await?;
+        let unsigned =
+            round["unsigned_transaction"].as_str().ok_or_else(|| anyhow!("payloads: no tx"))?.to_owned();
+        self.stats.transactions_created += 1;
+        let parsed = self
+            .offline_ok(
+                "/construction/parse",
+                json!({"network_identifier": net, "signed": false, "transaction": unsigned}),
+            )
+            .await?;
+        self.check_intent("parse(unsigned)", &ops, &parsed["operations"]);
+        let payload = round["payloads"][0].clone();
+        let presign: [u8; 32] = hex::decode(payload["hex_bytes"].as_str().unwrap_or_default())?
+            .try_into()
+            .map_err(|_| anyhow!("payloads: the signing payload is not 32 bytes"))?;
+        let (vrs, _) = sign_presign(presign, &w.key);
+        let signature = json!({"signing_payload": payload, "public_key": w.public_key(), "signature_type": "ecdsa_recovery", "hex_bytes": hex::encode(vrs_to_rsv(&vrs))});
+        let combined = self
+            .offline_ok(
+                "/construction/combine",
+                json!({"network_identifier": net, "unsigned_transaction": unsigned, "signatures": [signature]}),
+            )
+            .await?;
+        let signed =
+            combined["signed_transaction"].as_str().ok_or_else(|| anyhow!("combine: no tx"))?.to_owned();
+        let parsed = self
+            .offline_ok(
+                "/construction/parse",
+                json!({"network_identifier": net, "signed": true, "transaction": signed}),
+            )
+            .await?;
+        self.check_intent("parse(signed)", &ops, &parsed["operations"]);
+        let hash = self
+            .offline_ok(
+                "/construction/hash",
+                json!({"network_identifier": net, "signed_transaction": signed}),
+            )
+            .await?["transaction_identifier"]["hash"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let before = self.balance(&addr).await?;
+        let tip = self.tip_index().await?;
+        let submitted = self
+            .online_ok(
+                "/construction/submit",
+                json!({"network_identifier": net, "signed_transaction": signed}),
+            )
+            .await?;
+        self.stats.transactions_broadcast += 1;
+        if submitted["transaction_identifier"]["hash"] != json!(hash) {
+            self.fail(CONSTRUCTION, format!("submit answered {submitted}, hash said {hash}"));
+        }
+        self.wait_mempool(&hash).await?;
+        self.stats.transactions_in_mempool += 1;
+        let block_ops = self.wait_block(&hash, tip + 1).await?;
+        self.stats.transactions_confirmed += 1;
+        // On chain the call is an operation of its type from the wallet (its amounts are the
+        // lock events'), and the fee.
+        let has = |t: &str| {
+            block_ops.as_array().is_some_and(|a| {
+                a.iter().any(|o| {
+                    o["type"] == t && o["account"]["address"] == json!(addr) && o["status"] == "success"
+                })
+            })
+        };
+        if has(kind) && has("fee") {
+            self.stats.intents_checked += 1;
+        } else {
+            self.fail(
+                CONSTRUCTION,
+                format!("on chain: {hash} has no successful {kind} and fee from {addr}: {block_ops}"),
+            );
+        }
+        let after = self.balance(&addr).await?;
+        let locked = if kind == STACK_STX { amount.map_or(0, |a| a as i128) } else { 0 };
+        let expected = before - locked - fee.parse::<i128>()?;
+        if after == expected {
+            self.stats.balances_reconciled += 1;
+        } else {
+            self.fail(
+                "reconciliation",
+                format!("{hash}: {kind} liquid balance {before} -> {after}, expected {expected}"),
+            );
+        }
+        Ok(hash)
     }
 
     async fn derive_multisig(
@@ -301,7 +563,16 @@ impl ConstructionChecker {
     }
 
     async fn balance(&mut self, address: &str) -> anyhow::Result<i128> {
-        let body = json!({ "network_identifier": self.net, "account_identifier": { "address": address } });
+        self.balance_of(address, false).await
+    }
+
+    /// The liquid balance, or the `locked` sub-account's.
+    async fn balance_of(&mut self, address: &str, locked: bool) -> anyhow::Result<i128> {
+        let mut account = json!({ "address": address });
+        if locked {
+            account["sub_account"] = json!({ "address": "locked" });
+        }
+        let body = json!({ "network_identifier": self.net, "account_identifier": account });
         let v = self.online_ok("/account/balance", body).await?;
         let stx = v["balances"]
             .as_array()

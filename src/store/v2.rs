@@ -60,7 +60,7 @@ pub struct V2Account {
     /// Burn height at which `locked` unlocks; 0 when nothing is locked.
     pub unlock_height: i64,
     /// The next nonce: one past the highest used on the canonical chain (the node's nonce
-    /// ignores the mempool too).
+    /// ignores the mempool too); always 0 for the boot address, as on the node.
     pub nonce: i64,
 }
 
@@ -163,7 +163,12 @@ impl Store {
             }
             None => (0, 0, 0),
         };
-        let nonce = self.next_nonce(principal).await?;
+        // The node runs boot code (the genesis deploys and each epoch's new boot contracts)
+        // outside the transaction path, so those deploys never bump the boot address's nonce;
+        // they are its only transactions (nobody holds its key). `/extended` counts them as the
+        // incumbent does; `/v2` answers the node's 0.
+        let nonce =
+            if crate::ledger::is_boot_address(principal) { 0 } else { self.next_nonce(principal).await? };
         Ok(V2Account { balance, locked, unlock_height, nonce })
     }
 
