@@ -287,11 +287,8 @@ async fn picked_urls(o: &Opts, client: &reqwest::Client, base: &str) -> anyhow::
 }
 
 async fn run(o: Opts) -> anyhow::Result<()> {
-    let (store, tmp_dir) = if o.realnode2 {
-        import_realnode2(&o).await?
-    } else {
-        (Store::open(&o.db, o.network).await?, None)
-    };
+    let (store, tmp_dir) =
+        if o.realnode2 { import_realnode2(&o).await? } else { (Store::open(&o.db, o.network).await?, None) };
     let store = Arc::new(store);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
@@ -311,7 +308,9 @@ async fn run(o: Opts) -> anyhow::Result<()> {
     };
     let use_wrk = !o.builtin && wrk_available();
     let mut rows = Vec::new();
-    for (path, incumbent) in urls.iter().filter(|(u, _)| o.only.as_ref().map_or(true, |s| u.contains(s.as_str()))) {
+    for (path, incumbent) in
+        urls.iter().filter(|(u, _)| o.only.as_ref().map_or(true, |s| u.contains(s.as_str())))
+    {
         let url = format!("{base}{path}");
         // One request first: a broken route fails the run instead of measuring error pages.
         get_json(&client, &url).await?;
