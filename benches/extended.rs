@@ -8,6 +8,10 @@
 //! cargo bench --bench extended -- --db sqlite:///path/ledger.db              # wrk if installed
 //! cargo bench --bench extended -- --db sqlite:///path/ledger.db --builtin --connections 32 --seconds 20
 //! cargo bench --bench extended -- --db sqlite:///path/ledger.db --no-cache   # the response cache off
+//!
+//! # issue 21: realnode-2 imported into a temporary store, the nine URLs of its wrk.txt, each
+//! # compared with the incumbent's req/s there (cache off, 10 s per URL unless --seconds)
+//! cargo bench --bench extended -- --realnode-2 --no-cache
 //! ```
 //!
 //! The URLs are picked from the store through the API itself: a mid-chain transaction (the
@@ -17,8 +21,15 @@
 //!
 //! Target (issue 6): ≥ 10× the incumbent's req/s on the same routes, p99 < 10 ms at 32
 //! connections.
+//!
+//! With `--realnode-2` the store is `../shared/bench/realnode-2/events.tsv` imported (as
+//! `import-events` does) into a fresh SQLite store under `$TMPDIR` (or into the empty store
+//! `--db` names), the URLs and the incumbent's req/s are read from that directory's `wrk.txt`,
+//! and a closing table gives each URL's req/s, p99 and ratio to the incumbent, and their
+//! geometric mean (issue 21: every read ≥ 5×, geometric mean ≥ 20×, p99 < 10 ms).
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -39,6 +50,8 @@ struct Opts {
     offset: u64,
     only: Option<String>,
     no_cache: bool,
+    realnode2: bool,
+    keep: bool,
 }
 
 fn parse_opts() -> anyhow::Result<Opts> {
@@ -52,7 +65,10 @@ fn parse_opts() -> anyhow::Result<Opts> {
         offset: 100_000,
         only: None,
         no_cache: false,
+        realnode2: false,
+        keep: false,
     };
+    let mut seconds_given = false;
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     while let Some(a) = args.next() {
         let mut val = || args.next().with_context(|| format!("{a} needs a value"));
@@ -60,7 +76,10 @@ fn parse_opts() -> anyhow::Result<Opts> {
             "--db" => o.db = val()?,
             "--network" => o.network = val()?.parse().map_err(anyhow::Error::msg)?,
             "--connections" => o.connections = val()?.parse()?,
-            "--seconds" => o.seconds = val()?.parse()?,
+            "--seconds" => {
+                o.seconds = val()?.parse()?;
+                seconds_given = true;
+            }
             "--builtin" => o.builtin = true,
             "--busy" => o.busy = Some(val()?),
             "--offset" => o.offset = val()?.parse()?,
@@ -68,10 +87,17 @@ fn parse_opts() -> anyhow::Result<Opts> {
             "--only" => o.only = Some(val()?),
             // The /extended response cache off (it is on by default, as in `serve`).
             "--no-cache" => o.no_cache = true,
+            // Import ../shared/bench/realnode-2 first and load the nine URLs of its wrk.txt.
+            "--realnode-2" => o.realnode2 = true,
+            // With --realnode-2: keep the imported store.
+            "--keep" => o.keep = true,
             other => bail!("unknown option {other}"),
         }
     }
-    if o.db.is_empty() {
+    if o.realnode2 && !seconds_given {
+        o.seconds = 10; // issue 21's `wrk -d10s`
+    }
+    if o.db.is_empty() && !o.realnode2 {
         bail!("--db URL (sqlite://… or postgres://…) of an ingested store is required");
     }
     Ok(o)
@@ -134,7 +160,7 @@ async fn builtin_load(url: &str, connections: usize, seconds: u64) -> anyhow::Re
     all.sort();
     Ok(format!(
         "{} requests in {wall:.1}s ({connections} connections), {:.1} MB read, {errors} non-2xx\n\
-         Requests/sec: {:.2}\n latency p50 {:?} p75 {:?} p90 {:?} p99 {:?} max {:?}",
+         Requests/sec: {:.2}\n latency p50 {:?} p75 {:?} p90 {:?} p99 {:?} max {:?}\n 99% {:.2}ms",
         all.len(),
         bytes as f64 / 1e6,
         all.len() as f64 / wall,
@@ -143,6 +169,7 @@ async fn builtin_load(url: &str, connections: usize, seconds: u64) -> anyhow::Re
         percentile(&all, 0.90),
         percentile(&all, 0.99),
         all.last().copied().unwrap_or_default(),
+        percentile(&all, 0.99).as_secs_f64() * 1000.0,
     ))
 }
 
@@ -156,18 +183,83 @@ fn wrk_available() -> bool {
     std::process::Command::new("wrk").arg("--version").output().is_ok()
 }
 
-async fn run(o: Opts) -> anyhow::Result<()> {
-    let store = Arc::new(Store::open(&o.db, o.network).await?);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let addr = listener.local_addr()?;
-    tokio::spawn(warp::serve(stacks_ledger::api::routes(Arc::clone(&store))).incoming(listener).run());
-    let base = format!("http://{addr}");
-    let client = reqwest::Client::new();
+/// `../shared/bench/realnode-2`, beside the checkout.
+fn realnode2_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/bench/realnode-2")
+}
 
-    let total = get_json(&client, &format!("{base}/extended/v1/tx?limit=1")).await?["total"]
+/// The incumbent's reads in a `wrk.txt`: each `### path` header with the `Requests/sec` below it.
+fn incumbent_reads(wrk_txt: &str) -> Vec<(String, f64)> {
+    let mut reads = Vec::new();
+    let mut path = None;
+    for line in wrk_txt.lines() {
+        if let Some(p) = line.strip_prefix("### ") {
+            path = Some(p.trim().to_string());
+        } else if let Some(r) = line.trim().strip_prefix("Requests/sec:") {
+            if let (Some(p), Ok(r)) = (path.take(), r.trim().parse()) {
+                reads.push((p, r));
+            }
+        }
+    }
+    reads
+}
+
+/// `Requests/sec` of a load report (wrk's and the builtin's).
+fn report_rps(report: &str) -> Option<f64> {
+    report.lines().find_map(|l| l.trim().strip_prefix("Requests/sec:")).and_then(|r| r.trim().parse().ok())
+}
+
+/// The 99th percentile latency in ms of a load report (wrk's `99%  12.34ms` line, also written
+/// by the builtin generator).
+fn report_p99_ms(report: &str) -> Option<f64> {
+    let v = report.lines().find_map(|l| l.trim().strip_prefix("99%"))?.trim();
+    let split = v.find(|c: char| c.is_ascii_alphabetic())?;
+    let (n, unit) = v.split_at(split);
+    let n: f64 = n.parse().ok()?;
+    Some(match unit {
+        "us" => n / 1000.0,
+        "ms" => n,
+        "s" => n * 1000.0,
+        "m" => n * 60_000.0,
+        _ => return None,
+    })
+}
+
+/// With `--realnode-2`: the store to serve (realnode-2 imported into `--db`, else into a fresh
+/// SQLite store under `$TMPDIR`) and the directory to remove afterwards.
+async fn import_realnode2(o: &Opts) -> anyhow::Result<(Store, Option<PathBuf>)> {
+    use stacks_ledger::ingest::import::{import_events, ImportOptions};
+    use stacks_ledger::ingest::progress::ProgressMode;
+    let (url, dir) = if o.db.is_empty() {
+        let dir = std::env::temp_dir().join(format!("stacks-ledger-bench-rn2-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)?;
+        (format!("sqlite://{}/ledger.db", dir.display()), Some(dir))
+    } else {
+        (o.db.clone(), None)
+    };
+    let store = Store::open(&url, o.network).await?;
+    let file = realnode2_dir().join("events.tsv");
+    let started = Instant::now();
+    let cpu = support::cpu_seconds();
+    let summary = import_events(&store, &file, ImportOptions::default(), ProgressMode::Hidden).await?;
+    println!(
+        "imported {} ({} lines) into {url} in {:.1} s ({:.1} CPU s, load average {})",
+        file.display(),
+        summary.lines,
+        started.elapsed().as_secs_f64(),
+        support::cpu_seconds() - cpu,
+        support::load_average()
+    );
+    Ok((store, dir))
+}
+
+/// The routes of issue 6 with their ids picked from the store through the API (module docs).
+async fn picked_urls(o: &Opts, client: &reqwest::Client, base: &str) -> anyhow::Result<Vec<String>> {
+    let total = get_json(client, &format!("{base}/extended/v1/tx?limit=1")).await?["total"]
         .as_u64()
         .context("no total in /extended/v1/tx")?;
-    let sample = get_json(&client, &format!("{base}/extended/v1/tx?limit=50&offset={}", total / 2)).await?;
+    let sample = get_json(client, &format!("{base}/extended/v1/tx?limit=50&offset={}", total / 2)).await?;
     let sample = sample["results"].as_array().cloned().unwrap_or_default();
     let mid_tx = sample.first().and_then(|t| t["tx_id"].as_str()).context("empty store")?.to_string();
     let hot_sender = most_frequent(&sample, |t| t["sender_address"].as_str()).context("no sender")?;
@@ -176,15 +268,12 @@ async fn run(o: Opts) -> anyhow::Result<()> {
         None => most_frequent(&sample, |t| t["contract_call"]["contract_id"].as_str())
             .unwrap_or(hot_sender.clone()),
     };
-    let busy_total = get_json(&client, &format!("{base}/extended/v1/address/{busy}/transactions?limit=1"))
+    let busy_total = get_json(client, &format!("{base}/extended/v1/address/{busy}/transactions?limit=1"))
         .await?["total"]
         .as_u64()
         .unwrap_or(0);
-    let cache = std::env::var(stacks_ledger::api::cache::CACHE_MB_ENV)
-        .unwrap_or_else(|_| stacks_ledger::api::cache::DEFAULT_CACHE_MB.to_string());
-    println!("response cache: {cache} MiB (0 = off; cached figures are for one repeated URL)");
     println!("store: {total} txs; mid-chain tx {mid_tx}; busy principal {busy} ({busy_total} txs); hot sender {hot_sender}");
-    let urls = [
+    Ok(vec![
         "/extended/v1/tx?limit=50".to_string(),
         format!("/extended/v1/tx/{mid_tx}"),
         format!("/extended/v1/address/{busy}/transactions?limit=50"),
@@ -194,17 +283,39 @@ async fn run(o: Opts) -> anyhow::Result<()> {
         "/extended/v1/block?limit=20".to_string(),
         "/extended/v2/blocks?limit=20".to_string(),
         format!("/extended/v1/tokens/nft/holdings?principal={hot_sender}"),
-    ];
+    ])
+}
+
+async fn run(o: Opts) -> anyhow::Result<()> {
+    let (store, tmp_dir) =
+        if o.realnode2 { import_realnode2(&o).await? } else { (Store::open(&o.db, o.network).await?, None) };
+    let store = Arc::new(store);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    tokio::spawn(warp::serve(stacks_ledger::api::routes(Arc::clone(&store))).incoming(listener).run());
+    let base = format!("http://{addr}");
+    let client = reqwest::Client::new();
+
+    let cache = std::env::var(stacks_ledger::api::cache::CACHE_MB_ENV)
+        .unwrap_or_else(|_| stacks_ledger::api::cache::DEFAULT_CACHE_MB.to_string());
+    println!("response cache: {cache} MiB (0 = off; cached figures are for one repeated URL)");
+    // (path, the incumbent's req/s where known)
+    let urls: Vec<(String, Option<f64>)> = if o.realnode2 {
+        let wrk = std::fs::read_to_string(realnode2_dir().join("wrk.txt"))?;
+        incumbent_reads(&wrk).into_iter().map(|(p, r)| (p, Some(r))).collect()
+    } else {
+        picked_urls(&o, &client, &base).await?.into_iter().map(|p| (p, None)).collect()
+    };
     let use_wrk = !o.builtin && wrk_available();
-    for path in urls.iter().filter(|u| o.only.as_ref().map_or(true, |s| u.contains(s.as_str()))) {
+    let mut rows = Vec::new();
+    for (path, incumbent) in
+        urls.iter().filter(|(u, _)| o.only.as_ref().map_or(true, |s| u.contains(s.as_str())))
+    {
         let url = format!("{base}{path}");
         // One request first: a broken route fails the run instead of measuring error pages.
         get_json(&client, &url).await?;
-        let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-        println!(
-            "== GET {path} (load average {})",
-            load.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
-        );
+        let load = support::load_average();
+        println!("== GET {path} (load average {load})");
         // The server's CPU (this process; wrk is another) per request: load-independent.
         // (With the builtin generator the client shares the process: an upper bound.)
         let cpu_before = support::cpu_seconds();
@@ -226,8 +337,42 @@ async fn run(o: Opts) -> anyhow::Result<()> {
         let cpu = support::cpu_seconds() - cpu_before;
         print!("{out}");
         let served = requests_in(&out);
-        if served > 0 {
-            println!("CPU per request: {:.3} ms ({served} requests)", cpu * 1000.0 / served as f64);
+        let cpu_ms = (served > 0).then(|| cpu * 1000.0 / served as f64);
+        if let Some(ms) = cpu_ms {
+            println!("CPU per request: {ms:.3} ms ({served} requests)");
+        }
+        rows.push((path.clone(), report_rps(&out), report_p99_ms(&out), cpu_ms, *incumbent, load));
+    }
+    if rows.iter().any(|r| r.4.is_some()) {
+        println!("\n| read | req/s | p99 ms | CPU ms/req | incumbent req/s | ratio | load average |");
+        println!("|---|---:|---:|---:|---:|---:|---|");
+        let mut logs = Vec::new();
+        for (path, rps, p99, cpu, inc, load) in &rows {
+            let ratio = rps.zip(*inc).map(|(r, i)| r / i);
+            if let Some(x) = ratio {
+                logs.push(x.ln());
+            }
+            let f = |v: Option<f64>, d: usize| v.map_or("–".to_string(), |v| format!("{v:.d$}"));
+            println!(
+                "| `{path}` | {} | {} | {} | {} | {}× | {load} |",
+                f(*rps, 0),
+                f(*p99, 2),
+                f(*cpu, 3),
+                f(*inc, 2),
+                f(ratio, 2)
+            );
+        }
+        if !logs.is_empty() {
+            let geo = (logs.iter().sum::<f64>() / logs.len() as f64).exp();
+            println!("geometric mean of the ratios: {geo:.2}× ({} reads)", logs.len());
+        }
+    }
+    drop(store);
+    if let Some(dir) = tmp_dir {
+        if o.keep {
+            println!("kept {}", dir.display());
+        } else {
+            let _ = std::fs::remove_dir_all(dir);
         }
     }
     Ok(())

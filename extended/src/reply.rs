@@ -27,7 +27,7 @@ pub fn not_modified() -> Response {
 }
 
 /// A JSON body, with `ETag` and revalidation caching when there is an ETag value (unquoted).
-pub fn json_with_etag(body: &serde_json::Value, etag: Option<&str>) -> Response {
+pub fn json_with_etag<T: serde::Serialize>(body: &T, etag: Option<&str>) -> Response {
     let mut res = with_common_headers(warp::reply::json(body));
     if let Some(v) = etag.and_then(|e| HeaderValue::from_str(&format!("\"{e}\"")).ok()) {
         res.headers_mut().insert(ETAG, v);

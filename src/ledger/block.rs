@@ -279,6 +279,7 @@ pub(crate) fn derive_tx(
     row.synthetic_tx = synthetic;
     row.status = r.status.as_str().to_owned();
     row.raw_result = normalize_hex(&r.raw_result);
+    row.api_json = stacks_extended::tx::materialized_json(&tx, &txid, r.is_burnchain_op(), &row.raw_result);
     row.vm_error = clean_vm_error(&r.vm_error);
     row.cost = cost_of(&r.execution_cost);
     row.is_burnchain_op = r.is_burnchain_op();

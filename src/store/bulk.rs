@@ -48,6 +48,7 @@ const READ_ONLY_INDEXES: &[&str] = &[
     "ft_balances_account",
     "ft_balances_holders",
     "nft_custody_owner",
+    "nft_custody_owner_order",
     "raw_events_path",
     "miner_rewards_recipient",
     "pox_events_stacker",

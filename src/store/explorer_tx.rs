@@ -18,7 +18,7 @@ pub(super) const MINED_TX_COLUMNS: &str = "t.tx_id, t.raw_tx, t.synthetic_tx, \
     b.parent_burn_block_time, b.parent_block_hash, (CASE WHEN t.canonical THEN 1 ELSE 0 END) AS canonical, \
     t.tx_index, t.status, t.raw_result, t.event_count, t.microblock_hash, t.microblock_sequence, \
     t.execution_cost_read_count, t.execution_cost_read_length, t.execution_cost_runtime, \
-    t.execution_cost_write_count, t.execution_cost_write_length, t.vm_error, t.tx_type, t.contract_id";
+    t.execution_cost_write_count, t.execution_cost_write_length, t.vm_error, t.tx_type, t.contract_id, t.api_json";
 
 fn u(v: i64) -> u64 {
     u64::try_from(v).unwrap_or_default()
@@ -62,6 +62,8 @@ pub(super) fn mined_tx(r: &AnyRow) -> Result<MinedTx, sqlx::Error> {
         ],
         vm_error: r.try_get("vm_error")?,
         contract_abi: None,
+        // Empty: a row the backfill could not decode; rendering reports it as before.
+        api_json: r.try_get::<Option<String>, _>("api_json")?.filter(|s| !s.is_empty()),
     })
 }
 

@@ -5,6 +5,7 @@
 //! and its effects in **one** database transaction, one writer at a time.
 
 mod backfill_0031;
+mod backfill_0032;
 mod bulk;
 mod digest;
 mod explorer;
@@ -389,6 +390,7 @@ impl Store {
         migrator.run(&pool).await?;
         totals::backfill(&mut *pool.acquire().await?).await?;
         backfill_0031::backfill(&mut *pool.acquire().await?, network).await?;
+        backfill_0032::backfill(&mut *pool.acquire().await?).await?;
         let checkpointer = match engine {
             Engine::Sqlite => Some(Checkpointer::start(&options).await?),
             Engine::Postgres => None,

@@ -8,7 +8,6 @@ pub(crate) mod txs;
 
 use std::sync::Arc;
 
-use serde_json::Value;
 use warp::http::header::{CACHE_CONTROL, ETAG};
 use warp::http::{HeaderValue, StatusCode};
 use warp::reply::Response;
@@ -72,7 +71,11 @@ pub(crate) fn block_ref(raw: &str, param: &'static str) -> Result<UntilBlock, Ap
 }
 
 /// A JSON reply with the incumbent's ETag (`Cache-Control` revalidation) or its 304.
-pub(crate) fn cached_json(body: &Value, etag: Option<String>, if_none_match: Option<&str>) -> Response {
+pub(crate) fn cached_json<T: serde::Serialize>(
+    body: &T,
+    etag: Option<String>,
+    if_none_match: Option<&str>,
+) -> Response {
     let Some(etag) = etag.and_then(|e| HeaderValue::from_str(&format!("\"{e}\"")).ok()) else {
         return with_common_headers(warp::reply::json(body));
     };

@@ -1,6 +1,5 @@
 //! The principal's transaction lists: `/extended/v1/address/{p}/transactions`.
 
-use serde_json::Value;
 use warp::reply::Response;
 
 use super::balances::height_of;
@@ -8,7 +7,7 @@ use super::{block_ref, cached_json, principal, principal_etag, AddressReader, Un
 use crate::error::ApiError;
 use crate::params::{LimitRule, Page, Query};
 use crate::reply::deprecated;
-use crate::tx::mined_tx_json;
+use crate::tx::mined_tx_raw;
 
 pub(crate) const ADDRESS_TXS: LimitRule = LimitRule::new(20, 50);
 
@@ -45,8 +44,8 @@ pub(super) async fn v1_transactions<R: AddressReader>(
     let opts = crate::tx::render_options(q)?;
     let (from, to) = heights(r, q).await?;
     let (total, txs) = r.address_txs(&p, from, to, paging).await?;
-    let results = txs.iter().map(|t| mined_tx_json(t, None, opts)).collect::<Result<Vec<_>, _>>()?;
-    let body = serde_json::to_value(Page::first_row_total(paging, total, results)).unwrap_or(Value::Null);
+    let results = txs.iter().map(|t| mined_tx_raw(t, None, opts)).collect::<Result<Vec<_>, _>>()?;
+    let body = Page::first_row_total(paging, total, results);
     Ok(deprecated(cached_json(&body, principal_etag(r, &p, false).await?, inm.as_deref())))
 }
 

@@ -2,6 +2,7 @@
 //! stored rows. The one renderer every route family uses for transactions: the decoded part
 //! comes from `stacks_codec`'s `api_tx_fields`, the rest from the block and the receipt.
 
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value as Json};
 use stacks_codec::clarity::Value as Clarity;
 use stacks_codec::tx::Transaction;
@@ -34,27 +35,11 @@ impl From<RenderError> for crate::ApiError {
 
 type JsonMap = Map<String, Json>;
 
-/// The decoded fields, split where the mined or mempool fields go (after `anchor_mode`).
-fn decoded(
-    tx_id: &str,
-    raw_tx: &str,
-    abi: Option<&str>,
-    opts: RenderOptions,
-) -> Result<(JsonMap, JsonMap), RenderError> {
-    let err = |reason: String| RenderError { tx_id: tx_id.to_string(), reason };
-    let bytes = stacks_codec::decode_hex(raw_tx).map_err(|e| err(e.to_string()))?;
-    let tx = Transaction::deserialize(&bytes).map_err(|e| err(e.to_string()))?;
-    let mut fields = tx.api_tx_fields();
-    // The id is the stored one: a burnchain operation's synthesized bytes do not hash to it.
+/// Splits a transaction's decoded fields where the mined or mempool fields go (after
+/// `anchor_mode`), with the stored id as `tx_id` (a burnchain operation's synthesized bytes do
+/// not hash to it).
+fn split_fields(mut fields: JsonMap, tx_id: &str) -> (JsonMap, JsonMap) {
     fields.insert("tx_id".into(), tx_id.into());
-    if let Some(Json::Object(call)) = fields.get_mut("contract_call") {
-        if let Some(abi) = abi {
-            apply_abi(call, abi);
-        }
-        if opts.exclude_function_args {
-            call.remove("function_args");
-        }
-    }
     let mut head = Map::new();
     let mut tail = Map::new();
     let mut after = false;
@@ -66,7 +51,70 @@ fn decoded(
             head.insert(k, v);
         }
     }
+    (head, tail)
+}
+
+/// Applies the called contract's ABI and the route's options to the fields after the block's.
+fn finish_tail(tail: &mut JsonMap, abi: Option<&str>, opts: RenderOptions) {
+    if let Some(Json::Object(call)) = tail.get_mut("contract_call") {
+        if let Some(abi) = abi {
+            apply_abi(call, abi);
+        }
+        if opts.exclude_function_args {
+            call.remove("function_args");
+        }
+    }
+}
+
+fn decode_tx(tx_id: &str, raw_tx: &str) -> Result<Transaction, RenderError> {
+    let err = |reason: String| RenderError { tx_id: tx_id.to_string(), reason };
+    let bytes = stacks_codec::decode_hex(raw_tx).map_err(|e| err(e.to_string()))?;
+    Transaction::deserialize(&bytes).map_err(|e| err(e.to_string()))
+}
+
+/// The decoded fields of a mempool transaction, split as [`split_fields`] does.
+fn decoded(
+    tx_id: &str,
+    raw_tx: &str,
+    abi: Option<&str>,
+    opts: RenderOptions,
+) -> Result<(JsonMap, JsonMap), RenderError> {
+    let (head, mut tail) = split_fields(decode_tx(tx_id, raw_tx)?.api_tx_fields(), tx_id);
+    finish_tail(&mut tail, abi, opts);
     Ok((head, tail))
+}
+
+/// The members of a JSON object's text, without its braces.
+fn members(m: &JsonMap) -> String {
+    let text = serde_json::to_string(m).unwrap_or_default();
+    text[1..text.len() - 1].to_string()
+}
+
+/// What never changes about a mined transaction's JSON, derived once when its block is applied
+/// (docs/store.md "Transactions materialized at ingest", column `txs.api_json`): the members
+/// of the decoded fields before the block's (up to `anchor_mode`, with the stored id and a
+/// burnchain operation's nonce and fee served as 0), the `tx_result` object, and the members
+/// after (the payload, without the called contract's ABI, which is applied when served).
+/// Three parts separated by `\n`, which compact JSON text never contains.
+pub fn materialized_json(tx: &Transaction, tx_id: &str, is_burnchain_op: bool, raw_result: &str) -> String {
+    let (mut head, tail) = split_fields(tx.api_tx_fields(), tx_id);
+    if is_burnchain_op {
+        head.insert("nonce".into(), 0.into());
+        head.insert("fee_rate".into(), "0".into());
+    }
+    let result = serde_json::to_string(&clarity_json(raw_result)).unwrap_or_default();
+    format!("{}\n{result}\n{}", members(&head), members(&tail))
+}
+
+/// [`materialized_json`] from the stored row (for rows stored before `api_json` existed: the
+/// store's backfill).
+pub fn materialized_from_raw(
+    tx_id: &str,
+    raw_tx: &str,
+    is_burnchain_op: bool,
+    raw_result: &str,
+) -> Result<String, RenderError> {
+    Ok(materialized_json(&decode_tx(tx_id, raw_tx)?, tx_id, is_burnchain_op, raw_result))
 }
 
 pub fn clarity_json(hex: &str) -> Json {
@@ -88,57 +136,121 @@ fn iso(t: u64) -> String {
     }
 }
 
-/// A mined transaction. `events` is `None` in lists (served as `[]`) and the page of events
-/// on single-transaction lookups.
+/// Appends `"key":value` (and a comma before it unless first in the object).
+fn member(out: &mut String, key: &str, value: impl serde::Serialize) {
+    if !out.ends_with('{') {
+        out.push(',');
+    }
+    out.push('"');
+    out.push_str(key);
+    out.push_str("\":");
+    // Serializing a string, number, bool or option into a String cannot fail.
+    out.push_str(&serde_json::to_string(&value).unwrap_or_default());
+}
+
+/// Appends members' text (`"a":1,"b":2`), if any.
+fn members_text(out: &mut String, text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    if !out.ends_with('{') {
+        out.push(',');
+    }
+    out.push_str(text);
+}
+
+/// A mined transaction as JSON text: the materialized parts ([`materialized_json`]) with what
+/// can change (block, canonical and microblock fields) spliced in. `events` is `None` in lists
+/// (served as `[]`) and the page of events on single-transaction lookups.
+pub fn mined_tx_text(
+    tx: &MinedTx,
+    events: Option<&[TxEvent]>,
+    opts: RenderOptions,
+) -> Result<String, RenderError> {
+    let computed;
+    let stored = match &tx.api_json {
+        Some(s) => s.as_str(),
+        None => {
+            // Not materialized (a row built outside the store): derived here the same way.
+            computed = materialized_from_raw(&tx.tx_id, &tx.raw_tx, tx.is_burnchain_op, &tx.raw_result)?;
+            computed.as_str()
+        }
+    };
+    let mut parts = stored.splitn(3, '\n');
+    let (head, result, tail) = match (parts.next(), parts.next(), parts.next()) {
+        (Some(h), Some(r), Some(t)) => (h, r, t),
+        _ => return Err(RenderError { tx_id: tx.tx_id.clone(), reason: "malformed stored api_json".into() }),
+    };
+    let mut m = String::with_capacity(stored.len() + 1024);
+    m.push('{');
+    members_text(&mut m, head);
+    member(&mut m, "block_hash", &tx.block_hash);
+    member(&mut m, "block_height", tx.block_height);
+    member(&mut m, "block_time", tx.block_time);
+    member(&mut m, "block_time_iso", if tx.block_time > 0 { iso(tx.block_time) } else { String::new() });
+    if tx.block_hash == "0x" {
+        // A streamed microblock transaction: no burn block yet, which the incumbent shows as -1.
+        member(&mut m, "burn_block_time", -1);
+        member(&mut m, "burn_block_height", -1);
+        member(&mut m, "burn_block_time_iso", "");
+    } else {
+        member(&mut m, "burn_block_time", tx.burn_block_time);
+        member(&mut m, "burn_block_height", tx.burn_block_height);
+        member(&mut m, "burn_block_time_iso", iso(tx.burn_block_time));
+    }
+    member(&mut m, "parent_burn_block_time", tx.parent_burn_block_time);
+    member(&mut m, "parent_burn_block_time_iso", iso(tx.parent_burn_block_time));
+    member(&mut m, "canonical", tx.canonical);
+    member(&mut m, "tx_index", tx.tx_index);
+    member(&mut m, "tx_status", &tx.status);
+    m.push_str(",\"tx_result\":");
+    m.push_str(result);
+    member(&mut m, "event_count", tx.event_count);
+    member(&mut m, "parent_block_hash", &tx.parent_block_hash);
+    member(&mut m, "is_unanchored", tx.block_hash == "0x");
+    let micro_hash = if tx.microblock_hash.is_empty() { "0x" } else { &tx.microblock_hash };
+    member(&mut m, "microblock_hash", micro_hash);
+    member(&mut m, "microblock_sequence", tx.microblock_sequence.unwrap_or(i32::MAX as u32));
+    member(&mut m, "microblock_canonical", tx.microblock_canonical);
+    let names = ["read_count", "read_length", "runtime", "write_count", "write_length"];
+    for (name, v) in names.iter().zip(tx.execution_cost) {
+        member(&mut m, &format!("execution_cost_{name}"), v);
+    }
+    member(&mut m, "vm_error", &tx.vm_error);
+    let events: Vec<Json> = events.unwrap_or_default().iter().map(event_json).collect();
+    member(&mut m, "events", events);
+    // Only a contract call's tail changes when served (its ABI, the route's options).
+    let call = tail.starts_with("\"tx_type\":\"contract_call\"");
+    if call && (tx.contract_abi.is_some() || opts.exclude_function_args) {
+        let mut t: JsonMap = serde_json::from_str(&format!("{{{tail}}}"))
+            .map_err(|e| RenderError { tx_id: tx.tx_id.clone(), reason: e.to_string() })?;
+        finish_tail(&mut t, tx.contract_abi.as_deref(), opts);
+        members_text(&mut m, &members(&t));
+    } else {
+        members_text(&mut m, tail);
+    }
+    m.push('}');
+    Ok(m)
+}
+
+/// [`mined_tx_text`] as a raw JSON value, for lists serialized without a `Value` tree.
+pub fn mined_tx_raw(
+    tx: &MinedTx,
+    events: Option<&[TxEvent]>,
+    opts: RenderOptions,
+) -> Result<Box<RawValue>, RenderError> {
+    let text = mined_tx_text(tx, events, opts)?;
+    RawValue::from_string(text).map_err(|e| RenderError { tx_id: tx.tx_id.clone(), reason: e.to_string() })
+}
+
+/// A mined transaction ([`mined_tx_text`]) as a `Value`, for the routes that add to it.
 pub fn mined_tx_json(
     tx: &MinedTx,
     events: Option<&[TxEvent]>,
     opts: RenderOptions,
 ) -> Result<Json, RenderError> {
-    let (mut m, tail) = decoded(&tx.tx_id, &tx.raw_tx, tx.contract_abi.as_deref(), opts)?;
-    if tx.is_burnchain_op {
-        m.insert("nonce".into(), 0.into());
-        m.insert("fee_rate".into(), "0".into());
-    }
-    m.insert("block_hash".into(), tx.block_hash.clone().into());
-    m.insert("block_height".into(), tx.block_height.into());
-    m.insert("block_time".into(), tx.block_time.into());
-    m.insert(
-        "block_time_iso".into(),
-        if tx.block_time > 0 { iso(tx.block_time) } else { String::new() }.into(),
-    );
-    if tx.block_hash == "0x" {
-        // A streamed microblock transaction: no burn block yet, which the incumbent shows as -1.
-        m.insert("burn_block_time".into(), (-1).into());
-        m.insert("burn_block_height".into(), (-1).into());
-        m.insert("burn_block_time_iso".into(), "".into());
-    } else {
-        m.insert("burn_block_time".into(), tx.burn_block_time.into());
-        m.insert("burn_block_height".into(), tx.burn_block_height.into());
-        m.insert("burn_block_time_iso".into(), iso(tx.burn_block_time).into());
-    }
-    m.insert("parent_burn_block_time".into(), tx.parent_burn_block_time.into());
-    m.insert("parent_burn_block_time_iso".into(), iso(tx.parent_burn_block_time).into());
-    m.insert("canonical".into(), tx.canonical.into());
-    m.insert("tx_index".into(), tx.tx_index.into());
-    m.insert("tx_status".into(), tx.status.clone().into());
-    m.insert("tx_result".into(), clarity_json(&tx.raw_result));
-    m.insert("event_count".into(), tx.event_count.into());
-    m.insert("parent_block_hash".into(), tx.parent_block_hash.clone().into());
-    m.insert("is_unanchored".into(), (tx.block_hash == "0x").into());
-    let micro_hash = if tx.microblock_hash.is_empty() { "0x" } else { &tx.microblock_hash };
-    m.insert("microblock_hash".into(), micro_hash.into());
-    m.insert("microblock_sequence".into(), tx.microblock_sequence.unwrap_or(i32::MAX as u32).into());
-    m.insert("microblock_canonical".into(), tx.microblock_canonical.into());
-    let names = ["read_count", "read_length", "runtime", "write_count", "write_length"];
-    for (name, v) in names.iter().zip(tx.execution_cost) {
-        m.insert(format!("execution_cost_{name}"), v.into());
-    }
-    m.insert("vm_error".into(), tx.vm_error.clone().into());
-    let events: Vec<Json> = events.unwrap_or_default().iter().map(event_json).collect();
-    m.insert("events".into(), events.into());
-    m.extend(tail);
-    Ok(Json::Object(m))
+    let text = mined_tx_text(tx, events, opts)?;
+    serde_json::from_str(&text).map_err(|e| RenderError { tx_id: tx.tx_id.clone(), reason: e.to_string() })
 }
 
 /// A mempool transaction.
@@ -221,4 +333,74 @@ pub fn event_json(e: &TxEvent) -> Json {
         }
     }
     Json::Object(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// realnode-2's `rn2-token` mint (a contract call with two arguments).
+    const MINT: &str = "0x80800000000400d4b2c66daa21bf312e219aa08feeef4a25ecd986000000000000000300000000000007d00001a44b69de4c7612fa0682c2b9441c1d3f08e44ab8836ae14ba90060e0a3afa29c0fa1ac1aa364e7b0c273189cebc40a3fac51dc0a62ed3dd3b55196d2fbbebad2030100000000021ad4b2c66daa21bf312e219aa08feeef4a25ecd98609726e322d746f6b656e046d696e7400000002010000000000000000000000003b9aca00051a37c6d598eabdf3e5521ac56532d6125a5937c522";
+    const ABI: &str = r#"{"functions":[{"name":"mint","access":"public","args":[
+        {"name":"amount","type":"uint128"},{"name":"recipient","type":"principal"}],
+        "outputs":{"type":{"response":{"ok":"bool","error":"uint128"}}}}]}"#;
+
+    fn row() -> MinedTx {
+        MinedTx {
+            tx_id: "0x1ac8709782e11e6f2489b14a0d86cbf63956fd373e1f7324693790071969b1c3".into(),
+            raw_tx: MINT.into(),
+            block_hash: format!("0x{}", "ab".repeat(32)),
+            block_height: 16,
+            block_time: 1_700_000_000,
+            burn_block_time: 1_700_000_000,
+            canonical: true,
+            status: "success".into(),
+            raw_result: "0x0703".into(),
+            ..MinedTx::default()
+        }
+    }
+
+    #[test]
+    fn materialized_parts_render_as_the_decoded_transaction() {
+        let computed = row();
+        let tx = decode_tx(&computed.tx_id, MINT).unwrap();
+        let stored =
+            MinedTx { api_json: Some(materialized_json(&tx, &computed.tx_id, false, "0x0703")), ..row() };
+        for opts in [RenderOptions::default(), RenderOptions { exclude_function_args: true }] {
+            for abi in [None, Some(ABI.to_string())] {
+                let a = MinedTx { contract_abi: abi.clone(), ..computed.clone() };
+                let b = MinedTx { contract_abi: abi, ..stored.clone() };
+                assert_eq!(mined_tx_text(&a, None, opts).unwrap(), mined_tx_text(&b, None, opts).unwrap());
+            }
+        }
+        let with_abi = MinedTx { contract_abi: Some(ABI.into()), ..stored };
+        let json = mined_tx_json(&with_abi, None, RenderOptions::default()).unwrap();
+        // The text is what the Value serializes to: the key order is the incumbent's.
+        let text = mined_tx_text(&with_abi, None, RenderOptions::default()).unwrap();
+        assert_eq!(serde_json::to_string(&json).unwrap(), text);
+        let keys: Vec<&str> = json.as_object().unwrap().keys().map(String::as_str).collect();
+        let at = |k: &str| keys.iter().position(|x| *x == k).unwrap();
+        assert_eq!(keys[0], "tx_id");
+        assert!(at("anchor_mode") + 1 == at("block_hash") && at("events") + 1 == at("tx_type"));
+        assert_eq!(json["tx_result"]["repr"], "(ok true)");
+        assert_eq!(json["contract_call"]["function_args"][0]["name"], "amount");
+        assert_eq!(
+            json["contract_call"]["function_signature"],
+            "(define-public (mint (amount uint) (recipient principal)))"
+        );
+        let bare = mined_tx_json(&with_abi, None, RenderOptions { exclude_function_args: true }).unwrap();
+        assert!(bare["contract_call"].get("function_args").is_none());
+    }
+
+    #[test]
+    fn a_burnchain_operation_is_served_with_nonce_and_fee_zero() {
+        let tx = decode_tx("0x01", MINT).unwrap();
+        let text = materialized_json(&tx, "0x01", true, "0x0703");
+        let head = text.split('\n').next().unwrap();
+        let m: JsonMap = serde_json::from_str(&format!("{{{head}}}")).unwrap();
+        assert_eq!(
+            (m["tx_id"].as_str(), m["nonce"].as_u64(), m["fee_rate"].as_str()),
+            (Some("0x01"), Some(0), Some("0"))
+        );
+    }
 }

@@ -34,6 +34,10 @@ pub struct MinedTx {
     pub vm_error: Option<String>,
     /// The called contract's ABI (JSON text) for a contract call, when it is known.
     pub contract_abi: Option<String>,
+    /// What never changes about its JSON, materialized when its block was applied
+    /// (`entity::materialized_json`); `None` for a row built outside the store (derived from
+    /// `raw_tx` when rendered).
+    pub api_json: Option<String>,
 }
 
 /// A transaction in the mempool (pending or dropped).
