@@ -5,6 +5,8 @@
 //! and its effects in **one** database transaction, one writer at a time.
 
 mod backfill_0031;
+mod bns;
+mod bns_import;
 mod bulk;
 mod digest;
 mod explorer;
@@ -47,6 +49,7 @@ use crate::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome, RawEve
 use crate::ledger::block::DerivedBlock;
 use crate::ledger::{LedgerError, Network};
 
+pub use bns_import::{BnsGenesis, ImportedName};
 pub use bulk::IndexDefinition;
 pub use faucet::{FaucetRequest, RateLimit, Reservation};
 pub use live::{LIVE_CHANNEL, MAX_NOTIFY_PAYLOAD};
