@@ -431,8 +431,8 @@ impl BnsReader for Store {
             return Ok(vec![]);
         }
         let sql = format!(
-            "SELECT DISTINCT fully_qualified_subdomain FROM bns_subdomains WHERE name = $1 AND canonical = true \
-             ORDER BY fully_qualified_subdomain {}",
+            "SELECT fully_qualified_subdomain FROM bns_subdomains WHERE name = $1 AND canonical = true \
+             GROUP BY fully_qualified_subdomain ORDER BY fully_qualified_subdomain {}",
             self.bytes_order()
         );
         self.bns_strings(&sql, vec![name.into()]).await
@@ -467,7 +467,8 @@ impl BnsReader for Store {
 
     async fn bns_namespaces(&self) -> Result<Vec<String>, ReadError> {
         let sql = format!(
-            "SELECT DISTINCT namespace_id FROM bns_namespaces WHERE canonical = true ORDER BY namespace_id {}",
+            "SELECT namespace_id FROM bns_namespaces WHERE canonical = true GROUP BY namespace_id \
+             ORDER BY namespace_id {}",
             self.bytes_order()
         );
         self.bns_strings(&sql, vec![]).await
