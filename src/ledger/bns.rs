@@ -416,11 +416,12 @@ fn base64_lenient(s: &str) -> Vec<u8> {
 /// zonefile's hash is the last 16 bytes of the SHA-256 of the decoded `zf*` parts.
 pub fn subdomains(zonefile: &str) -> Vec<SubdomainEntry> {
     let recs = records(zonefile);
+    // The last resolver record wins, as in the incumbent's loop.
     let resolver = recs
         .iter()
+        .rev()
         .filter(|r| r.kind == "URI" && r.name.contains("resolver"))
-        .filter_map(|r| r.data.last().cloned())
-        .last()
+        .find_map(|r| r.data.last().cloned())
         .unwrap_or_default();
     let mut out = Vec::new();
     for r in recs.iter().filter(|r| r.kind == "TXT") {
