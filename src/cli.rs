@@ -75,6 +75,9 @@ pub enum LedgerCommand {
     ExportEvents(ExportArgs),
     /// Replay a TSV raw event log (the incumbent API's `export-events` format) into the store.
     ImportEvents(ImportArgs),
+    /// Import the Stacks 1.0 BNS names, namespaces and subdomains (the incumbent's
+    /// `BNS_IMPORT_DIR` files, checked against their `.sha256`); resumable and idempotent.
+    ImportBns(ledger::ImportBnsArgs),
 }
 
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -142,6 +145,11 @@ async fn run_ledger_command(command: LedgerCommand, config: Config) -> anyhow::R
         }
         LedgerCommand::ImportEvents(args) => {
             println!("{}", ledger::import(&*sink, &args, ProgressMode::for_stderr()).await?);
+            Ok(())
+        }
+        LedgerCommand::ImportBns(args) => {
+            let summary = stacks_ledger::ingest::bns_genesis::import_bns(&sink, &args.dir).await?;
+            println!("{}", serde_json::to_string_pretty(&summary)?);
             Ok(())
         }
     }

@@ -30,6 +30,13 @@ pub enum ApiError {
     /// `validation` whether its schema validator (not its handler) rejected it.
     #[error("invalid value for parameter `{param}`: {message}")]
     InvalidParam { param: &'static str, message: String, validation: bool },
+    /// A missing entity on the routes whose incumbent 404 body is only `{error}` (BNS).
+    #[error("{0}")]
+    NotFoundBare(String),
+    /// A handler's rejection whose incumbent body is only `{error}` (BNS: `Invalid page`,
+    /// `No such namespace`): the invalid-input 500 keeps that text as `error`.
+    #[error("{error}")]
+    InvalidBare { param: &'static str, error: String },
     #[error("The database service is unavailable")]
     Unavailable,
     #[error("internal error")]
@@ -157,8 +164,12 @@ impl ApiError {
 
     pub fn status(&self) -> StatusCode {
         match self {
-            ApiError::RouteNotFound { .. } | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
-            ApiError::InvalidParam { .. } | ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            ApiError::RouteNotFound { .. } | ApiError::NotFound(_) | ApiError::NotFoundBare(_) => {
+                StatusCode::NOT_FOUND
+            }
+            ApiError::InvalidParam { .. } | ApiError::InvalidBare { .. } | ApiError::Internal(_) => {
+                StatusCode::INTERNAL_SERVER_ERROR
+            }
             ApiError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
@@ -179,6 +190,17 @@ impl ApiError {
                 ErrorBody { reference: Some(url.clone()), ..base("Not Found".into(), Some(self.to_string())) }
             }
             ApiError::NotFound(message) => base("Not Found".into(), Some(message.clone())),
+            ApiError::NotFoundBare(message) => ErrorBody { status_code: None, ..base(message.clone(), None) },
+            ApiError::InvalidBare { param, error } => {
+                let tag = uuid::Uuid::new_v4().to_string();
+                tracing::warn!(error_tag = %tag, %param, "{self}");
+                record_tag(&tag);
+                ErrorBody {
+                    stack: Some(format!("InvalidParameterError: {error}\n    at parameter `{param}`")),
+                    error_tag: Some(tag),
+                    ..base(error.clone(), None)
+                }
+            }
             ApiError::InvalidParam { param, message, validation } => {
                 let tag = uuid::Uuid::new_v4().to_string();
                 tracing::warn!(error_tag = %tag, %param, "{self}");
@@ -245,6 +267,8 @@ fn rebuild(e: &ApiError) -> ApiError {
             ApiError::RouteNotFound { method: method.clone(), path: path.clone(), url: url.clone() }
         }
         ApiError::NotFound(m) => ApiError::NotFound(m.clone()),
+        ApiError::NotFoundBare(m) => ApiError::NotFoundBare(m.clone()),
+        ApiError::InvalidBare { param, error } => ApiError::InvalidBare { param, error: error.clone() },
         ApiError::InvalidParam { param, message, validation } => {
             ApiError::InvalidParam { param, message: message.clone(), validation: *validation }
         }

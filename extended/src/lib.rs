@@ -2,6 +2,7 @@
 //! incumbent's JSON. No SQL lives here; the store implements the reader.
 
 mod address;
+pub mod bns;
 mod chain;
 mod contract;
 mod cors;
@@ -25,6 +26,7 @@ pub use address::{
     AddressReader, AssetTotals, FtHolder, MempoolDelta, NonceState, PrincipalActivity, StxInbound, StxTotals,
     UntilBlock,
 };
+pub use bns::{BnsName, BnsReader, BnsSubdomain};
 pub use chain::block_v1;
 pub use chain::{
     BlockContents, BlockRecord, BlockRef, BurnBlockRecord, BurnPoxTx, BurnRef, BurnchainReward, ChainReader,
@@ -62,6 +64,7 @@ pub trait ExtendedReader:
     + TxStatsReader
     + PoxReader
     + PoxCycleReader
+    + BnsReader
 {
 }
 
@@ -77,6 +80,7 @@ impl<R> ExtendedReader for R where
         + TxStatsReader
         + PoxReader
         + PoxCycleReader
+        + BnsReader
 {
 }
 
@@ -101,7 +105,8 @@ pub fn routes_with_sync<R: ExtendedReader>(
         .or(tokens::routes(reader.clone()))
         .or(search::routes(reader.clone()))
         .or(microblock::routes(reader.clone()))
-        .or(pox::routes(reader))
+        .or(pox::routes(reader.clone()))
+        .or(bns::routes(reader))
         .or(openapi::routes());
     head::head_as_get(get.clone()).or(get).or(cors::preflight())
 }

@@ -96,6 +96,14 @@ pub struct ImportArgs {
     pub mode: ImportMode,
 }
 
+#[derive(Debug, Clone, Args)]
+pub struct ImportBnsArgs {
+    /// The directory of `chainstate.txt`, `name_zonefiles.txt`, `subdomains.csv`,
+    /// `subdomain_zonefiles.txt` and their `.sha256` files.
+    #[arg(long, value_name = "DIR")]
+    pub dir: PathBuf,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ImportMode {
     Archival,

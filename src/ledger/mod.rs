@@ -13,6 +13,8 @@
 
 pub mod abi;
 pub mod block;
+pub mod bns;
+pub mod bns_import;
 pub mod btc;
 pub mod burn;
 pub mod mempool;

@@ -6,6 +6,8 @@
 
 mod backfill_0031;
 mod backfill_0032;
+mod bns;
+mod bns_import;
 mod bulk;
 mod digest;
 mod explorer;
@@ -49,6 +51,7 @@ use crate::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome, RawEve
 use crate::ledger::block::DerivedBlock;
 use crate::ledger::{LedgerError, Network};
 
+pub use bns_import::{BnsGenesis, ImportedName};
 pub use bulk::IndexDefinition;
 pub use faucet::{FaucetRequest, RateLimit, Reservation};
 pub use live::{LIVE_CHANNEL, MAX_NOTIFY_PAYLOAD};

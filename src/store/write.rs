@@ -65,6 +65,9 @@ const BLOCK_TABLES: &[&str] = &[
     "miner_rewards",
     "pox_events",
     "microblocks",
+    "bns_namespaces",
+    "bns_names",
+    "bns_subdomains",
 ];
 
 /// Stores a raw event under `id` (or `max(id) + 1` when `None`) and returns its id, or `None`
@@ -118,6 +121,8 @@ pub async fn wipe(conn: &mut AnyConnection) -> Result<(), StoreError> {
         "account_stx_totals",
         "account_asset_totals",
         "account_block_txs",
+        "bns_zonefiles",
+        "bns_import_progress",
     ]) {
         exec(&mut tx, &format!("DELETE FROM {t}"), vec![]).await?;
     }
@@ -141,8 +146,14 @@ pub async fn apply(
         EventPayload::NewMempoolTx(m) => apply_mempool(conn, ctx, m).await,
         EventPayload::DropMempoolTx(d) => apply_drop(conn, d).await,
         EventPayload::NewMicroblocks(m) => apply_microblocks(conn, ctx, m).await,
-        // Kept in the raw log only (BNS attachments are not modelled yet).
-        EventPayload::AttachmentsNew(_) | EventPayload::Unmodelled(_) => Ok(()),
+        EventPayload::AttachmentsNew(a) => {
+            for z in a.attachments.iter().filter_map(crate::ledger::bns::attachment) {
+                super::bns::write_attachment(conn, &z).await?;
+            }
+            Ok(())
+        }
+        // Kept in the raw log only.
+        EventPayload::Unmodelled(_) => Ok(()),
     }
 }
 
@@ -287,6 +298,7 @@ async fn apply_block(
         restore_chain(conn, ctx, p, receipt, totals).await?;
     }
     insert_static(conn, derived, canonical, ctx.raw_event_id).await?;
+    super::bns::write_block(conn, derived, ctx.network, canonical).await?;
     if canonical {
         canonicalize(conn, derived, false, true, receipt, totals).await?;
         let d = &derived.block;

@@ -968,6 +968,48 @@ pub fn registry() -> Vec<Route> {
         )
         .int_path("cycle_number")
         .paged(pox::cycles::STACKER_LIMIT),
+        // BNS (the incumbent's `/v1` names API).
+        get("/v1/names", "get_all_names", "Names", "Names, 100 per page", "BnsNameList")
+            .q("page", Integer, "Zero-based page of 100 names")
+            .unanchored(),
+        get("/v1/names/{name}", "get_name_info", "Names", "A name or subdomain", "BnsNameInfo").unanchored(),
+        get(
+            "/v1/names/{name}/subdomains",
+            "fetch_subdomains_list_for_name",
+            "Names",
+            "Subdomains of a name",
+            "BnsNameList",
+        )
+        .unanchored(),
+        get("/v1/names/{name}/zonefile", "fetch_zone_file", "Names", "A name's zonefile", "BnsZonefile")
+            .unanchored(),
+        get(
+            "/v1/names/{name}/zonefile/{zoneFileHash}",
+            "get_historical_zone_file",
+            "Names",
+            "A name's zonefile with this hash",
+            "BnsZonefile",
+        )
+        .unanchored(),
+        get("/v1/namespaces", "get_all_namespaces", "Names", "Namespaces", "BnsNamespaceList").unanchored(),
+        get(
+            "/v1/namespaces/{tld}/names",
+            "get_namespace_names",
+            "Names",
+            "Names of a namespace",
+            "BnsNameList",
+        )
+        .q("page", Integer, "Zero-based page of 100 names")
+        .unanchored(),
+        get(
+            "/v1/addresses/{blockchain}/{address}",
+            "get_names_owned_by_address",
+            "Names",
+            "Names and subdomains an address owns",
+            "BnsNamesOwned",
+        )
+        .path_enum("blockchain", &["stacks"])
+        .unanchored(),
     ];
     // Integers in the path are still strings on the wire; a malformed one is the handlers'
     // validation error, so the template keeps matching it.

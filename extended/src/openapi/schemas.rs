@@ -621,6 +621,23 @@ pub fn components() -> Value {
             ])),
         ),
         ("SmartContractLogCursorList", cursor_paged(json!({"type": "object"}))),
+        ("BnsNameList", arr(s())),
+        (
+            "BnsNameInfo",
+            obj(&[
+                ("address", s()),
+                ("blockchain", s()),
+                ("?expire_block", int()),
+                ("last_txid", s()),
+                ("?resolver", s()),
+                ("status", s()),
+                ("?zonefile", s()),
+                ("zonefile_hash", s()),
+            ]),
+        ),
+        ("BnsZonefile", obj(&[("zonefile", s())])),
+        ("BnsNamespaceList", obj(&[("namespaces", arr(s()))])),
+        ("BnsNamesOwned", obj(&[("names", arr(s()))])),
         (
             "NftHoldingList",
             paged(obj(&[
