@@ -136,9 +136,13 @@ pub async fn serve_with(
     let live = stacks_ledger::live::Live::start(Arc::clone(&store), config.live.clone())
         .await
         .context("live updates")?;
-    let sink = Arc::new(stacks_ledger::live::LiveSink::new(Arc::clone(&store), live.feed()));
-    let observer = observer::run(events, sink, config.event_body_limit, until_stopped(stopped.clone()));
     let app = stacks_ledger::api::app(Arc::clone(&store), config, &live).context("faucets")?;
+    // Ingestion first: while the observer applies an event, readers get a smaller bound.
+    let sink = Arc::new(stacks_ledger::api::IngestFirst::new(
+        Arc::new(stacks_ledger::live::LiveSink::new(Arc::clone(&store), live.feed())),
+        app.admission(),
+    ));
+    let observer = observer::run(events, sink, config.event_body_limit, until_stopped(stopped.clone()));
     let metrics = match &config.metrics_bind {
         Some(bind) => {
             let listener = observer::bind(bind)
