@@ -94,12 +94,20 @@ async fn start(db: &Path, cache_bytes: Option<usize>) -> anyhow::Result<Server> 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let events = listener.local_addr()?;
     let sink = Arc::new(IngestFirst::new(Arc::clone(&store), Arc::clone(&admission)));
-    tokio::spawn(stacks_ledger::observer::run(listener, sink, config.event_body_limit, std::future::pending()));
+    tokio::spawn(stacks_ledger::observer::run(
+        listener,
+        sink,
+        config.event_body_limit,
+        std::future::pending(),
+    ));
     Ok(Server { store, admission, cache, events, api })
 }
 
 /// POSTs `events` one after the other: (events/s, p50, p99, max latency).
-async fn post_all(events: &[RawEvent], to: SocketAddr) -> anyhow::Result<(f64, Duration, Duration, Duration)> {
+async fn post_all(
+    events: &[RawEvent],
+    to: SocketAddr,
+) -> anyhow::Result<(f64, Duration, Duration, Duration)> {
     let client = reqwest::Client::builder().pool_max_idle_per_host(1).build()?;
     let started = Instant::now();
     let mut times = Vec::with_capacity(events.len());
@@ -174,7 +182,13 @@ async fn run(o: Opts) -> anyhow::Result<()> {
     let (first, second) = events.split_at(half);
     let dir = std::env::temp_dir().join(format!("stacks-ledger-mixed-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
-    println!("realnode-2: {} events; {} imported, {} POSTed live; store in {}", events.len(), half, second.len(), dir.display());
+    println!(
+        "realnode-2: {} events; {} imported, {} POSTed live; store in {}",
+        events.len(),
+        half,
+        second.len(),
+        dir.display()
+    );
     println!("load average before: {}", support::load_average());
 
     let template = dir.join("template.db");

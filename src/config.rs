@@ -382,7 +382,8 @@ pub struct LoadConfig {
 
 impl LoadConfig {
     fn resolve(env: &impl Fn(&str) -> Option<String>) -> Result<LoadConfig, ConfigError> {
-        let number = |name: &'static str| env(name).map(|v| parse_number::<u64>(&v, Source::Env(name))).transpose();
+        let number =
+            |name: &'static str| env(name).map(|v| parse_number::<u64>(&v, Source::Env(name))).transpose();
         let count = |name: &'static str| Ok::<_, ConfigError>(number(name)?.map(|n| n as usize));
         let defaults = AdmissionConfig::default();
         Ok(LoadConfig {

@@ -498,8 +498,12 @@ where
             }
         };
         let may_be_stale = stale_ok(url_path(&leader.key.url), None);
-        let cached =
-            Cached { headers: parts.headers.clone(), body: body.clone(), read_at: leader.key.read_at, may_be_stale };
+        let cached = Cached {
+            headers: parts.headers.clone(),
+            body: body.clone(),
+            read_at: leader.key.read_at,
+            may_be_stale,
+        };
         leader.finish(Some(cached));
         Ok(Response::from_parts(parts, body.into()))
     });

@@ -276,12 +276,8 @@ fn load_settings_from_the_environment() {
         ("STACKS_LEDGER_ADMISSION_QUEUE", "0"),
         ("STACKS_LEDGER_ADMISSION_WAIT_MS", "20"),
     ]);
-    let expected = AdmissionConfig {
-        limit: Some(3),
-        ingest_limit: Some(1),
-        queue: 0,
-        wait: Duration::from_millis(20),
-    };
+    let expected =
+        AdmissionConfig { limit: Some(3), ingest_limit: Some(1), queue: 0, wait: Duration::from_millis(20) };
     assert_eq!((c.load.cache_stale, c.load.admission), (Duration::ZERO, expected));
 }
 

@@ -10,7 +10,12 @@ fn key(url: &str, n: i64) -> Key {
 }
 
 fn entry(body: &str) -> Cached {
-    Cached { headers: HeaderMap::new(), body: Bytes::from(body.to_string()), read_at: Instant::now(), may_be_stale: false }
+    Cached {
+        headers: HeaderMap::new(),
+        body: Bytes::from(body.to_string()),
+        read_at: Instant::now(),
+        may_be_stale: false,
+    }
 }
 
 fn cache(bytes: usize) -> Arc<ResponseCache> {
