@@ -40,7 +40,9 @@ pub struct AdmissionConfig {
     pub wait: Duration,
 }
 
-pub const DEFAULT_QUEUE: usize = 256;
+/// Deeper than the connections a busy server sees: a shed client that retries at once (most do)
+/// costs more CPU than one that waits, so the wait bound, not the queue, bounds latency.
+pub const DEFAULT_QUEUE: usize = 4096;
 pub const DEFAULT_WAIT: Duration = Duration::from_millis(500);
 
 impl Default for AdmissionConfig {
