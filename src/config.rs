@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
@@ -14,6 +15,8 @@ use stacks_live::LiveConfig;
 use stacks_node_proxy::ProxyConfig;
 use thiserror::Error;
 use tracing_subscriber::EnvFilter;
+
+use crate::api::AdmissionConfig;
 
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://./data/stacks-ledger.db";
 pub const DEFAULT_EVENTS_HOST: &str = "127.0.0.1";
@@ -208,6 +211,8 @@ pub struct Config {
     pub live: LiveConfig,
     /// The `/extended` response cache's bound in bytes (0: off).
     pub response_cache_bytes: usize,
+    /// Behaviour under load: stale answers, admission control (issue 28).
+    pub load: LoadConfig,
     /// `None`: no metrics listener.
     pub metrics_bind: Option<BindAddr>,
     /// Blocks behind the node a ready ledger may be.
@@ -287,6 +292,7 @@ impl Config {
             mode: mode(&env)?,
             live: LiveConfig::resolve(env).map_err(|e| ConfigError::Live(e.to_string()))?,
             response_cache_bytes: response_cache_bytes(args, &env)?,
+            load: LoadConfig::resolve(&env)?,
             metrics_bind: match (&args.metrics_bind, env("STACKS_LEDGER_METRICS_BIND")) {
                 (Some(v), _) => optional_bind(v, Source::Flag("metrics-bind"))?,
                 (None, Some(v)) => optional_bind(&v, Source::Env("STACKS_LEDGER_METRICS_BIND"))?,
@@ -328,6 +334,13 @@ impl Config {
             },
             "ready_max_lag": self.ready_max_lag,
             "response_cache_bytes": self.response_cache_bytes,
+            "load": {
+                "cache_stale_ms": self.load.cache_stale.as_millis() as u64,
+                "admission_limit": self.load.admission.limit,
+                "admission_ingest_limit": self.load.admission.ingest_limit,
+                "admission_queue": self.load.admission.queue,
+                "admission_wait_ms": self.load.admission.wait.as_millis() as u64,
+            },
             "live": {
                 "ping_interval_s": self.live.ping_interval.as_secs(),
                 "ping_timeout_s": self.live.ping_timeout.as_secs(),
@@ -386,6 +399,39 @@ fn response_cache_bytes(
         (None, None) => DEFAULT_CACHE_MB,
     };
     Ok(usize::try_from(mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX))
+}
+
+/// Behaviour under load (environment only; `docs/configuration.md`, "Under load").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadConfig {
+    /// How old a stale answer of the response cache may be (zero: never stale).
+    pub cache_stale: Duration,
+    pub admission: AdmissionConfig,
+}
+
+impl LoadConfig {
+    fn resolve(env: &impl Fn(&str) -> Option<String>) -> Result<LoadConfig, ConfigError> {
+        let number =
+            |name: &'static str| env(name).map(|v| parse_number::<u64>(&v, Source::Env(name))).transpose();
+        let count = |name: &'static str| Ok::<_, ConfigError>(number(name)?.map(|n| n as usize));
+        let defaults = AdmissionConfig::default();
+        Ok(LoadConfig {
+            cache_stale: number("STACKS_LEDGER_CACHE_STALE_MS")?
+                .map_or(crate::api::cache::DEFAULT_STALE, Duration::from_millis),
+            admission: AdmissionConfig {
+                limit: count("STACKS_LEDGER_ADMISSION_LIMIT")?,
+                ingest_limit: count("STACKS_LEDGER_ADMISSION_INGEST_LIMIT")?,
+                queue: count("STACKS_LEDGER_ADMISSION_QUEUE")?.unwrap_or(defaults.queue),
+                wait: number("STACKS_LEDGER_ADMISSION_WAIT_MS")?.map_or(defaults.wait, Duration::from_millis),
+            },
+        })
+    }
+}
+
+impl Default for LoadConfig {
+    fn default() -> Self {
+        LoadConfig { cache_stale: crate::api::cache::DEFAULT_STALE, admission: AdmissionConfig::default() }
+    }
 }
 
 /// A listen address, or `off`.

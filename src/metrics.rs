@@ -51,6 +51,7 @@ pub fn install() -> PrometheusHandle {
 pub struct Sampled {
     pub store: Arc<Store>,
     pub cache: Arc<ResponseCache>,
+    pub admission: Arc<crate::api::Admission>,
     pub readiness: Arc<Readiness>,
     /// The live-update hub (`None`: no live updates).
     pub hub: Option<Arc<stacks_live::Hub>>,
@@ -89,6 +90,10 @@ async fn sample(s: &Sampled) {
     gauge!("stacks_ledger_db_pool_idle").set(pool.idle as f64);
     gauge!("stacks_ledger_db_pool_max").set(pool.max as f64);
     gauge!("stacks_ledger_response_cache_bytes").set(s.cache.bytes() as f64);
+    gauge!("stacks_ledger_response_cache_waiting").set(s.cache.waiting() as f64);
+    let (in_flight, queued) = s.admission.load();
+    gauge!("stacks_ledger_admission_in_flight").set(in_flight as f64);
+    gauge!("stacks_ledger_admission_queued").set(queued as f64);
     if let Some(hub) = &s.hub {
         let counts = hub.subscriptions_by_transport();
         // Every series, zeros included, so a topic whose last subscriber left reads 0.
@@ -151,6 +156,17 @@ pub fn cache_lookup(hit: bool) {
     } else {
         counter!("stacks_ledger_response_cache_misses_total").increment(1);
     }
+}
+
+/// A request answered with another request's computation: `coalesced` (it waited for the
+/// answer at its generation) or `stale` (the previous one's, while the new one is computed).
+pub fn cache_shared(kind: &'static str) {
+    counter!("stacks_ledger_response_cache_shared_total", "kind" => kind).increment(1);
+}
+
+/// A request shed by admission control (`503`): `reason` `queue_full` or `timeout`.
+pub fn admission_shed(reason: &'static str) {
+    counter!("stacks_ledger_admission_shed_total", "reason" => reason).increment(1);
 }
 
 /// One faucet request: `currency` (`stx`, `btc`), `outcome` (`sent`, `rate_limited`,

@@ -2,9 +2,24 @@
 //! routes: a `200` answer is kept, body and headers, under its method and URL for the store's
 //! [`Store::generation`] read *before* the answer was computed, so a kept body is never older
 //! than the generation it is served for. Every request reads the generation (one indexed
-//! statement): a change committed by any process (ingest on the same PostgreSQL or SQLite
-//! file) is seen by the next request, and all older entries are dropped at once. Memory is
-//! bounded by bytes (least recently used entries go first); size 0 disables it.
+//! statement, shared by the requests that arrive while one runs: see `api::generation`): a
+//! change committed by any process (ingest on the same PostgreSQL or SQLite file) is seen by
+//! the next request, and all older entries are dropped at once. Memory is bounded by bytes
+//! (least recently used entries go first); size 0 disables it.
+//!
+//! Under load (issue 28):
+//! - **Coalescing.** Concurrent misses of one URL compute it once: the first leads, the
+//!   others wait for its answer and share it (an answer computed at a generation at least as
+//!   new as theirs).
+//! - **Stale while recomputing.** On the chain-wide lists of recent items ([`STALE_PATHS`]),
+//!   while a newer generation's answer is being computed, other requests get the newest older
+//!   answer if its generation was read at most `stale_for` ago, marked with
+//!   `x-stacks-ledger-cache: stale` and `x-stacks-ledger-stale-ms`. Never on the routes a
+//!   client reads to act on its own state (an address, a transaction, nonces, the mempool): a
+//!   wallet told of a block by a live update must then find it there. A request with
+//!   `Cache-Control: no-cache` waits for the fresh answer.
+//! - **Admission.** Only the computation behind a miss passes the admission gate
+//!   (`api::admission`); hits, shared and stale answers never wait for a slot.
 //!
 //! Not cached: requests with `If-None-Match` (their answer depends on the header: they take
 //! the uncached route, which answers `304` or the body as before), non-`200` answers (errors
@@ -12,28 +27,49 @@
 //! (`/extended/v2/blocks/average-times`).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::BodyExt;
+use tokio::sync::watch;
 use warp::filters::BoxedFilter;
-use warp::http::{HeaderMap, Method, StatusCode};
+use warp::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use warp::reply::Response;
 use warp::{Filter, Rejection, Reply};
 
+use super::admission::{Admission, Permit, Shed};
+use super::generation::Generations;
 use crate::store::{Generation, Store};
 
 /// The environment variable sizing the cache, in MiB (0 disables it).
 pub const CACHE_MB_ENV: &str = "STACKS_LEDGER_RESPONSE_CACHE_MB";
 /// The default size, in MiB.
 pub const DEFAULT_CACHE_MB: u64 = 64;
+/// The default bound on a stale answer's age (see the module doc).
+pub const DEFAULT_STALE: Duration = Duration::from_millis(1000);
 
 /// Answers that must be computed every time: they depend on the clock.
 const UNCACHED_SUFFIXES: &[&str] = &["/average-times"];
 /// Answers that depend on the node as well as the store when there is one: `GET /extended`'s
 /// `status` says how far behind the node the ledger is.
 const NODE_STATUS_PATHS: &[&str] = &["/extended", "/extended/"];
+/// The routes that may be answered stale while their new answer is computed: the chain's
+/// recent transactions, blocks, microblocks and burn blocks, as an explorer's front page polls
+/// them. A stale answer there is what the same request got a moment earlier, before the
+/// newest event was applied: the incumbent's own answers lag the node by its ingest time.
+pub const STALE_PATHS: &[&str] = &[
+    "/extended/v1/tx",
+    "/extended/v1/block",
+    "/extended/v2/blocks",
+    "/extended/v1/microblock",
+    "/extended/v2/burn-blocks",
+];
+
+/// Response headers of a stale answer: the marker, and how old its data may be.
+pub const STALE_HEADER: &str = "x-stacks-ledger-cache";
+pub const STALE_AGE_HEADER: &str = "x-stacks-ledger-stale-ms";
 
 /// Rough per-entry bookkeeping (map slots, `Arc`s, header map) counted against the limit.
 const ENTRY_OVERHEAD: usize = 256;
@@ -41,6 +77,20 @@ const ENTRY_OVERHEAD: usize = 256;
 struct Cached {
     headers: HeaderMap,
     body: Bytes,
+    /// When the generation it was computed at was read: its data is no older than that.
+    read_at: Instant,
+    /// On a [`STALE_PATHS`] route.
+    may_be_stale: bool,
+}
+
+/// A leader's answer as its followers get it (`None`: not shareable, a non-`200`).
+type Shared = Option<Arc<Cached>>;
+
+/// A computation under way.
+struct Flight {
+    id: u64,
+    generation: Generation,
+    answer: watch::Receiver<Option<Shared>>,
 }
 
 #[derive(Default)]
@@ -51,19 +101,56 @@ struct Inner {
     lru: BTreeMap<u64, String>,
     tick: u64,
     bytes: usize,
+    /// The newest answer of an older generation per [`STALE_PATHS`] URL.
+    stale: HashMap<String, Arc<Cached>>,
+    stale_bytes: usize,
+    flights: HashMap<String, Flight>,
+    flight_ids: u64,
 }
 
 /// The cache, shared by every connection of one API process.
 pub struct ResponseCache {
     limit: usize,
+    stale_for: Duration,
     inner: Mutex<Inner>,
     hits: AtomicU64,
+    computed: AtomicU64,
+    waiting: AtomicUsize,
+}
+
+/// What a lookup found.
+enum Lookup {
+    Hit(Arc<Cached>),
+    Stale(Arc<Cached>),
+    /// Another request computes this answer: wait for it.
+    Wait(watch::Receiver<Option<Shared>>),
+    /// Compute it, then hand it to the waiters.
+    Lead(Leader),
+}
+
+/// Whether `a` is an older generation than `b`: both counters behind or equal, not equal (a
+/// store wiped and refilled is neither older nor newer: just different).
+fn older(a: &Generation, b: &Generation) -> bool {
+    let id = |g: &Generation| g.last_event.as_ref().map_or(i64::MIN, |(id, _)| *id);
+    a != b && id(a) <= id(b) && a.changes <= b.changes
 }
 
 impl ResponseCache {
-    /// A cache of at most `bytes` (0: disabled).
+    /// A cache of at most `bytes` (0: disabled), with stale answers up to [`DEFAULT_STALE`].
     pub fn new(bytes: usize) -> ResponseCache {
-        ResponseCache { limit: bytes, inner: Mutex::new(Inner::default()), hits: AtomicU64::new(0) }
+        ResponseCache::with_stale(bytes, DEFAULT_STALE)
+    }
+
+    /// A cache of at most `bytes` whose stale answers are at most `stale_for` old (zero: none).
+    pub fn with_stale(bytes: usize, stale_for: Duration) -> ResponseCache {
+        ResponseCache {
+            limit: bytes,
+            stale_for,
+            inner: Mutex::new(Inner::default()),
+            hits: AtomicU64::new(0),
+            computed: AtomicU64::new(0),
+            waiting: AtomicUsize::new(0),
+        }
     }
 
     /// Sized as the process environment says ([`CACHE_MB_ENV`], default [`DEFAULT_CACHE_MB`]),
@@ -72,65 +159,139 @@ impl ResponseCache {
     pub fn from_env() -> ResponseCache {
         let config = crate::config::Config::from_process_env(&crate::config::ConfigArgs::default())
             .unwrap_or_else(|e| panic!("configuration: {e}"));
-        ResponseCache::new(config.response_cache_bytes)
+        ResponseCache::with_stale(config.response_cache_bytes, config.load.cache_stale)
     }
 
     pub fn enabled(&self) -> bool {
         self.limit > 0
     }
 
-    /// Answers served from the cache so far.
+    /// Answers served from the cache so far (fresh hits).
     pub fn hits(&self) -> u64 {
         self.hits.load(Ordering::Relaxed)
     }
 
-    /// Bytes held now (bodies, headers, keys and bookkeeping).
+    /// Answers computed so far by a request that then offered it to the others (a miss that led).
+    pub fn computed(&self) -> u64 {
+        self.computed.load(Ordering::Relaxed)
+    }
+
+    /// Requests waiting now for another request's computation of their answer.
+    pub fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::Relaxed)
+    }
+
+    /// Bytes held now (bodies, headers, keys and bookkeeping; stale answers included).
     pub fn bytes(&self) -> usize {
-        self.lock().bytes
+        let inner = self.lock();
+        inner.bytes + inner.stale_bytes
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Moves to `generation`, dropping every entry of another one.
-    fn at(inner: &mut Inner, generation: &Generation) {
-        if &inner.generation != generation {
-            inner.generation = generation.clone();
-            inner.entries.clear();
-            inner.lru.clear();
-            inner.bytes = 0;
+    /// Moves to `generation` unless it is older than the cache's: the entries of the one left
+    /// become stale answers (on [`STALE_PATHS`], while young enough), the rest are dropped.
+    fn at(&self, inner: &mut Inner, generation: &Generation, now: Instant) {
+        if &inner.generation == generation || older(generation, &inner.generation) {
+            return;
+        }
+        inner.generation = generation.clone();
+        inner.lru.clear();
+        inner.bytes = 0;
+        let left = std::mem::take(&mut inner.entries);
+        if self.stale_for.is_zero() {
+            return;
+        }
+        inner.stale.retain(|_, c| now.duration_since(c.read_at) <= self.stale_for);
+        for (url, (cached, _)) in left {
+            if cached.may_be_stale {
+                inner.stale.insert(url, cached);
+            }
+        }
+        self.bound_stale(inner);
+    }
+
+    /// Keeps the stale answers within the cache's size, dropping the oldest first.
+    fn bound_stale(&self, inner: &mut Inner) {
+        inner.stale_bytes = inner.stale.iter().map(|(url, c)| size(url, c)).sum();
+        while inner.stale_bytes > self.limit {
+            let Some(oldest) = inner.stale.iter().min_by_key(|(_, c)| c.read_at).map(|(u, _)| u.clone())
+            else {
+                break;
+            };
+            if let Some(c) = inner.stale.remove(&oldest) {
+                inner.stale_bytes -= size(&oldest, &c);
+            }
         }
     }
 
-    fn get(&self, key: &Key) -> Option<Arc<Cached>> {
+    fn lookup(self: &Arc<Self>, key: &Key, now: Instant) -> Lookup {
         let mut inner = self.lock();
-        Self::at(&mut inner, &key.generation);
-        inner.tick += 1;
-        let tick = inner.tick;
-        let Some((cached, used)) = inner.entries.get_mut(&key.url) else {
-            crate::metrics::cache_lookup(false);
-            return None;
+        self.at(&mut inner, &key.generation, now);
+        // A request that read an older generation may be answered at the cache's: the data
+        // is newer than it asked for, never older.
+        let current = inner.generation == key.generation || older(&key.generation, &inner.generation);
+        if current {
+            inner.tick += 1;
+            let tick = inner.tick;
+            if let Some((cached, used)) = inner.entries.get_mut(&key.url) {
+                let (cached, old) = (Arc::clone(cached), std::mem::replace(used, tick));
+                inner.lru.remove(&old);
+                inner.lru.insert(tick, key.url.clone());
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                crate::metrics::cache_lookup(true);
+                return Lookup::Hit(cached);
+            }
+        }
+        crate::metrics::cache_lookup(false);
+        let stale = match key.stale_ok && !self.stale_for.is_zero() {
+            true => inner.stale.get(&key.url).filter(|c| now.duration_since(c.read_at) <= self.stale_for),
+            false => None,
         };
-        let (cached, old) = (Arc::clone(cached), std::mem::replace(used, tick));
-        inner.lru.remove(&old);
-        inner.lru.insert(tick, key.url.clone());
-        self.hits.fetch_add(1, Ordering::Relaxed);
-        crate::metrics::cache_lookup(true);
-        Some(cached)
+        if let Some(flight) = inner.flights.get(&key.url) {
+            // A computation is under way: the stale answer if allowed, else its answer if
+            // fresh enough for this request.
+            if let Some(stale) = stale {
+                return Lookup::Stale(Arc::clone(stale));
+            }
+            if flight.generation == key.generation || older(&key.generation, &flight.generation) {
+                return Lookup::Wait(flight.answer.clone());
+            }
+        }
+        inner.flight_ids += 1;
+        let id = inner.flight_ids;
+        let (tx, rx) = watch::channel(None);
+        inner.flights.insert(key.url.clone(), Flight { id, generation: key.generation.clone(), answer: rx });
+        self.computed.fetch_add(1, Ordering::Relaxed);
+        Lookup::Lead(Leader { cache: Arc::clone(self), key: key.clone(), id, answer: tx })
     }
 
-    fn put(&self, key: Key, cached: Cached) {
+    /// Waits for a leader's answer: `None` when it has none to share (or gave up).
+    async fn wait(&self, mut answer: watch::Receiver<Option<Shared>>) -> Shared {
+        self.waiting.fetch_add(1, Ordering::Relaxed);
+        let shared = answer.wait_for(Option::is_some).await.ok().and_then(|a| a.clone().flatten());
+        self.waiting.fetch_sub(1, Ordering::Relaxed);
+        shared
+    }
+
+    fn put(&self, key: &Key, cached: Arc<Cached>) {
         let size = size(&key.url, &cached);
         if size > self.limit {
             return;
         }
         let mut inner = self.lock();
-        // An answer computed at an older generation than the cache's has nothing to join.
-        if inner.generation != key.generation && !inner.entries.is_empty() {
+        self.at(&mut inner, &key.generation, Instant::now());
+        if inner.generation != key.generation {
+            // Computed at an older generation than the cache's: a stale answer at most.
+            let newer = inner.stale.get(&key.url).map_or(true, |s| s.read_at < cached.read_at);
+            if cached.may_be_stale && !self.stale_for.is_zero() && newer {
+                inner.stale.insert(key.url.clone(), cached);
+                self.bound_stale(&mut inner);
+            }
             return;
         }
-        Self::at(&mut inner, &key.generation);
         if let Some((old, used)) = inner.entries.remove(&key.url) {
             inner.lru.remove(&used);
             inner.bytes = inner.bytes.saturating_sub(self::size(&key.url, &old));
@@ -144,8 +305,36 @@ impl ResponseCache {
         inner.tick += 1;
         let tick = inner.tick;
         inner.lru.insert(tick, key.url.clone());
-        inner.entries.insert(key.url, (Arc::new(cached), tick));
+        inner.entries.insert(key.url.clone(), (cached, tick));
         inner.bytes += size;
+    }
+}
+
+/// The request computing an answer for the others. However it ends (answered, failed, or its
+/// client gone), its flight ends: the waiters get its answer, or compute their own.
+struct Leader {
+    cache: Arc<ResponseCache>,
+    key: Key,
+    id: u64,
+    answer: watch::Sender<Option<Shared>>,
+}
+
+impl Leader {
+    fn finish(self, cached: Option<Cached>) {
+        let shared = cached.map(Arc::new);
+        if let Some(c) = &shared {
+            self.cache.put(&self.key, Arc::clone(c));
+        }
+        self.answer.send_replace(Some(shared));
+    }
+}
+
+impl Drop for Leader {
+    fn drop(&mut self) {
+        let mut inner = self.cache.lock();
+        if inner.flights.get(&self.key.url).is_some_and(|f| f.id == self.id) {
+            inner.flights.remove(&self.key.url);
+        }
     }
 }
 
@@ -162,16 +351,47 @@ fn size(url: &str, cached: &Cached) -> usize {
 struct Key {
     url: String,
     generation: Generation,
+    /// When the generation was read (before the read: a conservative age).
+    read_at: Instant,
+    /// A [`STALE_PATHS`] route, and the client did not ask for a fresh answer.
+    stale_ok: bool,
 }
 
-fn response(cached: &Cached) -> Response {
+fn response(cached: &Cached, stale: bool) -> Response {
     let mut res = Response::new(cached.body.clone().into());
     *res.headers_mut() = cached.headers.clone();
+    if stale {
+        let age = cached.read_at.elapsed().as_millis() as u64;
+        res.headers_mut().insert(STALE_HEADER, HeaderValue::from_static("stale"));
+        res.headers_mut().insert(STALE_AGE_HEADER, HeaderValue::from(age));
+    }
     res
 }
 
+/// Whether the client accepts a stale answer of `path` (`Cache-Control` as sent).
+fn stale_ok(path: &str, cache_control: Option<&str>) -> bool {
+    let path = path.strip_suffix('/').unwrap_or(path);
+    let fresh_asked = cache_control.is_some_and(|cc| {
+        cc.split(',').map(str::trim).any(|d| d.eq_ignore_ascii_case("no-cache") || d == "max-age=0")
+    });
+    STALE_PATHS.contains(&path) && !fresh_asked
+}
+
+/// How a request goes on past the lookup: computing for the others, or alone.
+enum Pass {
+    Lead(Leader),
+    Alone,
+}
+
+/// A request let through to the routes (with its admission slot, if it needs one).
+struct Admitted {
+    pass: Pass,
+    _permit: Option<Permit>,
+}
+
 /// `routes` answered from `cache` when the same URL was answered at the store's current
-/// generation, and their `200` answers kept.
+/// generation, and their `200` answers kept; concurrent misses of one URL computed once; every
+/// computation under `/extended` admitted by `admission` first (shed: `503`).
 ///
 /// `with_node`: `GET /extended` is then never kept, its `status` following the node's tip.
 pub fn cached<F, T>(
@@ -179,6 +399,7 @@ pub fn cached<F, T>(
     store: Arc<Store>,
     routes: F,
     with_node: bool,
+    admission: Arc<Admission>,
 ) -> BoxedFilter<(Response,)>
 where
     F: Filter<Extract = (T,), Error = Rejection> + Clone + Send + Sync + 'static,
@@ -187,66 +408,112 @@ where
     // Boxed, in and out: the route table's nested filter types otherwise overflow the
     // compiler's type-layout depth once wrapped.
     let routes = routes.map(Reply::into_response).boxed();
+    let generations = Arc::new(Generations::new(store));
     let query = warp::query::raw().or(warp::any().map(String::new)).unify();
     let key = warp::method()
         .and(warp::path::full())
         .and(query)
         .and(warp::header::optional::<String>("if-none-match"))
-        .and_then(move |method: Method, path: warp::path::FullPath, query: String, inm: Option<String>| {
-            let (cache, store) = (Arc::clone(&cache), Arc::clone(&store));
-            async move {
-                let path = path.as_str();
-                let cacheable = cache.enabled()
-                    && (method == Method::GET || method == Method::HEAD)
-                    && inm.is_none()
-                    && path.starts_with("/extended")
-                    && !UNCACHED_SUFFIXES.iter().any(|s| path.ends_with(s))
-                    && !(with_node && NODE_STATUS_PATHS.contains(&path));
-                if !cacheable {
-                    return Ok::<_, Rejection>(None);
-                }
-                match store.generation().await {
-                    Ok(generation) => {
-                        let url = format!("{method} {path}?{query}");
-                        Ok(Some((cache, Key { url, generation })))
+        .and(warp::header::optional::<String>("cache-control"))
+        .and_then(
+            move |method: Method,
+                  path: warp::path::FullPath,
+                  query: String,
+                  inm: Option<String>,
+                  cc: Option<String>| {
+                let (cache, generations) = (Arc::clone(&cache), Arc::clone(&generations));
+                async move {
+                    let path = path.as_str();
+                    let gated = path.starts_with("/extended");
+                    let cacheable = cache.enabled()
+                        && (method == Method::GET || method == Method::HEAD)
+                        && inm.is_none()
+                        && gated
+                        && !UNCACHED_SUFFIXES.iter().any(|s| path.ends_with(s))
+                        && !(with_node && NODE_STATUS_PATHS.contains(&path));
+                    if !cacheable {
+                        return Ok::<_, Rejection>((None, gated));
                     }
-                    Err(e) => {
-                        // The uncached route answers (and reports the database's state).
-                        tracing::warn!("response cache: store generation: {e}");
-                        Ok(None)
+                    let read_at = Instant::now();
+                    match generations.read().await {
+                        Ok(generation) => {
+                            let url = format!("{method} {path}?{query}");
+                            let stale_ok = stale_ok(path, cc.as_deref());
+                            Ok((Some((cache, Key { url, generation, read_at, stale_ok })), gated))
+                        }
+                        Err(e) => {
+                            // The uncached route answers (and reports the database's state).
+                            tracing::warn!("response cache: store generation: {e}");
+                            Ok((None, gated))
+                        }
                     }
                 }
-            }
-        });
+            },
+        );
     // A hit ends the request at the lookup (as a rejection the `recover` below turns back into
     // the kept answer), so the routes run, and the generation is read, once per request.
-    let lookup = key.and_then(|k: Option<(Arc<ResponseCache>, Key)>| async move {
-        match k.as_ref().and_then(|(cache, key)| cache.get(key)) {
-            Some(c) => Err(warp::reject::custom(Hit(c))),
-            None => Ok(k),
+    let lookup = key.and_then(move |(k, gated): (Option<(Arc<ResponseCache>, Key)>, bool)| {
+        let admission = Arc::clone(&admission);
+        async move {
+            let pass = match k {
+                None => Pass::Alone,
+                Some((cache, key)) => match cache.lookup(&key, Instant::now()) {
+                    Lookup::Hit(c) => return Err(warp::reject::custom(Hit(c, false))),
+                    Lookup::Stale(c) => {
+                        crate::metrics::cache_shared("stale");
+                        return Err(warp::reject::custom(Hit(c, true)));
+                    }
+                    Lookup::Wait(answer) => match cache.wait(answer).await {
+                        Some(c) => {
+                            crate::metrics::cache_shared("coalesced");
+                            return Err(warp::reject::custom(Hit(c, false)));
+                        }
+                        None => Pass::Alone,
+                    },
+                    Lookup::Lead(leader) => Pass::Lead(leader),
+                },
+            };
+            let permit = match gated {
+                true => Some(admission.admit().await.map_err(warp::reject::custom)?),
+                false => None,
+            };
+            Ok(Admitted { pass, _permit: permit })
         }
     });
-    let answered =
-        lookup.and(routes).and_then(|k: Option<(Arc<ResponseCache>, Key)>, res: Response| async move {
-            let Some((cache, key)) = k.filter(|_| res.status() == StatusCode::OK) else {
-                return Ok::<_, Rejection>(res);
-            };
-            let (parts, body) = res.into_parts();
-            let body = match body.collect().await {
-                Ok(b) => b.to_bytes(),
-                Err(e) => {
-                    tracing::warn!("response cache: reading an answer: {e}");
-                    return Ok(Response::from_parts(parts, Bytes::new().into()));
-                }
-            };
-            let cached = Cached { headers: parts.headers.clone(), body: body.clone() };
-            cache.put(key, cached);
-            Ok(Response::from_parts(parts, body.into()))
-        });
+    let answered = lookup.and(routes).and_then(|admitted: Admitted, res: Response| async move {
+        let Pass::Lead(leader) = admitted.pass else {
+            return Ok::<_, Rejection>(res);
+        };
+        if res.status() != StatusCode::OK {
+            leader.finish(None);
+            return Ok(res);
+        }
+        let (parts, body) = res.into_parts();
+        let body = match body.collect().await {
+            Ok(b) => b.to_bytes(),
+            Err(e) => {
+                tracing::warn!("response cache: reading an answer: {e}");
+                leader.finish(None);
+                return Ok(Response::from_parts(parts, Bytes::new().into()));
+            }
+        };
+        let may_be_stale = stale_ok(url_path(&leader.key.url), None);
+        let cached = Cached {
+            headers: parts.headers.clone(),
+            body: body.clone(),
+            read_at: leader.key.read_at,
+            may_be_stale,
+        };
+        leader.finish(Some(cached));
+        Ok(Response::from_parts(parts, body.into()))
+    });
     answered
         .recover(|r: Rejection| async move {
-            match r.find::<Hit>() {
-                Some(Hit(c)) => Ok(response(c)),
+            if let Some(Hit(c, stale)) = r.find::<Hit>() {
+                return Ok(response(c, *stale));
+            }
+            match r.find::<Shed>() {
+                Some(shed) => Ok(shed.into_response()),
                 None => Err(r),
             }
         })
@@ -254,8 +521,15 @@ where
         .boxed()
 }
 
-/// A kept answer found by the lookup (carried as a rejection past the routes).
-struct Hit(Arc<Cached>);
+/// The path of a key's `METHOD /path?query`.
+fn url_path(url: &str) -> &str {
+    let path = url.split_once(' ').map_or(url, |(_, rest)| rest);
+    path.split_once('?').map_or(path, |(p, _)| p)
+}
+
+/// A kept answer found by the lookup (carried as a rejection past the routes), and whether it
+/// is a stale one.
+struct Hit(Arc<Cached>, bool);
 
 impl std::fmt::Debug for Hit {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -266,56 +540,4 @@ impl std::fmt::Debug for Hit {
 impl warp::reject::Reject for Hit {}
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn key(url: &str, generation: i64) -> Key {
-        Key {
-            url: url.into(),
-            generation: Generation { last_event: Some((generation, "t".into())), changes: 0 },
-        }
-    }
-
-    fn entry(body: &str) -> Cached {
-        Cached { headers: HeaderMap::new(), body: Bytes::from(body.to_string()) }
-    }
-
-    #[test]
-    fn entries_live_for_one_generation() {
-        let c = ResponseCache::new(1 << 20);
-        c.put(key("GET /a?", 1), entry("one"));
-        assert_eq!(c.get(&key("GET /a?", 1)).unwrap().body, "one");
-        // Another generation: nothing from the first survives.
-        assert!(c.get(&key("GET /a?", 2)).is_none());
-        assert_eq!(c.bytes(), 0);
-        // An answer computed at the older generation is not kept under the newer one.
-        c.put(key("GET /b?", 2), entry("two"));
-        c.put(key("GET /a?", 1), entry("stale"));
-        assert!(c.get(&key("GET /a?", 2)).is_none());
-        assert_eq!(c.get(&key("GET /b?", 2)).unwrap().body, "two");
-    }
-
-    #[test]
-    fn bytes_are_bounded_least_recently_used_first() {
-        let body = "x".repeat(1000);
-        let one = 1000 + 2 * "GET /0?".len() + ENTRY_OVERHEAD;
-        let c = ResponseCache::new(3 * one);
-        for i in 0..3 {
-            c.put(key(&format!("GET /{i}?"), 1), entry(&body));
-        }
-        assert_eq!(c.bytes(), 3 * one);
-        // Use /0, then add /3: /1 (the least recently used) goes.
-        assert!(c.get(&key("GET /0?", 1)).is_some());
-        c.put(key("GET /3?", 1), entry(&body));
-        assert!(c.bytes() <= 3 * one);
-        assert!(c.get(&key("GET /1?", 1)).is_none());
-        for i in [0, 2, 3] {
-            assert!(c.get(&key(&format!("GET /{i}?"), 1)).is_some(), "/{i} evicted");
-        }
-        // Larger than the whole cache: not kept.
-        c.put(key("GET /big?", 1), entry(&"y".repeat(4 * one)));
-        assert!(c.get(&key("GET /big?", 1)).is_none());
-        // Size 0 disables it.
-        assert!(!ResponseCache::new(0).enabled());
-    }
-}
+mod tests;

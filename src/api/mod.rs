@@ -6,9 +6,12 @@ use std::sync::Arc;
 
 use warp::{Filter, Reply};
 
+pub mod admission;
 pub mod cache;
+mod generation;
 pub mod observe;
 pub mod ready;
+pub use admission::{Admission, AdmissionConfig, IngestFirst};
 pub use cache::ResponseCache;
 pub use ready::Readiness;
 
@@ -44,17 +47,24 @@ pub fn app(
     live: &crate::live::Live,
 ) -> Result<App<impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone>, FaucetError> {
     let faucets = Arc::new(Faucets::new(Arc::clone(&store), config.faucet.clone())?);
-    let cache = Arc::new(ResponseCache::new(config.response_cache_bytes));
+    let cache = Arc::new(ResponseCache::with_stale(config.response_cache_bytes, config.load.cache_stale));
+    let admission = admission_for(&store, config);
     let readiness =
         Arc::new(Readiness::new(Arc::clone(&store), config.v2.node.clone(), config.ready_max_lag));
     let sampled = Arc::new(crate::metrics::Sampled {
         store: Arc::clone(&store),
         cache: Arc::clone(&cache),
         readiness: Arc::clone(&readiness),
+        admission: Arc::clone(&admission),
         hub: Some(Arc::clone(&live.hub)),
     });
-    let table = table(store, config.v2.clone(), faucets, cache, readiness);
-    Ok(App { routes: observe::observed(live.routes().or(table)), sampled })
+    let table = table(store, config.v2.clone(), faucets, cache, readiness, Arc::clone(&admission));
+    Ok(App { routes: observe::observed(live.routes().or(table)), sampled, admission })
+}
+
+/// The admission gate `config` sizes for `store` (its bound by default the pool's size).
+fn admission_for(store: &Store, config: &Config) -> Arc<Admission> {
+    Admission::new(&config.load.admission, store.pool_stats().max as usize)
 }
 
 /// What the metrics sample in a process without the API (`serve --mode writeonly`): the store,
@@ -62,18 +72,27 @@ pub fn app(
 pub fn sampled_without_api(store: Arc<Store>, config: &Config) -> Arc<crate::metrics::Sampled> {
     let readiness =
         Arc::new(Readiness::new(Arc::clone(&store), config.v2.node.clone(), config.ready_max_lag));
-    Arc::new(crate::metrics::Sampled { store, cache: Arc::new(ResponseCache::new(0)), readiness, hub: None })
+    let admission = admission_for(&store, config);
+    let cache = Arc::new(ResponseCache::new(0));
+    Arc::new(crate::metrics::Sampled { store, cache, admission, readiness, hub: None })
 }
 
 /// The public API's routes, and what the metrics sample of its parts.
 pub struct App<F> {
     pub routes: F,
     sampled: Arc<crate::metrics::Sampled>,
+    admission: Arc<Admission>,
 }
 
 impl<F> App<F> {
     pub fn sampled(&self) -> Arc<crate::metrics::Sampled> {
         Arc::clone(&self.sampled)
+    }
+
+    /// The admission gate: the event observer's sink holds readers back through it
+    /// ([`IngestFirst`]).
+    pub fn admission(&self) -> Arc<Admission> {
+        Arc::clone(&self.admission)
     }
 }
 
@@ -87,16 +106,31 @@ pub fn routes_with(
     routes_with_cache(store, v2, faucets, Arc::new(ResponseCache::from_env()))
 }
 
-/// [`routes_with`] with the given `/extended` response cache (see [`cache`]).
+/// [`routes_with`] with the given `/extended` response cache (see [`cache`]), and the
+/// admission gate the process environment configures.
 pub fn routes_with_cache(
     store: Arc<Store>,
     v2: V2Settings,
     faucets: Arc<Faucets>,
     cache: Arc<ResponseCache>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
+    let config =
+        Config::from_process_env(&ConfigArgs::default()).unwrap_or_else(|e| panic!("configuration: {e}"));
+    let admission = admission_for(&store, &config);
+    routes_with_parts(store, v2, faucets, cache, admission)
+}
+
+/// [`routes_with_cache`] with the given admission gate (see [`admission`]).
+pub fn routes_with_parts(
+    store: Arc<Store>,
+    v2: V2Settings,
+    faucets: Arc<Faucets>,
+    cache: Arc<ResponseCache>,
+    admission: Arc<Admission>,
+) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
     let readiness =
         Arc::new(Readiness::new(Arc::clone(&store), v2.node.clone(), crate::config::DEFAULT_READY_MAX_LAG));
-    table(store, v2, faucets, cache, readiness)
+    table(store, v2, faucets, cache, readiness, admission)
 }
 
 /// The route table over its parts.
@@ -106,6 +140,7 @@ fn table(
     faucets: Arc<Faucets>,
     cache: Arc<ResponseCache>,
     readiness: Arc<Readiness>,
+    admission: Arc<Admission>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
     let node = v2.node.as_ref().map(|c| construction::node::NodeClient::new(c.node.as_str()));
     let construction = construction::Context::online(Arc::clone(&store), node);
@@ -123,7 +158,7 @@ fn table(
     construction::routes(construction)
         .or(rosetta)
         .or(ready::routes(readiness))
-        .or(cache::cached(cache, Arc::clone(&store), extended, with_node)
+        .or(cache::cached(cache, Arc::clone(&store), extended, with_node, admission)
             .or(crate::faucet::routes(faucets))
             .recover(stacks_extended::recover))
         .or(crate::v2::routes(store, v2))

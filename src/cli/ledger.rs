@@ -197,20 +197,27 @@ pub async fn serve_with(
         Some(live) => live.feed(),
         None => stacks_ledger::live::Feed::announcing_only(&store),
     };
-    let observer_stopped = until_stopped(stopped.clone());
-    let observer = async {
-        if let Some(events) = events {
-            let sink = Arc::new(stacks_ledger::live::LiveSink::new(Arc::clone(&store), feed));
-            observer::run(events, sink, config.event_body_limit, observer_stopped).await;
-        }
-    };
-    let (routes, sampled) = match &live {
+    let (routes, sampled, admission) = match &live {
         Some(live) => {
             let app = stacks_ledger::api::app(Arc::clone(&store), config, live).context("faucets")?;
-            let sampled = app.sampled();
-            (Some(app.routes), sampled)
+            let (sampled, admission) = (app.sampled(), app.admission());
+            (Some(app.routes), sampled, Some(admission))
         }
-        None => (None, stacks_ledger::api::sampled_without_api(Arc::clone(&store), config)),
+        None => (None, stacks_ledger::api::sampled_without_api(Arc::clone(&store), config), None),
+    };
+    let observer_stopped = until_stopped(stopped.clone());
+    let observer = async {
+        let Some(events) = events else { return };
+        let sink = Arc::new(stacks_ledger::live::LiveSink::new(Arc::clone(&store), feed));
+        let limit = config.event_body_limit;
+        match admission {
+            // Ingestion first: while the observer applies an event, readers get a smaller bound.
+            Some(admission) => {
+                let sink = Arc::new(stacks_ledger::api::IngestFirst::new(sink, admission));
+                observer::run(events, sink, limit, observer_stopped).await
+            }
+            None => observer::run(events, sink, limit, observer_stopped).await,
+        }
     };
     let metrics = match &config.metrics_bind {
         Some(bind) => {
