@@ -126,6 +126,20 @@ pub struct Bound {
     pub api: std::net::SocketAddr,
 }
 
+/// The listener on `addr` for `what`, when this mode runs it.
+async fn bind_if(
+    runs: bool,
+    addr: &stacks_ledger::config::BindAddr,
+    what: &str,
+) -> anyhow::Result<Option<tokio::net::TcpListener>> {
+    if !runs {
+        return Ok(None);
+    }
+    let listener =
+        observer::bind(addr).await.with_context(|| format!("cannot listen for {what} on {addr}"))?;
+    Ok(Some(listener))
+}
+
 /// [`serve`], calling `on_bound` with the bound addresses before serving (the demo starts its
 /// chain there; called in the default mode only, where both are bound). `config.mode` says
 /// what runs: the event observer (default, `writeonly`), the API (default, `readonly`).
@@ -136,22 +150,8 @@ pub async fn serve_with(
     on_bound: impl FnOnce(Bound),
 ) -> anyhow::Result<()> {
     let mode = config.mode;
-    let events = match mode.ingests() {
-        true => Some(
-            observer::bind(&config.events_bind)
-                .await
-                .with_context(|| format!("cannot listen for node events on {}", config.events_bind))?,
-        ),
-        false => None,
-    };
-    let api = match mode.serves_api() {
-        true => Some(
-            observer::bind(&config.api_bind)
-                .await
-                .with_context(|| format!("cannot listen for API requests on {}", config.api_bind))?,
-        ),
-        false => None,
-    };
+    let events = bind_if(mode.ingests(), &config.events_bind, "node events").await?;
+    let api = bind_if(mode.serves_api(), &config.api_bind, "API requests").await?;
     let events_addr = events
         .as_ref()
         .map(|l| l.local_addr())
@@ -185,13 +185,14 @@ pub async fn serve_with(
     };
     // Live updates where the API runs; a `writeonly` process only announces (NOTIFY on
     // PostgreSQL; on SQLite `readonly` processes follow the file).
-    let live = match mode.serves_api() {
-        true => Some(
+    let live = if mode.serves_api() {
+        Some(
             stacks_ledger::live::Live::start(Arc::clone(&store), config.live.clone())
                 .await
                 .context("live updates")?,
-        ),
-        false => None,
+        )
+    } else {
+        None
     };
     let feed = match &live {
         Some(live) => live.feed(),
