@@ -104,6 +104,35 @@ pub struct ImportBnsArgs {
     pub dir: PathBuf,
 }
 
+/// `import-bns`: logs each committed batch, and stops after the batch in progress on Ctrl-C
+/// (a later run resumes there).
+pub async fn import_bns(
+    store: &Store,
+    dir: &std::path::Path,
+) -> anyhow::Result<stacks_ledger::ingest::bns_genesis::BnsImportSummary> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let ctrl_c = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            tracing::warn!("import-bns: stopping after the batch in progress");
+            flag.store(true, Ordering::SeqCst);
+        }
+    });
+    let batch = stacks_ledger::ingest::bns_genesis::BATCH;
+    let summary = stacks_ledger::ingest::bns_genesis::import_bns_with(store, dir, batch, |rows| {
+        tracing::info!("import-bns: {rows} subdomains committed");
+        if stop.load(Ordering::SeqCst) {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    })
+    .await;
+    ctrl_c.abort();
+    Ok(summary?)
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ImportMode {
     Archival,
