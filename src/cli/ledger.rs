@@ -269,9 +269,25 @@ pub async fn serve_with(
     if let (Some(events), Some(api)) = (events_addr, api_addr) {
         on_bound(Bound { events, api });
     }
+    // Where this process also ingests, the API runs on a runtime of its own at a lower CPU
+    // priority, so the node's POSTs never queue behind readers (src/api/runtime.rs).
+    let api_runtime = match (&events_addr, config.load.api_nice) {
+        (Some(_), nice) if nice > 0 => {
+            let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+            Some(stacks_ledger::api::runtime::ApiRuntime::new(threads, nice).context("the API's runtime")?)
+        }
+        _ => None,
+    };
     let api = async move {
-        if let (Some(listener), Some(routes)) = (api, routes) {
-            warp::serve(routes).incoming(listener).graceful(until_stopped(stopped)).run().await;
+        let (Some(listener), Some(routes)) = (api, routes) else { return };
+        let server = warp::serve(routes).incoming(listener).graceful(until_stopped(stopped)).run();
+        match &api_runtime {
+            Some(rt) => {
+                if let Err(e) = rt.spawn(server).await {
+                    tracing::error!("the API server stopped: {e}");
+                }
+            }
+            None => server.await,
         }
     };
     tokio::join!(observer, api, metrics);
