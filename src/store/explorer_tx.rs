@@ -170,9 +170,8 @@ impl Store {
         .await?;
         for r in &rows {
             let id: String = r.try_get("contract_id")?;
-            if !out.contains_key(&id) {
-                let abi: Option<String> = r.try_get("abi")?;
-                out.insert(id, abi);
+            if let std::collections::hash_map::Entry::Vacant(e) = out.entry(id) {
+                e.insert(r.try_get::<Option<String>, _>("abi")?);
             }
         }
         Ok(out)
