@@ -25,6 +25,7 @@ mod explorer_tx;
 mod explorer_tx_stats;
 mod faucet;
 mod live;
+mod one_row;
 mod prepare;
 mod read;
 mod replica;
@@ -216,9 +217,9 @@ pub struct Store {
     url: String,
     /// SQLite: the background WAL checkpointer (see [`Checkpointer`]).
     checkpointer: std::sync::Mutex<Option<Checkpointer>>,
-    /// The unfiltered `/extended/v1/tx` total, keyed by the canonical tip it was counted at
-    /// (`explorer_tx::canonical_tx_total`).
-    tx_total: std::sync::Mutex<Option<(String, u64)>>,
+    /// What the unfiltered `/extended/v1/tx` list derives from the canonical chain (its total,
+    /// the boot shift), kept with the canonical tip it was read at (`explorer_tx::TipMemo`).
+    tip_memo: std::sync::Mutex<explorer_tx::TipMemo>,
     /// Opened by a `readonly` process: never migrates, ingests or checkpoints (see `replica`).
     readonly: bool,
     /// A `readonly` process's PostgreSQL primary, when `pool` reads a streaming replica: what
@@ -436,7 +437,7 @@ impl Store {
             url,
             writer: Mutex::new(None),
             checkpointer: std::sync::Mutex::new(checkpointer),
-            tx_total: std::sync::Mutex::new(None),
+            tip_memo: std::sync::Mutex::new(Default::default()),
             readonly: false,
             primary,
         }
