@@ -37,8 +37,10 @@ fn other_issue(e: &OracleEntry) -> Option<&'static str> {
         "/v2 node RPC (tests/v2_*.rs)"
     } else if p.starts_with("/extended/v1/faucets") {
         "faucets (tests/faucet.rs)"
-    } else if p.starts_with("/extended/v3") {
-        "/extended/v3"
+    } else if p.starts_with("/extended/v3/principals") {
+        "/extended/v3 principals and their staking (wt-v3princ, wt-v3stake)"
+    } else if p.starts_with("/extended/v3/staking") {
+        "/extended/v3 staking (wt-v3stake)"
     } else {
         return None;
     })

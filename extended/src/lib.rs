@@ -47,6 +47,7 @@ pub use status::{AlwaysReady, SyncProbe, SyncState};
 pub use time::iso8601;
 pub use tokens::{NftEvent, NftHolding, TokenReader};
 pub use tx::{TxReader, TxStatsReader};
+pub use v3::tx::V3TxReader;
 
 use std::sync::Arc;
 
@@ -66,6 +67,7 @@ pub trait ExtendedReader:
     + PoxReader
     + PoxCycleReader
     + BnsReader
+    + V3TxReader
 {
 }
 
@@ -82,6 +84,7 @@ impl<R> ExtendedReader for R where
         + PoxReader
         + PoxCycleReader
         + BnsReader
+        + V3TxReader
 {
 }
 

@@ -28,6 +28,10 @@
 //!   404s (`{statusCode, error: "Not Found", message}`).
 //! * [`etag`]: [`etag::Kind`] (chain tip, transaction, block, principal, principal + mempool),
 //!   [`etag::value`] computes one, [`etag::cached`] answers the 304 or adds the header.
+//! * [`tx`] (the first family): [`tx::V3TxReader`], the entity renderers in [`tx::render`]
+//!   (`summary_json` is the `TransactionSummary` every transaction list shows, `transaction_json`,
+//!   the mempool ones, `event_json`, `memo_repr`), and [`tx::tx_page`], the incumbent's
+//!   transaction paging (`limit + 1` rows, `previous` by an ascending read, `H:0:0`).
 //! * OpenAPI: declare routes in `openapi/registry/v3.rs` (builder `.cursor_paged(rule,
 //!   cursor::FORMAT)`) and schemas in `openapi/schemas/v3.rs` (`cursor_page(item)`), one
 //!   function per family.
@@ -36,6 +40,7 @@ pub mod cursor;
 pub mod etag;
 pub mod page;
 pub mod params;
+pub mod tx;
 
 use std::sync::Arc;
 
@@ -52,7 +57,7 @@ fn none() -> impl Filter<Extract = (Response,), Error = Rejection> + Clone {
 
 /// Every `/extended/v3` route.
 pub fn routes<R: ExtendedReader>(
-    _reader: Arc<R>,
+    reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
-    none()
+    none().or(tx::routes::routes(reader.clone()))
 }
