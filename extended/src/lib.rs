@@ -20,6 +20,7 @@ mod status;
 mod time;
 mod tokens;
 pub mod tx;
+pub mod v3;
 
 pub use address::stx_balance_json;
 pub use address::{
@@ -46,6 +47,7 @@ pub use status::{AlwaysReady, SyncProbe, SyncState};
 pub use time::iso8601;
 pub use tokens::{NftEvent, NftHolding, TokenReader};
 pub use tx::{TxReader, TxStatsReader};
+pub use v3::tx::V3TxReader;
 
 use std::sync::Arc;
 
@@ -65,6 +67,7 @@ pub trait ExtendedReader:
     + PoxReader
     + PoxCycleReader
     + BnsReader
+    + V3TxReader
 {
 }
 
@@ -81,6 +84,7 @@ impl<R> ExtendedReader for R where
         + PoxReader
         + PoxCycleReader
         + BnsReader
+        + V3TxReader
 {
 }
 
@@ -106,7 +110,8 @@ pub fn routes_with_sync<R: ExtendedReader>(
         .or(search::routes(reader.clone()))
         .or(microblock::routes(reader.clone()))
         .or(pox::routes(reader.clone()))
-        .or(bns::routes(reader))
+        .or(bns::routes(reader.clone()))
+        .or(v3::routes(reader))
         .or(openapi::routes());
     head::head_as_get(get.clone()).or(get).or(cors::preflight())
 }

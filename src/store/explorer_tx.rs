@@ -329,7 +329,7 @@ impl Store {
         Ok(self.mempool_with_abis(&[r]).await?.pop())
     }
 
-    async fn mempool_with_abis(&self, rows: &[AnyRow]) -> Result<Vec<MempoolTx>, StoreError> {
+    pub(super) async fn mempool_with_abis(&self, rows: &[AnyRow]) -> Result<Vec<MempoolTx>, StoreError> {
         let mut out = Vec::with_capacity(rows.len());
         let mut calls = Vec::with_capacity(rows.len());
         for r in rows {
