@@ -6,6 +6,7 @@
 
 mod backfill_0031;
 mod backfill_0032;
+mod backfill_0035;
 mod bns;
 mod bns_import;
 mod bulk;
@@ -394,6 +395,7 @@ impl Store {
         totals::backfill(&mut *pool.acquire().await?).await?;
         backfill_0031::backfill(&mut *pool.acquire().await?, network).await?;
         backfill_0032::backfill(&mut *pool.acquire().await?).await?;
+        backfill_0035::backfill(&mut *pool.acquire().await?).await?;
         let checkpointer = match engine {
             Engine::Sqlite => Some(Checkpointer::start(&options).await?),
             Engine::Postgres => None,
