@@ -20,6 +20,7 @@ mod status;
 mod time;
 mod tokens;
 pub mod tx;
+pub mod v3;
 
 pub use address::stx_balance_json;
 pub use address::{

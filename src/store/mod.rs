@@ -34,6 +34,7 @@ mod rows;
 mod sql;
 mod totals;
 mod v2;
+mod v3_principals;
 mod write;
 
 use std::borrow::Cow;
