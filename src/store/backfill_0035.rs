@@ -54,8 +54,13 @@ pub(super) async fn backfill(conn: &mut AnyConnection) -> Result<(), sqlx::Error
         let mut vals = Vec::new();
         let mut flush = |key: &Option<(String, String, i64, bool)>, group: &mut Vec<EventRow>| {
             if let Some((ibh, tx_id, height, canonical)) = key {
-                let at =
-                    At { index_block_hash: ibh, block_hash: "", block_height: *height, burn_block_height: 0, canonical: *canonical };
+                let at = At {
+                    index_block_hash: ibh,
+                    block_hash: "",
+                    block_height: *height,
+                    burn_block_height: 0,
+                    canonical: *canonical,
+                };
                 let tx_index = group.first().map(|e| e.tx_index).unwrap_or(0);
                 for o in token_operations(tx_id, tx_index, group) {
                     vals.push(op_vals(&o, &at));
@@ -68,7 +73,8 @@ pub(super) async fn backfill(conn: &mut AnyConnection) -> Result<(), sqlx::Error
             let tx_id: String = r.try_get("tx_id")?;
             if key.as_ref().map(|k| (&k.0, &k.1)) != Some((&ibh, &tx_id)) {
                 flush(&key, &mut group);
-                key = Some((ibh.clone(), tx_id.clone(), r.try_get("block_height")?, get_bool(r, "canonical")?));
+                key =
+                    Some((ibh.clone(), tx_id.clone(), r.try_get("block_height")?, get_bool(r, "canonical")?));
                 filled += 1;
             }
             group.push(EventRow {
@@ -88,8 +94,14 @@ pub(super) async fn backfill(conn: &mut AnyConnection) -> Result<(), sqlx::Error
         if let Some((ibh, tx_id, _, _)) = key {
             last = (ibh, tx_id);
         }
-        insert_rows(&mut tx, "operations", OP_COLS, vals, "ON CONFLICT (index_block_hash, tx_index, op_index) DO NOTHING")
-            .await?;
+        insert_rows(
+            &mut tx,
+            "operations",
+            OP_COLS,
+            vals,
+            "ON CONFLICT (index_block_hash, tx_index, op_index) DO NOTHING",
+        )
+        .await?;
         tx.commit().await?;
     }
     tracing::info!(filled, "migration 0035: done");

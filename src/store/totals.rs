@@ -388,7 +388,15 @@ mod tests {
         assert_eq!(stx_of("contract_call", "success", None), None);
     }
 
-    fn add(a: &mut Assets, kind: &str, s: Option<&str>, r: Option<&str>, asset: &str, amount: Option<&str>, sign: i128) {
+    fn add(
+        a: &mut Assets,
+        kind: &str,
+        s: Option<&str>,
+        r: Option<&str>,
+        asset: &str,
+        amount: Option<&str>,
+        sign: i128,
+    ) {
         let ev = EventRow {
             kind: kind.into(),
             sender: s.map(Into::into),

@@ -91,7 +91,8 @@ fn fold(ops: &[&Op], pays_fee: bool) -> TxChanges {
                 if matches!(o.op_type.as_str(), "token_transfer" | "mint" | "burn") {
                     c.affected[0] = true;
                 }
-                let counted = o.status == "success" && matches!(o.op_type.as_str(), "fee" | "token_transfer" | "mint" | "burn");
+                let counted = o.status == "success"
+                    && matches!(o.op_type.as_str(), "fee" | "token_transfer" | "mint" | "burn");
                 if !counted {
                     continue;
                 }
@@ -117,8 +118,7 @@ fn fold(ops: &[&Op], pays_fee: bool) -> TxChanges {
 /// The fee payer of a `txs` row selected with `v3_sender`, `v3_sponsored`, `v3_sponsor`.
 fn payer_of(r: &AnyRow) -> Result<(String, Option<String>), sqlx::Error> {
     let sender: String = r.try_get("v3_sender")?;
-    let sponsor: Option<String> =
-        if get_bool(r, "v3_sponsored")? { r.try_get("v3_sponsor")? } else { None };
+    let sponsor: Option<String> = if get_bool(r, "v3_sponsored")? { r.try_get("v3_sponsor")? } else { None };
     Ok((sender, sponsor))
 }
 
@@ -145,7 +145,11 @@ impl Store {
         from: Option<TxPosition>,
         limit: u32,
     ) -> Result<Vec<PrincipalTx>, StoreError> {
-        let from = from.unwrap_or(TxPosition { block_height: u64::MAX >> 1, microblock_sequence: ANCHORED, tx_index: u32::MAX });
+        let from = from.unwrap_or(TxPosition {
+            block_height: u64::MAX >> 1,
+            microblock_sequence: ANCHORED,
+            tx_index: u32::MAX,
+        });
         let sql = format!(
             "SELECT {MINED_TX_COLUMNS}, {PAYER_COLUMNS} FROM account_txs a \
              JOIN txs t ON t.tx_id = a.tx_id AND t.index_block_hash = a.index_block_hash \
@@ -174,15 +178,25 @@ impl Store {
         for ((tx, r), _stored) in txs.into_iter().zip(&rows).zip(stored) {
             let (sender, sponsor) = payer_of(r)?;
             let payer = sponsor.as_deref().unwrap_or(&sender);
-            let mine = by_tx.get(&(tx.tx_id.as_str(), tx.index_block_hash.as_str())).cloned().unwrap_or_default();
+            let mine =
+                by_tx.get(&(tx.tx_id.as_str(), tx.index_block_hash.as_str())).cloned().unwrap_or_default();
             let c = fold(&mine, payer == principal);
-            let (stx_sent, stx_received) = c.assets.get(&(AssetKind::Stx, "stx".to_owned())).copied().unwrap_or_default();
+            let (stx_sent, stx_received) =
+                c.assets.get(&(AssetKind::Stx, "stx".to_owned())).copied().unwrap_or_default();
             let position = TxPosition {
                 block_height: tx.block_height,
                 microblock_sequence: tx.microblock_sequence.unwrap_or(ANCHORED),
                 tx_index: tx.tx_index,
             };
-            out.push(PrincipalTx { tx, position, sender, sponsor, stx_sent, stx_received, affected: c.affected });
+            out.push(PrincipalTx {
+                tx,
+                position,
+                sender,
+                sponsor,
+                stx_sent,
+                stx_received,
+                affected: c.affected,
+            });
         }
         Ok(out)
     }
@@ -226,7 +240,11 @@ impl Store {
         Ok(row.map(|r| r.try_get::<i64, _>("cum")).transpose()?.map_or(0, u))
     }
 
-    async fn balance_changes_of(&self, principal: &str, tx_ids: &[String]) -> Result<Vec<BalanceChange>, StoreError> {
+    async fn balance_changes_of(
+        &self,
+        principal: &str,
+        tx_ids: &[String],
+    ) -> Result<Vec<BalanceChange>, StoreError> {
         let ids: Vec<String> = {
             let mut seen = HashSet::new();
             tx_ids.iter().filter(|t| seen.insert(t.as_str())).cloned().collect()
@@ -267,17 +285,28 @@ impl Store {
                     tx_index = u32::try_from(s.shown_index(i64::from(tx_index))).unwrap_or(tx_index);
                 }
             }
-            let position = TxPosition { block_height: height, microblock_sequence: u32_of(r.try_get("seq")?), tx_index };
+            let position =
+                TxPosition { block_height: height, microblock_sequence: u32_of(r.try_get("seq")?), tx_index };
             let (sender, sponsor) = payer_of(r)?;
             let payer = sponsor.unwrap_or(sender);
             let mine = by_tx.get(&(tx_id.as_str(), ibh.as_str())).cloned().unwrap_or_default();
             let c = fold(&mine, payer == principal);
             for ((kind, asset_identifier), (sent, received)) in c.assets {
-                shown.push(BalanceChange { tx_id: tx_id.clone(), position, kind, asset_identifier, sent, received });
+                shown.push(BalanceChange {
+                    tx_id: tx_id.clone(),
+                    position,
+                    kind,
+                    asset_identifier,
+                    sent,
+                    received,
+                });
             }
         }
         shown.sort_by(|a, b| {
-            b.position.cmp(&a.position).then(a.kind.cmp(&b.kind)).then(a.asset_identifier.cmp(&b.asset_identifier))
+            b.position
+                .cmp(&a.position)
+                .then(a.kind.cmp(&b.kind))
+                .then(a.asset_identifier.cmp(&b.asset_identifier))
         });
         Ok(shown)
     }
@@ -317,7 +346,11 @@ impl PrincipalsReader for Store {
         Ok(self.principal_tx_count_of(principal).await?)
     }
 
-    async fn balance_changes(&self, principal: &str, tx_ids: &[String]) -> Result<Vec<BalanceChange>, ReadError> {
+    async fn balance_changes(
+        &self,
+        principal: &str,
+        tx_ids: &[String],
+    ) -> Result<Vec<BalanceChange>, ReadError> {
         Ok(self.balance_changes_of(principal, tx_ids).await?)
     }
 
@@ -346,10 +379,13 @@ impl PrincipalsReader for Store {
     }
 
     async fn ft_positions(&self, principal: &str) -> Result<Vec<(String, u128)>, ReadError> {
-        let rows = query("SELECT asset_identifier, balance FROM ft_balances WHERE account = $1", vec![principal.into()])
-            .fetch_all(&self.pool)
-            .await
-            .map_err(StoreError::from)?;
+        let rows = query(
+            "SELECT asset_identifier, balance FROM ft_balances WHERE account = $1",
+            vec![principal.into()],
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::from)?;
         let mut out = Vec::new();
         for r in rows {
             let b: String = r.try_get("balance").map_err(StoreError::from)?;
@@ -362,10 +398,13 @@ impl PrincipalsReader for Store {
     }
 
     async fn nft_positions(&self, principal: &str) -> Result<Vec<(String, String)>, ReadError> {
-        let rows = query("SELECT asset_identifier, value_hex FROM nft_custody WHERE owner = $1", vec![principal.into()])
-            .fetch_all(&self.pool)
-            .await
-            .map_err(StoreError::from)?;
+        let rows = query(
+            "SELECT asset_identifier, value_hex FROM nft_custody WHERE owner = $1",
+            vec![principal.into()],
+        )
+        .fetch_all(&self.pool)
+        .await
+        .map_err(StoreError::from)?;
         Ok(rows
             .iter()
             .map(|r| Ok((r.try_get("asset_identifier")?, r.try_get("value_hex")?)))

@@ -35,7 +35,11 @@ fn is_asset(raw: &str) -> bool {
         && named(token, 128, "-_!?+<>=/*")
 }
 
-pub(super) async fn stx<R: ExtendedReader>(r: &R, raw: &str, inm: Option<&str>) -> Result<Response, ApiError> {
+pub(super) async fn stx<R: ExtendedReader>(
+    r: &R,
+    raw: &str,
+    inm: Option<&str>,
+) -> Result<Response, ApiError> {
     let principal = params::principal(raw)?;
     let tag = etag::value(r, Kind::PrincipalMempool(&principal)).await?;
     etag::cached(tag, inm, async {
@@ -89,13 +93,24 @@ fn paged<T: Clone>(
     CursorPage::new(total, limit, cursors, page)
 }
 
-pub(super) async fn ft<R: ExtendedReader>(r: &R, raw: &str, q: &Query, inm: Option<&str>) -> Result<Response, ApiError> {
+pub(super) async fn ft<R: ExtendedReader>(
+    r: &R,
+    raw: &str,
+    q: &Query,
+    inm: Option<&str>,
+) -> Result<Response, ApiError> {
     let principal = params::principal(raw)?;
     let limit = page::limit(q, page::FT_BALANCE)?;
-    let from = cursor::read(q, cursor::FT_BALANCE)?.map(|c| {
-        let (b, t) = c.split_once(':').unwrap_or((c, ""));
-        (b.trim_start_matches('0').parse::<u128>().unwrap_or(if b.trim_start_matches('0').is_empty() { 0 } else { u128::MAX }), t.to_string())
-    });
+    let from =
+        cursor::read(q, cursor::FT_BALANCE)?.map(|c| {
+            let (b, t) = c.split_once(':').unwrap_or((c, ""));
+            (
+                b.trim_start_matches('0')
+                    .parse::<u128>()
+                    .unwrap_or(if b.trim_start_matches('0').is_empty() { 0 } else { u128::MAX }),
+                t.to_string(),
+            )
+        });
     let tag = etag::value(r, Kind::Principal(&principal)).await?;
     etag::cached(tag, inm, async {
         let mut rows = r.ft_positions(&principal).await?;
@@ -121,13 +136,19 @@ pub(super) async fn ft_one<R: ExtendedReader>(
     }
     let tag = etag::value(r, Kind::Principal(&principal)).await?;
     etag::cached(tag, inm, async {
-        let balance = r.ft_positions(&principal).await?.into_iter().find(|(t, _)| t == asset).map_or(0, |(_, b)| b);
+        let balance =
+            r.ft_positions(&principal).await?.into_iter().find(|(t, _)| t == asset).map_or(0, |(_, b)| b);
         json(&json!({ "asset_identifier": asset, "balance": balance.to_string() }))
     })
     .await
 }
 
-pub(super) async fn nft<R: ExtendedReader>(r: &R, raw: &str, q: &Query, inm: Option<&str>) -> Result<Response, ApiError> {
+pub(super) async fn nft<R: ExtendedReader>(
+    r: &R,
+    raw: &str,
+    q: &Query,
+    inm: Option<&str>,
+) -> Result<Response, ApiError> {
     let principal = params::principal(raw)?;
     let limit = page::limit(q, page::NFT_BALANCE)?;
     let from = cursor::read(q, cursor::NFT_BALANCE)?.map(|c| {
@@ -139,7 +160,8 @@ pub(super) async fn nft<R: ExtendedReader>(r: &R, raw: &str, q: &Query, inm: Opt
         let mut rows = r.nft_positions(&principal).await?;
         rows.sort();
         let before = |(a, v): &(String, String)| {
-            from.as_ref().is_some_and(|(ca, cv)| a.as_str() < ca.as_str() || (a == ca && v.as_str() < cv.as_str()))
+            from.as_ref()
+                .is_some_and(|(ca, cv)| a.as_str() < ca.as_str() || (a == ca && v.as_str() < cv.as_str()))
         };
         let page = paged(rows, limit, before, |(a, v)| format!("{v}:{a}"));
         json(&page.map(|(a, v)| json!({ "asset_identifier": a, "value": clarity_json(&v) })))
@@ -147,7 +169,11 @@ pub(super) async fn nft<R: ExtendedReader>(r: &R, raw: &str, q: &Query, inm: Opt
     .await
 }
 
-pub(super) async fn nonces<R: ExtendedReader>(r: &R, raw: &str, inm: Option<&str>) -> Result<Response, ApiError> {
+pub(super) async fn nonces<R: ExtendedReader>(
+    r: &R,
+    raw: &str,
+    inm: Option<&str>,
+) -> Result<Response, ApiError> {
     const C32: &str = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
     // `AddressSchema`: only standard principals have nonces.
     if !((28..=41).contains(&raw.len()) && raw.chars().all(|c| C32.contains(c))) {

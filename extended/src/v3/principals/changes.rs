@@ -38,7 +38,8 @@ fn change_json(c: &BalanceChange, with_tx: bool) -> Value {
         k => json!({ "type": k.name(), "identifier": c.asset_identifier }),
     };
     let net = c.received as i128 - c.sent as i128;
-    let change = json!({ "sent": c.sent.to_string(), "received": c.received.to_string(), "net": net.to_string() });
+    let change =
+        json!({ "sent": c.sent.to_string(), "received": c.received.to_string(), "net": net.to_string() });
     if with_tx {
         json!({ "tx_id": c.tx_id, "asset": asset, "balance_change": change })
     } else {
@@ -160,7 +161,12 @@ mod tests {
         assert_eq!(p.cursor.next.as_deref(), Some("5:2147483647:0:3:SP1.n::m"));
         assert_eq!(p.cursor.previous, None);
         let (pos, t, a) = parse_list_cursor("5:2147483647:0:3:SP1.n::m");
-        let p = paged(rows, 2, |c| c.position > pos || (c.position == pos && asset_key(c) < (t, a.as_str())), list_cursor);
+        let p = paged(
+            rows,
+            2,
+            |c| c.position > pos || (c.position == pos && asset_key(c) < (t, a.as_str())),
+            list_cursor,
+        );
         assert_eq!(p.results.len(), 1);
         assert_eq!(p.cursor.previous.as_deref(), Some("9:2147483647:0:1:stx"));
         assert_eq!(change_json(&p.results[0], true)["balance_change"]["net"], "2");

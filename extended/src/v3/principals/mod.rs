@@ -22,7 +22,9 @@ use crate::params::{query, Query};
 use crate::ExtendedReader;
 
 /// Every route of the family.
-pub(crate) fn routes<R: ExtendedReader>(reader: Arc<R>) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
+pub(crate) fn routes<R: ExtendedReader>(
+    reader: Arc<R>,
+) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
     let r = warp::any().map(move || reader.clone());
     let inm = warp::header::optional::<String>("if-none-match");
     let one = warp::get()

@@ -112,8 +112,11 @@ pub trait PrincipalsReader: ExplorerReader {
     ) -> impl Future<Output = Result<Vec<TxPosition>, ReadError>> + Send;
 
     /// Whether one of the principal's transactions is at exactly `at`.
-    fn principal_tx_at(&self, principal: &str, at: TxPosition)
-        -> impl Future<Output = Result<bool, ReadError>> + Send;
+    fn principal_tx_at(
+        &self,
+        principal: &str,
+        at: TxPosition,
+    ) -> impl Future<Output = Result<bool, ReadError>> + Send;
 
     /// How many transactions the principal's list holds.
     fn principal_tx_count(&self, principal: &str) -> impl Future<Output = Result<u64, ReadError>> + Send;
@@ -130,9 +133,14 @@ pub trait PrincipalsReader: ExplorerReader {
     fn stx_lock(&self, principal: &str) -> impl Future<Output = Result<Option<StxLock>, ReadError>> + Send;
 
     /// The principal's positive FT balances `(asset, balance)`, any order.
-    fn ft_positions(&self, principal: &str) -> impl Future<Output = Result<Vec<(String, u128)>, ReadError>> + Send;
+    fn ft_positions(
+        &self,
+        principal: &str,
+    ) -> impl Future<Output = Result<Vec<(String, u128)>, ReadError>> + Send;
 
     /// The NFTs the principal holds `(asset, value hex)`, any order.
-    fn nft_positions(&self, principal: &str)
-        -> impl Future<Output = Result<Vec<(String, String)>, ReadError>> + Send;
+    fn nft_positions(
+        &self,
+        principal: &str,
+    ) -> impl Future<Output = Result<Vec<(String, String)>, ReadError>> + Send;
 }

@@ -23,7 +23,8 @@ pub fn memo_repr(hex: &str) -> String {
 pub fn summary_json(tx: &MinedTx) -> Value {
     let text = match &tx.api_json {
         Some(t) => t.clone(),
-        None => materialized_from_raw(&tx.tx_id, &tx.raw_tx, tx.is_burnchain_op, &tx.raw_result).unwrap_or_default(),
+        None => materialized_from_raw(&tx.tx_id, &tx.raw_tx, tx.is_burnchain_op, &tx.raw_result)
+            .unwrap_or_default(),
     };
     let mut parts = text.split('\n');
     let head = part(parts.next().unwrap_or_default());
@@ -91,7 +92,10 @@ pub fn summary_json(tx: &MinedTx) -> Value {
         }
         "coinbase" => {
             o.insert("type".into(), "coinbase".into());
-            o.insert("coinbase".into(), json!({ "alt_recipient": field("coinbase_payload", "alt_recipient") }));
+            o.insert(
+                "coinbase".into(),
+                json!({ "alt_recipient": field("coinbase_payload", "alt_recipient") }),
+            );
         }
         "tenure_change" => {
             o.insert("type".into(), "tenure_change".into());

@@ -16,7 +16,11 @@ use crate::ExtendedReader;
 
 fn position(c: TxCursor) -> TxPosition {
     let small = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
-    TxPosition { block_height: c.block_height, microblock_sequence: small(c.microblock_sequence), tx_index: small(c.tx_index) }
+    TxPosition {
+        block_height: c.block_height,
+        microblock_sequence: small(c.microblock_sequence),
+        tx_index: small(c.tx_index),
+    }
 }
 
 fn row_json(t: &PrincipalTx, principal: &str) -> Value {
@@ -58,7 +62,8 @@ pub(super) async fn page<R: PrincipalsReader>(
     let next = (rows.len() > limit as usize).then(|| rows[limit as usize].position.to_string());
     rows.truncate(limit as usize);
     let Some(first) = rows.first() else { return Ok(CursorPage::new(0, limit, Cursors::default(), vec![])) };
-    let previous = r.principal_txs_after(principal, first.position, limit).await?.last().map(ToString::to_string);
+    let previous =
+        r.principal_txs_after(principal, first.position, limit).await?.last().map(ToString::to_string);
     let cursors = Cursors { next, previous, current: Some(first.position.to_string()) };
     let total = r.principal_tx_count(principal).await?;
     Ok(CursorPage::new(total, limit, cursors, rows).map(|t| row_json(&t, principal)))
