@@ -17,6 +17,7 @@ use stacks_codec::tx::Transaction;
 use stacks_ledger::devnet::DevnetConfig;
 use stacks_ledger::events::payload::{EventBody, EventPayload, NewBlock, TxStatus};
 use stacks_ledger::events::{EventPath, RawEvent};
+use stacks_ledger::ingest::EventSink;
 use stacks_ledger::ledger::Network;
 
 /// `(principal, tx_id)` → `(asset_type, asset)` → (sent, received).
@@ -27,9 +28,9 @@ fn config(seed: u64) -> DevnetConfig {
 }
 
 fn new_block(ev: &RawEvent) -> Option<NewBlock> {
-    let path = EventPath::from_path(&ev.path).ok()?;
+    let path = EventPath::from_path(&ev.path)?;
     match EventPayload::parse(path, &ev.payload).ok()? {
-        EventPayload::NewBlock(b) => Some(b),
+        EventPayload::NewBlock(b) => Some(*b),
         _ => None,
     }
 }
