@@ -12,6 +12,7 @@ mod txs;
 
 use std::sync::Arc;
 
+use warp::path::FullPath;
 use warp::reply::Response;
 use warp::{Filter, Rejection, Reply};
 
@@ -42,21 +43,35 @@ pub(crate) fn routes<R: ExtendedReader>(
             };
             super::reply(res)
         });
-    let two = warp::get()
-        .and(warp::path!("extended" / "v3" / "principals" / String / String / String))
-        .and(query())
-        .and(inm)
-        .and(r.clone())
-        .and_then(|p: String, a: String, b: String, q: Query, inm: Option<String>, r: Arc<R>| async move {
-            let inm = inm.as_deref();
-            let res = match (a.as_str(), b.as_str()) {
-                ("balances", "stx") => balances::stx(&*r, &p, inm).await,
-                ("balances", "ft") => balances::ft(&*r, &p, &q, inm).await,
-                ("balances", "nft") => balances::nft(&*r, &p, &q, inm).await,
-                _ => return Err(warp::reject::not_found()),
-            };
-            super::reply(res)
-        });
+    let two =
+        warp::get()
+            .and(warp::path!("extended" / "v3" / "principals" / String / String / String))
+            .and(warp::path::full())
+            .and(query())
+            .and(inm)
+            .and(r.clone())
+            .and_then(
+                |p: String,
+                 a: String,
+                 b: String,
+                 full: FullPath,
+                 q: Query,
+                 inm: Option<String>,
+                 r: Arc<R>| async move {
+                    let inm = inm.as_deref();
+                    let res = match (a.as_str(), b.as_str()) {
+                        ("balances", "stx") => balances::stx(&*r, &p, inm).await,
+                        // `…/balances/ft/`: the single-token route with an empty asset.
+                        ("balances", "ft") if full.as_str().ends_with('/') => {
+                            balances::ft_one(&*r, &p, "", inm).await
+                        }
+                        ("balances", "ft") => balances::ft(&*r, &p, &q, inm).await,
+                        ("balances", "nft") => balances::nft(&*r, &p, &q, inm).await,
+                        _ => return Err(warp::reject::not_found()),
+                    };
+                    super::reply(res)
+                },
+            );
     let three = warp::get()
         .and(warp::path!("extended" / "v3" / "principals" / String / String / String / String))
         .and(query())
