@@ -68,6 +68,7 @@ pub trait ExtendedReader:
     + PoxCycleReader
     + BnsReader
     + V3TxReader
+    + v3::principals::PrincipalsReader
 {
 }
 
@@ -85,6 +86,7 @@ impl<R> ExtendedReader for R where
         + PoxCycleReader
         + BnsReader
         + V3TxReader
+        + v3::principals::PrincipalsReader
 {
 }
 

@@ -84,6 +84,7 @@ impl Store {
             "SELECT op_type, CAST(COALESCE(SUM(CASE WHEN amount > 0 THEN amount ELSE 0 END), 0) AS BIGINT) AS plus, \
              CAST(COALESCE(SUM(CASE WHEN amount < 0 THEN -amount ELSE 0 END), 0) AS BIGINT) AS minus \
              FROM operations WHERE account = $1 AND canonical = true AND status = 'success' AND block_height <= $2 \
+             AND asset_identifier IS NULL \
              GROUP BY op_type",
             vec![principal.into(), up_to(height).into()],
         )

@@ -224,7 +224,7 @@ impl Store {
     }
 
     /// Shows the boot block's transactions of block 1 as the incumbent's /extended does.
-    async fn show_boot_txs(&self, txs: &mut [MinedTx]) -> Result<(), StoreError> {
+    pub(super) async fn show_boot_txs(&self, txs: &mut [MinedTx]) -> Result<(), StoreError> {
         let mut shifts: std::collections::HashMap<String, Option<BootShift>> = Default::default();
         for tx in txs.iter_mut().filter(|t| t.block_height == 1 && !t.index_block_hash.is_empty()) {
             if !shifts.contains_key(&tx.index_block_hash) {

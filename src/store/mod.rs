@@ -6,6 +6,7 @@
 
 mod backfill_0031;
 mod backfill_0032;
+mod backfill_0035;
 mod bns;
 mod bns_import;
 mod bulk;
@@ -35,6 +36,7 @@ mod sql;
 mod totals;
 mod v2;
 mod v3_tx;
+mod v3_principals;
 mod write;
 
 use std::borrow::Cow;
@@ -396,6 +398,7 @@ impl Store {
         totals::backfill(&mut *pool.acquire().await?).await?;
         backfill_0031::backfill(&mut *pool.acquire().await?, network).await?;
         backfill_0032::backfill(&mut *pool.acquire().await?).await?;
+        backfill_0035::backfill(&mut *pool.acquire().await?).await?;
         let checkpointer = match engine {
             Engine::Sqlite => Some(Checkpointer::start(&options).await?),
             Engine::Postgres => None,

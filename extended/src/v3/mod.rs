@@ -41,6 +41,7 @@ pub mod etag;
 pub mod page;
 pub mod params;
 pub mod tx;
+pub mod principals;
 
 use std::sync::Arc;
 
@@ -59,5 +60,10 @@ fn none() -> impl Filter<Extract = (Response,), Error = Rejection> + Clone {
 pub fn routes<R: ExtendedReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
-    none().or(tx::routes::routes(reader.clone()))
+    none().or(tx::routes::routes(reader.clone())).or(principals::routes(reader))
+}
+
+/// A handler's result as warp wants it.
+pub(crate) fn reply(r: Result<Response, crate::error::ApiError>) -> Result<Response, Rejection> {
+    r.map_err(warp::reject::custom)
 }
