@@ -40,8 +40,8 @@ pub mod cursor;
 pub mod etag;
 pub mod page;
 pub mod params;
-pub mod tx;
 pub mod principals;
+pub mod tx;
 
 use std::sync::Arc;
 

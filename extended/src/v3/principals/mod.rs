@@ -7,7 +7,6 @@
 mod balances;
 mod changes;
 mod reader;
-pub mod summary;
 mod txs;
 
 use std::sync::Arc;

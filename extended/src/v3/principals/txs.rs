@@ -4,7 +4,6 @@
 use serde_json::{json, Value};
 use warp::reply::Response;
 
-use super::summary::summary_json;
 use super::{json, PrincipalTx, PrincipalsReader, TxPosition};
 use crate::error::ApiError;
 use crate::params::Query;
@@ -12,6 +11,7 @@ use crate::v3::cursor::{self, TxCursor};
 use crate::v3::etag::{self, Kind};
 use crate::v3::page::{self, CursorPage, Cursors};
 use crate::v3::params;
+use crate::v3::tx::render::mined_summary_json;
 use crate::ExtendedReader;
 
 fn position(c: TxCursor) -> TxPosition {
@@ -23,7 +23,7 @@ fn position(c: TxCursor) -> TxPosition {
     }
 }
 
-fn row_json(t: &PrincipalTx, principal: &str) -> Value {
+fn row_json(t: &PrincipalTx, principal: &str) -> Result<Value, ApiError> {
     let involvement = if t.sender == principal {
         "sender"
     } else if t.sponsor.as_deref() == Some(principal) {
@@ -32,8 +32,9 @@ fn row_json(t: &PrincipalTx, principal: &str) -> Value {
         "affected"
     };
     let net = t.stx_received as i128 - t.stx_sent as i128;
-    json!({
-        "transaction": summary_json(&t.tx),
+    let transaction = mined_summary_json(&t.tx).map_err(|e| ApiError::Internal(Box::new(e)))?;
+    Ok(json!({
+        "transaction": transaction,
         "involvement": involvement,
         "balance_changes": { "stx": {
             "sent": t.stx_sent.to_string(),
@@ -41,7 +42,7 @@ fn row_json(t: &PrincipalTx, principal: &str) -> Value {
             "net": net.to_string(),
         }},
         "affected_balances": { "stx": t.affected[0], "ft": t.affected[1], "nft": t.affected[2] },
-    })
+    }))
 }
 
 /// The page starting at `from` (the incumbent's `resolveTransactionCursor`: `H:0:0` names the
@@ -66,7 +67,8 @@ pub(super) async fn page<R: PrincipalsReader>(
         r.principal_txs_after(principal, first.position, limit).await?.last().map(ToString::to_string);
     let cursors = Cursors { next, previous, current: Some(first.position.to_string()) };
     let total = r.principal_tx_count(principal).await?;
-    Ok(CursorPage::new(total, limit, cursors, rows).map(|t| row_json(&t, principal)))
+    let results = rows.iter().map(|t| row_json(t, principal)).collect::<Result<Vec<_>, _>>()?;
+    Ok(CursorPage::new(total, limit, cursors, results))
 }
 
 pub(super) async fn transactions<R: ExtendedReader>(

@@ -7,7 +7,7 @@
 use serde_json::{json, Map, Value as Json};
 
 use super::reader::{V3MempoolTx, V3Tx};
-use crate::tx::{clarity_json, mempool_tx_json, mined_tx_json, RenderError, RenderOptions, TxEvent};
+use crate::tx::{clarity_json, mempool_tx_json, mined_tx_json, MinedTx, RenderError, RenderOptions, TxEvent};
 
 /// The heavy fields `include` adds to a single transaction.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -137,13 +137,13 @@ fn with_payload(mut m: Map<String, Json>, v1: &Json, full: bool, mempool: bool, 
 }
 
 /// The summary fields of a mined transaction.
-fn summary_fields(t: &V3Tx, v1: &Json) -> Map<String, Json> {
+fn summary_fields(tx: &MinedTx, v1: &Json) -> Map<String, Json> {
     let mut m = Map::new();
     m.insert("tx_id".into(), v1["tx_id"].clone());
     m.insert("sender".into(), sender(&v1["sender_address"], &v1["nonce"]));
     m.insert("sponsor".into(), sponsor(v1));
     m.insert("fee_rate".into(), v1["fee_rate"].clone());
-    let index_hash = if t.tx.index_block_hash.is_empty() { "0x" } else { &t.tx.index_block_hash };
+    let index_hash = if tx.index_block_hash.is_empty() { "0x" } else { &tx.index_block_hash };
     m.insert(
         "block".into(),
         json!({
@@ -164,14 +164,20 @@ fn summary_fields(t: &V3Tx, v1: &Json) -> Map<String, Json> {
 
 /// A mined `TransactionSummary` (lists).
 pub fn summary_json(t: &V3Tx) -> Result<Json, RenderError> {
-    let v1 = mined_tx_json(&t.tx, None, RenderOptions { exclude_function_args: true })?;
-    Ok(with_payload(summary_fields(t, &v1), &v1, false, false, Include::default()))
+    mined_summary_json(&t.tx)
+}
+
+/// The `TransactionSummary` of a mined transaction row (every v3 list of transactions, the
+/// principals' included).
+pub fn mined_summary_json(tx: &MinedTx) -> Result<Json, RenderError> {
+    let v1 = mined_tx_json(tx, None, RenderOptions { exclude_function_args: true })?;
+    Ok(with_payload(summary_fields(tx, &v1), &v1, false, false, Include::default()))
 }
 
 /// A mined `Transaction` with the `include`d heavy fields.
 pub fn transaction_json(t: &V3Tx, include: Include) -> Result<Json, RenderError> {
     let v1 = mined_tx_json(&t.tx, None, include.options())?;
-    let mut m = summary_fields(t, &v1);
+    let mut m = summary_fields(&t.tx, &v1);
     m.insert(
         "parent_block".into(),
         json!({ "hash": v1["parent_block_hash"], "index_hash": t.parent_index_block_hash }),
