@@ -35,8 +35,8 @@ mod rows;
 mod sql;
 mod totals;
 mod v2;
-mod v3_tx;
 mod v3_principals;
+mod v3_tx;
 mod write;
 
 use std::borrow::Cow;
