@@ -20,6 +20,7 @@ mod status;
 mod time;
 mod tokens;
 pub mod tx;
+pub mod v3;
 
 pub use address::stx_balance_json;
 pub use address::{
@@ -65,6 +66,7 @@ pub trait ExtendedReader:
     + PoxReader
     + PoxCycleReader
     + BnsReader
+    + v3::staking::StakingReader
 {
 }
 
@@ -81,6 +83,7 @@ impl<R> ExtendedReader for R where
         + PoxReader
         + PoxCycleReader
         + BnsReader
+        + v3::staking::StakingReader
 {
 }
 
@@ -106,7 +109,8 @@ pub fn routes_with_sync<R: ExtendedReader>(
         .or(search::routes(reader.clone()))
         .or(microblock::routes(reader.clone()))
         .or(pox::routes(reader.clone()))
-        .or(bns::routes(reader))
+        .or(bns::routes(reader.clone()))
+        .or(v3::staking::routes(reader))
         .or(openapi::routes());
     head::head_as_get(get.clone()).or(get).or(cors::preflight())
 }

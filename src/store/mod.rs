@@ -31,6 +31,7 @@ mod replica;
 pub mod rosetta;
 mod rows;
 mod sql;
+mod staking;
 mod totals;
 mod v2;
 mod write;

@@ -1,0 +1,3 @@
+//! `/extended/v3`: the incumbent's newest API generation.
+
+pub mod staking;
