@@ -430,7 +430,12 @@ pub fn plan(ctx: &Ctx, rng: &mut Rng, world: &World, burn_height: u64, fee: u128
             }
         }
         88..=93 => {
-            let sender = any(rng)?;
+            let allowed: Vec<u32> = p.callers.iter().copied().filter(|&c| can_pay(c)).collect();
+            let sender = if !allowed.is_empty() && rng.chance(500) {
+                allowed[pick(rng, allowed.len())]
+            } else {
+                any(rng)?
+            };
             let caller =
                 Value::Principal(stacks_codec::address::Principal::Contract(ctx.ft_contract.clone()));
             if after.callers.remove(&sender) {

@@ -7,8 +7,6 @@
 //! too). The store keeps only the decoded events with their block's `canonical` flag; the
 //! state is always re-derived from the canonical ones, so a reorg needs nothing but the flip.
 
-use std::collections::BTreeMap;
-
 use serde_json::{Map, Value as Json};
 use stacks_codec::clarity::Value;
 use stacks_codec::{decode_hex, to_hex_prefixed};
@@ -345,11 +343,121 @@ fn lockup(d: &Json) -> Lockup {
     }
 }
 
-/// Events grouped by kind, for the devnet's and the tests' bookkeeping.
-pub fn count_by_kind(events: &[PlacedEvent]) -> BTreeMap<String, usize> {
-    let mut out = BTreeMap::new();
-    for e in events {
-        *out.entry(e.name.clone()).or_default() += 1;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn print(name: &str, data: Vec<(&str, Value)>) -> String {
+        let data = Value::Tuple(data.into_iter().map(|(k, v)| (k.to_string(), v)).collect());
+        let v = Value::ResponseOk(Box::new(Value::Tuple(vec![
+            ("data".into(), data),
+            ("name".into(), Value::StringAscii(name.as_bytes().to_vec())),
+        ])));
+        to_hex_prefixed(&v.serialize())
     }
-    out
+
+    fn placed(height: i64, name: &str, data: Json) -> PlacedEvent {
+        let at = TxPlace { tx_id: format!("0x{height:064x}"), block_height: height, ..TxPlace::default() };
+        PlacedEvent { at, name: name.into(), data }
+    }
+
+    const BOOT: &str = "ST000000000000000000002AMW42H.pox-5";
+    const ALICE: &str = "STB44HYPYAT2BB2QE513NSP81HTMYWBJP02HPGK6";
+
+    #[test]
+    fn prints_decode_to_the_incumbents_json() {
+        let alice: Value = Value::Principal(ALICE.parse().unwrap());
+        let hex = print(
+            "register-for-bond",
+            vec![
+                ("bond-index", Value::UInt(0)),
+                ("is-l1-lock", Value::Bool(false)),
+                ("staker", alice),
+                ("btc-lockup", Value::Tuple(vec![("type".into(), Value::StringAscii(b"l2".to_vec()))])),
+                ("end", Value::OptionalNone),
+            ],
+        );
+        let (name, data) = decode(BOOT, "print", &hex).unwrap();
+        assert_eq!(name, "register-for-bond");
+        assert_eq!(
+            data,
+            serde_json::json!({"bond_index": "0", "is_l1_lock": false, "staker": ALICE,
+                "btc_lockup": {"type": "l2"}, "end": null})
+        );
+        // Other contracts, topics and unknown kinds are plain logs.
+        assert!(decode("ST000000000000000000002AMW42H.pox-4", "print", &hex).is_none());
+        assert!(decode("ST1HB1T8WRNBYB0Y3T7WXZS38NKKPTBR3EG9EPJKR.pox-5", "print", &hex).is_none());
+        assert!(decode(BOOT, "print", &print("no-such-kind", vec![])).is_none());
+    }
+
+    #[test]
+    fn the_fold_keeps_the_incumbents_write_rules() {
+        use serde_json::json;
+        let events = vec![
+            // A registration before its bond exists moves no bond counter.
+            placed(1, "add-to-allowlist", json!({"bond_index": "0", "staker": ALICE, "max_sats": "7"})),
+            placed(
+                2,
+                "setup-bond",
+                json!({"bond_index": "0", "bond_start_height": "10", "unlock_burn_height": "20"}),
+            ),
+            placed(3, "add-to-allowlist", json!({"bond_index": "0", "staker": ALICE, "max_sats": "100"})),
+            placed(
+                4,
+                "register-for-bond",
+                json!({"bond_index": "0", "staker": ALICE, "signer": "S",
+                "sats_total": "1000", "amount_ustx": "5", "btc_lockup": {"type": "l1",
+                "txs": [{"txid": "0xab", "output_index": "1"}]}}),
+            ),
+            placed(
+                5,
+                "bond-distribution",
+                json!({"bond_index": "0", "accrued_rewards_per_sat": "3000000000000000000"}),
+            ),
+            placed(
+                6,
+                "update-bond-registration",
+                json!({"bond_index": "0", "staker": ALICE, "signer": "T",
+                "amount_sats": "400", "amount_ustx": "9"}),
+            ),
+            placed(7, "unstake-sbtc", json!({"bond_index": "0", "staker": ALICE, "new_amount_sats": "0"})),
+            placed(
+                8,
+                "claim-staker-rewards-for-signer",
+                json!({"staker": ALICE, "bond_index": "0", "rewards_claimed": "1000"}),
+            ),
+            placed(
+                9,
+                "stake",
+                json!({"staker": ALICE, "signer": "T", "amount_ustx": "2000000", "unlock_burn_height": "15"}),
+            ),
+            placed(10, "calculate-rewards", json!({"accrued_rewards_per_ustx": "500000000000000"})),
+            placed(
+                11,
+                "claim-staker-rewards-for-signer",
+                json!({"staker": ALICE, "bond_index": null, "rewards_claimed": "4"}),
+            ),
+            placed(12, "register-signer", json!({"signer": "T", "signer_key": "0x02"})),
+        ];
+        let s = fold(&events, 15);
+        let b = &s.bonds[&0];
+        assert_eq!((b.allowed_count, b.btc_capacity, b.registered_count), (1, 100, 1));
+        assert_eq!((b.btc_locked, b.stx_locked), (0, 9));
+        let r = &s.registrations[0];
+        assert_eq!((r.signer.as_str(), r.sats_total, r.amount_ustx), ("T", 400, 9));
+        assert_eq!(r.lockup, Lockup::L1(vec![("0xab".into(), 1)]));
+        let p = &s.positions[&(ALICE.to_string(), 0)];
+        assert_eq!(
+            (p.status, p.active, p.btc_locked, p.accrued, p.claimed),
+            (PositionStatus::EarlyExit, true, 0, 3000, 1000)
+        );
+        let t = &s.totals[ALICE];
+        assert_eq!((t.bond_count, t.bond_btc_locked, t.bond_stx_locked), (1, 0, 9));
+        assert_eq!((t.stx_accrued, t.stx_claimed, t.bond_accrued, t.bond_claimed), (1000, 4, 3000, 1000));
+        // The stake counts until its unlock height passes the burn tip.
+        assert!(s.active_stake(ALICE).is_some());
+        assert!(fold(&events, 16).active_stake(ALICE).is_none());
+        assert_eq!(s.signers["T"].signer_key, "0x02");
+        assert_eq!(s.key_events.len(), 1);
+    }
 }
