@@ -3,8 +3,9 @@
 //! body with the incumbent's recording (rules: `common::parity::compare`; the only fields allowed
 //! to differ: `common::parity_allow::ALLOWED`). Prints one table per engine, route template |
 //! compared | matched | %, then per-fixture and overall percentages; requests of other issues'
-//! routes (Rosetta, `/v2` including BNS's `/v2/prices`, faucets, `/extended/v3`) are replayed too
-//! and listed apart; BNS's `/v1` routes are in scope.
+//! routes (Rosetta, `/v2` including BNS's `/v2/prices`, faucets, the `/extended/v3` principal and
+//! staking routes still being built) are replayed too and listed apart; BNS's `/v1` routes and
+//! the other `/extended/v3` routes are in scope.
 //!
 //! In the same replay it checks the OpenAPI document cannot drift from what we serve: every
 //! request we answer with something other than the unknown-URL fallback matches a declared path
@@ -37,8 +38,10 @@ fn other_issue(e: &OracleEntry) -> Option<&'static str> {
         "/v2 node RPC (tests/v2_*.rs)"
     } else if p.starts_with("/extended/v1/faucets") {
         "faucets (tests/faucet.rs)"
-    } else if p.starts_with("/extended/v3") {
-        "/extended/v3"
+    } else if p.starts_with("/extended/v3/principals") {
+        "/extended/v3 principals and their staking (wt-v3princ, wt-v3stake)"
+    } else if p.starts_with("/extended/v3/staking") {
+        "/extended/v3 staking (wt-v3stake)"
     } else {
         return None;
     })
@@ -174,6 +177,12 @@ const PINNED: &[(&str, usize)] = &[
     ("GET /v1/names/{name}/zonefile/{zoneFileHash}", 8),
     ("GET /v1/namespaces", 8),
     ("GET /v1/namespaces/{tld}/names", 8),
+    ("GET /extended/v3/transactions", 32),
+    ("GET /extended/v3/transactions/{tx_id}", 324),
+    ("GET /extended/v3/transactions/{tx_id}/events", 296),
+    ("GET /extended/v3/blocks/{height_or_hash}/transactions", 155),
+    ("GET /extended/v3/mempool/transactions", 16),
+    ("GET /extended/v3/tokens/stx/supply", 8),
 ];
 
 /// Recorded answers whose status we do not reproduce yet, each with its reason: `(fixture or ""

@@ -73,6 +73,8 @@ pub enum Rule {
     Principal,
     /// `latest`, a 64-hex-digit hash or an integer.
     HeightOrHash,
+    /// None of these patterns (`anyOf` of `pattern`s: v3's principal, address or contract).
+    Patterns(&'static [&'static str]),
 }
 
 /// The pattern of a transaction id or block hash in the incumbent's schemas.
@@ -121,6 +123,9 @@ impl Rule {
                 ],
                 &at,
             ),
+            Rule::Patterns(patterns) => {
+                any_of(patterns.iter().map(|p| format!("must match pattern \"{p}\"")).collect(), &at)
+            }
         }
     }
 }

@@ -47,6 +47,7 @@ pub use status::{AlwaysReady, SyncProbe, SyncState};
 pub use time::iso8601;
 pub use tokens::{NftEvent, NftHolding, TokenReader};
 pub use tx::{TxReader, TxStatsReader};
+pub use v3::tx::V3TxReader;
 
 use std::sync::Arc;
 
@@ -66,6 +67,7 @@ pub trait ExtendedReader:
     + PoxReader
     + PoxCycleReader
     + BnsReader
+    + V3TxReader
     + v3::staking::StakingReader
 {
 }
@@ -83,6 +85,7 @@ impl<R> ExtendedReader for R where
         + PoxReader
         + PoxCycleReader
         + BnsReader
+        + V3TxReader
         + v3::staking::StakingReader
 {
 }
@@ -110,7 +113,7 @@ pub fn routes_with_sync<R: ExtendedReader>(
         .or(microblock::routes(reader.clone()))
         .or(pox::routes(reader.clone()))
         .or(bns::routes(reader.clone()))
-        .or(v3::staking::routes(reader))
+        .or(v3::routes(reader))
         .or(openapi::routes());
     head::head_as_get(get.clone()).or(get).or(cors::preflight())
 }

@@ -270,7 +270,7 @@ impl Store {
         Ok(self.mempool_with_abis(&[r]).await?.pop())
     }
 
-    async fn mempool_with_abis(&self, rows: &[AnyRow]) -> Result<Vec<MempoolTx>, StoreError> {
+    pub(super) async fn mempool_with_abis(&self, rows: &[AnyRow]) -> Result<Vec<MempoolTx>, StoreError> {
         let mut abis: std::collections::HashMap<String, Option<String>> = Default::default();
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {

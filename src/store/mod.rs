@@ -34,6 +34,7 @@ mod sql;
 mod staking;
 mod totals;
 mod v2;
+mod v3_tx;
 mod write;
 
 use std::borrow::Cow;

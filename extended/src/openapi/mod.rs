@@ -16,10 +16,10 @@ use warp::{Filter, Rejection, Reply};
 
 use crate::headers::{with_common_headers, API_VERSION};
 
-const DESCRIPTION: &str = "The Stacks Blockchain API's `/extended` routes (v1, v2 and the status \
-routes) as stacks-ledger serves them, generated from the server's route registry. Not described \
-here: the Rosetta API (`/rosetta/v1`, described by the Rosetta 1.4.6 specification), the node RPC \
-(`/v2`, the Stacks node's own API), the faucets, `/extended/v3` and the BNS routes. Invalid input \
+const DESCRIPTION: &str = "The Stacks Blockchain API's `/extended` routes (v1, v2, v3 and the \
+status routes) as stacks-ledger serves them, generated from the server's route registry. Not \
+described here: the Rosetta API (`/rosetta/v1`, described by the Rosetta 1.4.6 specification), the \
+node RPC (`/v2`, the Stacks node's own API), the faucets and the BNS routes. Invalid input \
 values are answered with HTTP 500 and an `Error` body naming the parameter (`error`, `stack`, \
 `errorTag`); unknown URLs with 404 and `reference`.";
 

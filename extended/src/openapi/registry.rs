@@ -7,6 +7,8 @@ use serde_json::{json, Value};
 use crate::params::LimitRule;
 use crate::{address, chain, contract, microblock, pox, tokens, tx};
 
+mod v3;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParamType {
     String,
@@ -26,6 +28,8 @@ pub struct Param {
     pub default: Option<Value>,
     pub minimum: Option<i64>,
     pub maximum: Option<u64>,
+    /// The pattern a string must match (v3 cursors).
+    pub pattern: Option<&'static str>,
     pub enum_values: &'static [&'static str],
 }
 
@@ -73,6 +77,7 @@ fn route(
             default: None,
             minimum: None,
             maximum: None,
+            pattern: None,
             enum_values: &[],
         })
         .collect();
@@ -119,6 +124,7 @@ impl Route {
             default: None,
             minimum: None,
             maximum: None,
+            pattern: None,
             enum_values: &[],
         });
         self
@@ -224,6 +230,9 @@ impl Param {
         }
         if let Some(m) = self.maximum {
             schema["maximum"] = json!(m);
+        }
+        if let Some(p) = self.pattern {
+            schema["pattern"] = json!(p);
         }
         if !self.enum_values.is_empty() {
             schema["enum"] = json!(self.enum_values);
@@ -1011,6 +1020,7 @@ pub fn registry() -> Vec<Route> {
         .path_enum("blockchain", &["stacks"])
         .unanchored(),
     ];
+    routes.extend(v3::routes());
     // Integers in the path are still strings on the wire; a malformed one is the handlers'
     // validation error, so the template keeps matching it.
     for r in &mut routes {

@@ -5,6 +5,8 @@
 
 use serde_json::{json, Map, Value};
 
+mod v3;
+
 fn s() -> Value {
     json!({"type": "string"})
 }
@@ -734,7 +736,7 @@ pub fn components() -> Value {
         ),
     ];
     let mut out = Map::new();
-    for (name, schema) in entries {
+    for (name, schema) in entries.into_iter().chain(v3::entries()) {
         out.insert(name.to_string(), schema);
     }
     Value::Object(out)

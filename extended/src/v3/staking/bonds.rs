@@ -4,24 +4,22 @@
 use serde_json::{json, Value};
 
 use super::model::{AllowlistEntry, Bond, Lockup, Registration, StakingState, TxPlace};
-use super::page::{window, CursorPage};
-use super::{cursor, decode, is_digits, is_tx_cursor, limit, path_int, BOND_CURSOR, TX_CURSOR, TX_LIMIT};
-use crate::address::principal;
+use super::window::{to_page, window};
+use super::{path_int, principal};
 use crate::error::ApiError;
 use crate::params::Query;
+use crate::v3::{cursor, page};
 
-/// The incumbent's transaction ordinal of an anchored-block transaction, and its largest
-/// `tx_index`: a cursor `H:0:0` that names no row means the whole of block H.
-const ANCHORED_SEQ: i64 = i32::MAX as i64;
-const MAX_TX_INDEX: i64 = 0x7fff;
+/// A cursor `H:0:0` that names no row means the whole of block H.
+const BLOCK_END: (i64, i64) = (cursor::ANCHORED_SEQUENCE as i64, cursor::MAX_TX_INDEX as i64);
 
 pub(super) fn list(s: &StakingState, _: &[String], q: &Query) -> Result<Value, ApiError> {
-    let limit = limit(q, TX_LIMIT)?;
-    let cursor = cursor(q, BOND_CURSOR, is_digits)?.map(|c| c.parse::<i64>().unwrap_or(i64::MAX));
+    let limit = page::limit(q, page::TX)?;
+    let cursor = cursor::read(q, cursor::BOND)?.map(|c| c.parse::<i64>().unwrap_or(i64::MAX));
     let rows: Vec<&Bond> = s.bonds.values().rev().collect();
     let start = cursor.map_or(0, |c| rows.iter().position(|b| b.index <= c).unwrap_or(rows.len()));
-    let w = window(&rows, start, limit, |b| b.index.to_string());
-    Ok(CursorPage::new(rows.len() as i64, limit, &w, |b| summary(b, s.burn_block_height)).json())
+    let w = window(&rows, start, limit as usize, |b| b.index.to_string());
+    Ok(to_page(rows.len() as i64, limit, &w, |b| summary(b, s.burn_block_height)))
 }
 
 pub(super) fn one(s: &StakingState, p: &[String], _: &Query) -> Result<Value, ApiError> {
@@ -42,7 +40,7 @@ pub(super) fn allowlist(s: &StakingState, p: &[String], q: &Query) -> Result<Val
 
 pub(super) fn allowlist_entry(s: &StakingState, p: &[String], _: &Query) -> Result<Value, ApiError> {
     let index = path_int(&p[0], "bond_index")?;
-    let who = principal(&decode(&p[1]), "principal")?;
+    let who = principal(&p[1])?;
     s.allowlist
         .iter()
         .find(|e| e.bond_index == index && e.staker == who)
@@ -59,7 +57,7 @@ pub(super) fn registrations(s: &StakingState, p: &[String], q: &Query) -> Result
 
 pub(super) fn registration(s: &StakingState, p: &[String], _: &Query) -> Result<Value, ApiError> {
     let index = path_int(&p[0], "bond_index")?;
-    let who = principal(&decode(&p[1]), "principal")?;
+    let who = principal(&p[1])?;
     let r = s
         .registrations
         .iter()
@@ -99,20 +97,20 @@ fn tx_page<T>(
     total: i64,
     render: impl Fn(&T) -> Value,
 ) -> Result<Value, ApiError> {
-    let limit = limit(q, TX_LIMIT)?;
-    let start = match cursor(q, TX_CURSOR, is_tx_cursor)? {
+    let limit = page::limit(q, page::TX)?;
+    let start = match cursor::read(q, cursor::TX)? {
         None => 0,
         Some(c) => {
             let n: Vec<i64> = c.split(':').map(|p| p.parse().unwrap_or(i64::MAX)).collect();
             let mut key = (n[0], n[1], n[2]);
             if key.1 == 0 && key.2 == 0 && !rows.iter().any(|r| at(r).cursor_key() == key) {
-                key = (key.0, ANCHORED_SEQ, MAX_TX_INDEX);
+                key = (key.0, BLOCK_END.0, BLOCK_END.1);
             }
             rows.iter().position(|r| at(r).cursor_key() <= key).unwrap_or(rows.len())
         }
     };
-    let w = window(rows, start, limit, |r| tx_cursor_text(at(r)));
-    Ok(CursorPage::new(total, limit, &w, |r| render(r)).json())
+    let w = window(rows, start, limit as usize, |r| tx_cursor_text(at(r)));
+    Ok(to_page(total, limit, &w, |r| render(r)))
 }
 
 fn status(b: &Bond, burn_height: i64) -> &'static str {

@@ -6,9 +6,9 @@
 
 mod bonds;
 pub mod model;
-mod page;
 mod principals;
 mod signers;
+mod window;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -17,7 +17,7 @@ use serde_json::Value;
 use warp::{Filter, Rejection, Reply};
 
 pub use model::StakingState;
-pub use page::{window, CursorPage, Window};
+pub use window::{to_page, window, Window};
 
 use crate::address::{cached_json, reject};
 use crate::error::{ApiError, In, Rule};
@@ -25,60 +25,11 @@ use crate::params::{query, Paging, Query};
 use crate::pox::PoxCycleReader;
 use crate::reader::{ExplorerReader, ReadError};
 use crate::status::chain_tip_etag;
+use crate::v3::params;
 
 pub trait StakingReader: ExplorerReader + PoxCycleReader {
     /// The staking state of the canonical chain at its tip.
     fn staking_state(&self) -> impl Future<Output = Result<StakingState, ReadError>> + Send;
-}
-
-/// `limit` rules of the incumbent's resource types.
-pub(crate) const TX_LIMIT: (u32, u32) = (20, 50);
-pub(crate) const SIGNER_LIMIT: (u32, u32) = (100, 250);
-/// The stakers route reads the Signer default but validates against the Stacker maximum.
-pub(crate) const STAKER_LIMIT: (u32, u32) = (100, 200);
-
-pub(crate) const BOND_CURSOR: &str = "^\\d+$";
-pub(crate) const TX_CURSOR: &str = "^[0-9]+:[0-9]+:[0-9]+$";
-pub(crate) const PRINCIPAL_CURSOR: &str =
-    "^[0123456789ABCDEFGHJKMNPQRSTVWXYZ]{28,41}(\\.[a-zA-Z]([a-zA-Z0-9]|[-_]){0,39})?$";
-
-/// `limit`: absent is the default; otherwise an integer from 1 to the maximum.
-pub(crate) fn limit(q: &Query, (default, max): (u32, u32)) -> Result<usize, ApiError> {
-    let Some(raw) = q.get("limit") else { return Ok(default as usize) };
-    let n: i64 = raw.trim().parse().map_err(|_| ApiError::schema(In::Query, "limit", Rule::Integer))?;
-    if n < 1 {
-        return Err(ApiError::schema(In::Query, "limit", Rule::Min(1)));
-    }
-    if n > i64::from(max) {
-        return Err(ApiError::schema(In::Query, "limit", Rule::Max(max.into())));
-    }
-    Ok(n as usize)
-}
-
-/// `cursor`, when given, must match the route's cursor pattern.
-pub(crate) fn cursor<'a>(
-    q: &'a Query,
-    pattern: &'static str,
-    ok: impl Fn(&str) -> bool,
-) -> Result<Option<&'a str>, ApiError> {
-    match q.get("cursor") {
-        None => Ok(None),
-        Some(c) if ok(c) => Ok(Some(c)),
-        Some(_) => Err(ApiError::schema(In::Query, "cursor", Rule::Pattern(pattern))),
-    }
-}
-
-pub(crate) fn is_digits(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
-}
-
-pub(crate) fn is_tx_cursor(s: &str) -> bool {
-    let parts: Vec<&str> = s.split(':').collect();
-    parts.len() == 3 && parts.iter().all(|p| is_digits(p))
-}
-
-pub(crate) fn is_principal(s: &str) -> bool {
-    crate::address::principal(s, "cursor").is_ok()
 }
 
 /// A path integer (`bond_index`), as the incumbent's `Type.Integer` coerces it.
@@ -86,8 +37,9 @@ pub(crate) fn path_int(raw: &str, param: &'static str) -> Result<i64, ApiError> 
     raw.trim().parse().map_err(|_| ApiError::schema(In::Path, param, Rule::Integer))
 }
 
-pub(crate) fn decode(segment: &str) -> String {
-    percent_encoding::percent_decode_str(segment).decode_utf8_lossy().into_owned()
+/// A principal path segment, percent-decoded and checked against v3's `PrincipalSchema`.
+pub(crate) fn principal(segment: &str) -> Result<String, ApiError> {
+    params::principal(&percent_encoding::percent_decode_str(segment).decode_utf8_lossy())
 }
 
 /// The body with the chain tip's ETag (and `304` on a matching `If-None-Match`).

@@ -5,11 +5,11 @@
 use serde_json::{json, Value};
 
 use super::model::{Position, StakingState};
-use super::page::{window, CursorPage};
-use super::{cursor, decode, is_digits, limit, BOND_CURSOR, TX_LIMIT};
-use crate::address::principal;
+use super::principal;
+use super::window::{to_page, window};
 use crate::error::ApiError;
 use crate::params::Query;
+use crate::v3::{cursor, page};
 
 fn rewards(accrued: u128, claimed: u128) -> Value {
     json!({
@@ -20,7 +20,7 @@ fn rewards(accrued: u128, claimed: u128) -> Value {
 }
 
 pub(super) fn summary(s: &StakingState, p: &[String], _: &Query) -> Result<Value, ApiError> {
-    let who = principal(&decode(&p[0]), "principal")?;
+    let who = principal(&p[0])?;
     let t = s.totals.get(&who).cloned().unwrap_or_default();
     let locked = s.active_stake(&who).map_or(0, |st| st.amount_ustx);
     Ok(json!({
@@ -34,16 +34,16 @@ pub(super) fn summary(s: &StakingState, p: &[String], _: &Query) -> Result<Value
 }
 
 pub(super) fn bonds(s: &StakingState, p: &[String], q: &Query) -> Result<Value, ApiError> {
-    let who = principal(&decode(&p[0]), "principal")?;
-    let limit = limit(q, TX_LIMIT)?;
-    let c = cursor(q, BOND_CURSOR, is_digits)?.map(|c| c.parse::<i64>().unwrap_or(i64::MAX));
+    let who = principal(&p[0])?;
+    let limit = page::limit(q, page::TX)?;
+    let c = cursor::read(q, cursor::BOND)?.map(|c| c.parse::<i64>().unwrap_or(i64::MAX));
     let rows: Vec<&Position> = s.positions.values().filter(|p| p.principal == who).collect();
     let mut rows = rows;
     rows.sort_by_key(|p| p.bond_index);
     let start = c.map_or(0, |c| rows.iter().position(|p| p.bond_index >= c).unwrap_or(rows.len()));
-    let w = window(&rows, start, limit, |p| p.bond_index.to_string());
+    let w = window(&rows, start, limit as usize, |p| p.bond_index.to_string());
     let total = s.totals.get(&who).map_or(0, |t| t.bond_count);
-    Ok(CursorPage::new(total, limit, &w, |p| position(p)).json())
+    Ok(to_page(total, limit, &w, |p| position(p)))
 }
 
 fn position(p: &Position) -> Value {

@@ -9,29 +9,26 @@ use serde_json::{json, Value};
 
 use super::bonds::transaction;
 use super::model::{KeyEvent, KeyEventKind, StakingState};
-use super::page::{window, CursorPage};
-use super::{cursor, decode, is_principal, limit, PRINCIPAL_CURSOR, SIGNER_LIMIT, STAKER_LIMIT};
-use crate::address::principal;
+use super::principal;
+use super::window::{to_page, window};
 use crate::error::{ApiError, In, Rule};
 use crate::params::Query;
 use crate::pox::cycles::{percent, percent_of_scaled, total_stacked};
 use crate::pox::PoxCycleRecord;
-
-const SIGNING_KEY_CURSOR: &str = "^(0x)?[0-9a-fA-F]{66}$";
+use crate::v3::{cursor, page};
 
 pub(super) fn list(s: &StakingState, _: &[String], q: &Query) -> Result<Value, ApiError> {
-    let limit = limit(q, SIGNER_LIMIT)?;
-    let c = cursor(q, PRINCIPAL_CURSOR, is_principal)?;
+    let limit = page::limit(q, page::SIGNER)?;
+    let c = cursor::read(q, cursor::SIGNER)?;
     let rows: Vec<_> = s.signers.values().collect();
     let start = c.map_or(0, |c| rows.iter().position(|r| r.signer.as_str() >= c).unwrap_or(rows.len()));
-    let w = window(&rows, start, limit, |r| r.signer.clone());
+    let w = window(&rows, start, limit as usize, |r| r.signer.clone());
     let total = if w.rows.is_empty() { 0 } else { rows.len() as i64 };
-    Ok(CursorPage::new(total, limit, &w, |r| json!({ "signer": r.signer, "signer_key": r.signer_key }))
-        .json())
+    Ok(to_page(total, limit, &w, |r| json!({ "signer": r.signer, "signer_key": r.signer_key })))
 }
 
 pub(super) fn one(s: &StakingState, p: &[String], _: &Query) -> Result<Value, ApiError> {
-    let who = principal(&decode(&p[0]), "principal")?;
+    let who = principal(&p[0])?;
     let r = s.signers.get(&who).ok_or_else(|| ApiError::NotFound("Staking signer not found".into()))?;
     Ok(json!({ "signer": r.signer, "signer_key": r.signer_key, "transaction": transaction(&r.at) }))
 }
@@ -39,9 +36,9 @@ pub(super) fn one(s: &StakingState, p: &[String], _: &Query) -> Result<Value, Ap
 /// The signer's stakers: an STX stake under it still locked at the burn tip, or a bond
 /// registration under it; `types` names which (`btc` for a bond).
 pub(super) fn stakers(s: &StakingState, p: &[String], q: &Query) -> Result<Value, ApiError> {
-    let who = principal(&decode(&p[0]), "principal")?;
-    let limit = limit(q, STAKER_LIMIT)?;
-    let c = cursor(q, PRINCIPAL_CURSOR, is_principal)?;
+    let who = principal(&p[0])?;
+    let limit = page::limit(q, page::STAKER)?;
+    let c = cursor::read(q, cursor::SIGNER)?;
     let mut set: BTreeMap<&str, (bool, bool)> = BTreeMap::new();
     for (staker, _) in s.stakes.iter().filter(|(k, st)| st.signer == who && s.active_stake(k).is_some()) {
         set.entry(staker).or_default().0 = true;
@@ -51,14 +48,13 @@ pub(super) fn stakers(s: &StakingState, p: &[String], q: &Query) -> Result<Value
     }
     let rows: Vec<(&str, (bool, bool))> = set.into_iter().collect();
     let start = c.map_or(0, |c| rows.iter().position(|r| r.0 >= c).unwrap_or(rows.len()));
-    let w = window(&rows, start, limit, |r| r.0.to_string());
+    let w = window(&rows, start, limit as usize, |r| r.0.to_string());
     let total = if w.rows.is_empty() { 0 } else { rows.len() as i64 };
-    Ok(CursorPage::new(total, limit, &w, |(staker, (stx, btc))| {
+    Ok(to_page(total, limit, &w, |(staker, (stx, btc))| {
         let types: Vec<&str> =
             [(*stx, "stx"), (*btc, "btc")].into_iter().filter(|t| t.0).map(|t| t.1).collect();
         json!({ "staker": staker, "types": types })
-    })
-    .json())
+    }))
 }
 
 /// `cycle_number` accepts only `current`.
@@ -73,11 +69,8 @@ pub(super) fn check_cycle(raw: &str) -> Result<(), ApiError> {
 /// The latest cycle's signers by weight (descending) then key; the cursor is a signing key
 /// of the cycle (another one is `Cursor not found`).
 pub(super) fn cycle(s: &StakingState, c: Option<&PoxCycleRecord>, q: &Query) -> Result<Value, ApiError> {
-    let limit = limit(q, SIGNER_LIMIT)?;
-    let key = cursor(q, SIGNING_KEY_CURSOR, |k| {
-        let h = k.strip_prefix("0x").unwrap_or(k);
-        h.len() == 66 && h.bytes().all(|b| b.is_ascii_hexdigit())
-    })?;
+    let limit = page::limit(q, page::SIGNER)?;
+    let key = cursor::read(q, cursor::SIGNING_KEY)?;
     let c = c.ok_or_else(|| ApiError::NotFound("No PoX cycles found".into()))?;
     let mut rows: Vec<_> = c.signers.iter().collect();
     rows.sort_by(|a, b| b.weight.cmp(&a.weight).then(a.signing_key.cmp(&b.signing_key)));
@@ -98,9 +91,9 @@ pub(super) fn cycle(s: &StakingState, c: Option<&PoxCycleRecord>, q: &Query) -> 
     let total_weight: u64 = c.signers.iter().map(|s| s.weight).sum();
     let stacked = total_stacked(c) as f64;
     let anchor = c.block_height as i64;
-    let w = window(&rows, start, limit, |r| r.signing_key.clone());
+    let w = window(&rows, start, limit as usize, |r| r.signing_key.clone());
     let total = if w.rows.is_empty() { 0 } else { rows.len() as i64 };
-    Ok(CursorPage::new(total, limit, &w, |r| {
+    Ok(to_page(total, limit, &w, |r| {
         json!({
             "signing_key": r.signing_key,
             "weight": { "amount": r.weight, "percent": percent(r.weight as f64, total_weight as f64) },
@@ -110,8 +103,7 @@ pub(super) fn cycle(s: &StakingState, c: Option<&PoxCycleRecord>, q: &Query) -> 
             },
             "signer_managers": managers(&s.key_events, &r.signing_key, anchor, c.cycle_number as i64),
         })
-    })
-    .json())
+    }))
 }
 
 /// The managers whose latest `register-signer` before the cycle's anchor block bound `key`,

@@ -1,26 +1,11 @@
-//! Keyset pages over rows already in page order, as the incumbent computes them in SQL: the
+//! Keyset windows over rows already in page order, as the incumbent computes them in SQL: the
 //! page starts at the first row at or after the cursor; `next` is the row after the page,
 //! `previous` the row `limit` rows before its start (or the first row when fewer precede it),
 //! `current` the page's first row; all `null` on an empty page.
 
-use serde::Serialize;
 use serde_json::Value;
 
-/// `{total, limit, cursor: {next, previous, current}, results}`.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct CursorPage {
-    pub total: i64,
-    pub limit: usize,
-    pub cursor: Cursors,
-    pub results: Vec<Value>,
-}
-
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct Cursors {
-    pub next: Option<String>,
-    pub previous: Option<String>,
-    pub current: Option<String>,
-}
+use crate::v3::page::{CursorPage, Cursors};
 
 /// The rows of one page and its cursors.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,23 +30,16 @@ pub fn window<T>(rows: &[T], start: usize, limit: usize, key: impl Fn(&T) -> Str
     }
 }
 
-impl CursorPage {
-    pub fn new<T>(total: i64, limit: usize, w: &Window<'_, T>, render: impl Fn(&T) -> Value) -> Self {
-        CursorPage {
-            total,
-            limit,
-            cursor: Cursors {
-                next: w.next.clone(),
-                previous: w.previous.clone(),
-                current: w.current.clone(),
-            },
-            results: w.rows.iter().map(render).collect(),
-        }
-    }
-
-    pub fn json(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
-    }
+/// The window as the v3 envelope, its rows rendered by `render`.
+pub fn to_page<T>(total: i64, limit: u32, w: &Window<'_, T>, render: impl Fn(&T) -> Value) -> Value {
+    let cursor = Cursors { next: w.next.clone(), previous: w.previous.clone(), current: w.current.clone() };
+    let page = CursorPage::new(
+        u64::try_from(total).unwrap_or(0),
+        limit,
+        cursor,
+        w.rows.iter().map(render).collect(),
+    );
+    serde_json::to_value(page).unwrap_or(Value::Null)
 }
 
 #[cfg(test)]

@@ -1,0 +1,154 @@
+//! The `/extended/v3` routes of the registry, one function per route family.
+
+use super::*;
+use crate::v3::cursor::{self, Format};
+use crate::v3::page;
+
+impl Route {
+    /// v3 paging: `limit` (minimum 1, the resource's default and maximum) and `cursor` in
+    /// `format`.
+    pub fn cursor_paged(mut self, rule: LimitRule, format: Format) -> Self {
+        self = self.q("limit", ParamType::Integer, "Results per page").q(
+            "cursor",
+            ParamType::String,
+            "Where the page starts: a `cursor` of a previous answer",
+        );
+        let limit = self.param_mut("limit");
+        limit.default = Some(json!(rule.default));
+        limit.minimum = Some(1);
+        limit.maximum = Some(u64::from(rule.max));
+        self.param_mut("cursor").pattern = Some(format.pattern);
+        self
+    }
+}
+
+/// Every v3 route.
+pub(super) fn routes() -> Vec<Route> {
+    [core(), staking()].concat()
+}
+
+/// Transactions, blocks' transactions, the mempool, the supply (issue 22 item 1): declared
+/// with their handlers.
+fn core() -> Vec<Route> {
+    vec![
+        get(
+            "/extended/v3/transactions",
+            "get_transactions_v3",
+            "Transactions",
+            "Recently mined transactions, newest first (cursor paging)",
+            "V3TransactionSummaryPage",
+        )
+        .cursor_paged(page::TX, cursor::TX),
+        get(
+            "/extended/v3/transactions/{tx_id}",
+            "get_transaction_v3",
+            "Transactions",
+            "A mined or mempool transaction",
+            "V3Transaction",
+        )
+        .q(
+            "include",
+            StringList,
+            "Heavy fields: function_args, source_code, post_conditions, result",
+        ),
+        get(
+            "/extended/v3/transactions/{tx_id}/events",
+            "get_transaction_events_v3",
+            "Transactions",
+            "A mined transaction's events (cursor paging)",
+            "V3TransactionEventPage",
+        )
+        .cursor_paged(page::EVENT, cursor::EVENT),
+        get(
+            "/extended/v3/blocks/{height_or_hash}/transactions",
+            "get_block_transactions_v3",
+            "Transactions",
+            "The transactions of a canonical block (cursor paging)",
+            "V3TransactionSummaryPage",
+        )
+        .cursor_paged(page::TX, cursor::TX),
+        get(
+            "/extended/v3/mempool/transactions",
+            "get_mempool_transactions_v3",
+            "Mempool",
+            "Pending transactions, newest first (cursor paging)",
+            "V3MempoolTransactionSummaryPage",
+        )
+        .cursor_paged(page::TX, cursor::MEMPOOL),
+        get(
+            "/extended/v3/tokens/stx/supply",
+            "get_stx_total_supply_v3",
+            "Info",
+            "The liquid STX supply at the tip (µSTX) and its 2050 projection",
+            "V3StxSupply",
+        ),
+    ]
+}
+
+/// PoX-5 staking (issue 22 item 4).
+fn staking() -> Vec<Route> {
+    let r = |path: &'static str, id: &'static str, summary: &'static str, schema: &'static str| {
+        get(path, id, "Staking", summary, schema)
+    };
+    vec![
+        r("/extended/v3/staking/bonds", "get_bonds", "Bonds, newest index first", "V3BondSummaryPage")
+            .cursor_paged(page::TX, cursor::BOND),
+        r("/extended/v3/staking/bonds/{bond_index}", "get_bond", "A bond", "V3Bond"),
+        r(
+            "/extended/v3/staking/bonds/{bond_index}/allowlist",
+            "get_bond_allowlist_entries",
+            "A bond's allowlist, newest first",
+            "V3BondAllowlistPage",
+        )
+        .cursor_paged(page::TX, cursor::TX),
+        r(
+            "/extended/v3/staking/bonds/{bond_index}/allowlist/{principal}",
+            "get_bond_allowlist_entry",
+            "A staker's allowlist entry",
+            "V3BondAllowlistEntry",
+        ),
+        r(
+            "/extended/v3/staking/bonds/{bond_index}/registrations",
+            "get_bond_registrations",
+            "A bond's registrations, newest first",
+            "V3BondRegistrationSummaryPage",
+        )
+        .cursor_paged(page::TX, cursor::TX),
+        r(
+            "/extended/v3/staking/bonds/{bond_index}/registrations/{principal}",
+            "get_bond_registration",
+            "A staker's registration",
+            "V3BondRegistration",
+        ),
+        r("/extended/v3/staking/signers", "get_staking_signers", "Registered signers", "V3StakingSignerPage")
+            .cursor_paged(page::SIGNER, cursor::SIGNER),
+        r("/extended/v3/staking/signers/{principal}", "get_staking_signer", "A signer", "V3StakingSigner"),
+        r(
+            "/extended/v3/staking/signers/{principal}/stakers",
+            "get_staking_signer_stakers",
+            "A signer's stakers",
+            "V3SignerStakerPage",
+        )
+        .cursor_paged(page::STAKER, cursor::STAKER),
+        r(
+            "/extended/v3/staking/cycles/{cycle_number}/signers",
+            "get_cycle_signers",
+            "The current cycle's signers (`cycle_number` is `current`)",
+            "V3CycleSignerPage",
+        )
+        .cursor_paged(page::SIGNER, cursor::SIGNING_KEY),
+        r(
+            "/extended/v3/principals/{principal}/staking",
+            "get_principal_staking_summary",
+            "A principal's staking summary",
+            "V3PrincipalStakingSummary",
+        ),
+        r(
+            "/extended/v3/principals/{principal}/staking/bonds",
+            "get_principal_bond_positions",
+            "A principal's bond positions",
+            "V3PrincipalBondPositionPage",
+        )
+        .cursor_paged(page::TX, cursor::BOND),
+    ]
+}

@@ -1,0 +1,9 @@
+//! The transaction family of v3 (issue 22 item 1): transactions, a block's transactions, the
+//! mempool and the STX supply.
+
+pub mod reader;
+pub mod render;
+pub(crate) mod routes;
+
+pub use reader::{TxScope, V3AnyTx, V3Block, V3MempoolTx, V3Tx, V3TxReader};
+pub use routes::tx_page;
