@@ -18,6 +18,8 @@
 //!    (from 1 s before the first POST until the last is answered; wrk's own report).
 //!    Afterwards the two stores' tables must hold the same row counts (nothing lost) and the
 //!    maintained totals must match the balances.
+//!    The API runs on its own runtime at `STACKS_LEDGER_API_NICE` (default 10) as `serve`
+//!    runs it beside the observer; `STACKS_LEDGER_API_NICE=0` measures the shared runtime.
 //! 4. *Cache off*: the mixed store served with the response cache off, `/extended/v1/tx?limit=50`
 //!    with 32 then `--hot` connections for `--seconds` each.
 //!
@@ -30,6 +32,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
+use stacks_ledger::api::runtime::ApiRuntime;
 use stacks_ledger::api::{self, Admission, IngestFirst, ResponseCache};
 use stacks_ledger::config::{Config, ConfigArgs};
 use stacks_ledger::events::{EventPath, RawEvent, TsvReader};
@@ -73,6 +76,8 @@ struct Server {
     cache: Arc<ResponseCache>,
     events: SocketAddr,
     api: SocketAddr,
+    /// The API's own runtime, as `serve` runs it (none with `STACKS_LEDGER_API_NICE=0`).
+    _api_runtime: Option<ApiRuntime>,
 }
 
 async fn start(db: &Path, cache_bytes: Option<usize>) -> anyhow::Result<Server> {
@@ -90,7 +95,18 @@ async fn start(db: &Path, cache_bytes: Option<usize>) -> anyhow::Result<Server> 
     ));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let api = listener.local_addr()?;
-    tokio::spawn(warp::serve(routes).incoming(listener).run());
+    let server = warp::serve(routes).incoming(listener).run();
+    let api_runtime = match config.load.api_nice {
+        0 => {
+            tokio::spawn(server);
+            None
+        }
+        nice => {
+            let rt = ApiRuntime::new(2, nice)?;
+            rt.spawn(server);
+            Some(rt)
+        }
+    };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let events = listener.local_addr()?;
     let sink = Arc::new(IngestFirst::new(Arc::clone(&store), Arc::clone(&admission)));
@@ -100,7 +116,7 @@ async fn start(db: &Path, cache_bytes: Option<usize>) -> anyhow::Result<Server> 
         config.event_body_limit,
         std::future::pending(),
     ));
-    Ok(Server { store, admission, cache, events, api })
+    Ok(Server { store, admission, cache, events, api, _api_runtime: api_runtime })
 }
 
 /// POSTs `events` one after the other: (events/s, p50, p99, max latency).

@@ -148,7 +148,7 @@ async fn run_ledger_command(command: LedgerCommand, config: Config) -> anyhow::R
             Ok(())
         }
         LedgerCommand::ImportBns(args) => {
-            let summary = stacks_ledger::ingest::bns_genesis::import_bns(&sink, &args.dir).await?;
+            let summary = ledger::import_bns(&sink, &args.dir).await?;
             println!("{}", serde_json::to_string_pretty(&summary)?);
             Ok(())
         }

@@ -340,6 +340,7 @@ impl Config {
                 "admission_ingest_limit": self.load.admission.ingest_limit,
                 "admission_queue": self.load.admission.queue,
                 "admission_wait_ms": self.load.admission.wait.as_millis() as u64,
+                "api_nice": self.load.api_nice,
             },
             "live": {
                 "ping_interval_s": self.live.ping_interval.as_secs(),
@@ -407,6 +408,9 @@ pub struct LoadConfig {
     /// How old a stale answer of the response cache may be (zero: never stale).
     pub cache_stale: Duration,
     pub admission: AdmissionConfig,
+    /// Niceness added to the API's own runtime threads where the event observer runs in the
+    /// same process (0: the API shares the observer's runtime).
+    pub api_nice: i32,
 }
 
 impl LoadConfig {
@@ -424,13 +428,25 @@ impl LoadConfig {
                 queue: count("STACKS_LEDGER_ADMISSION_QUEUE")?.unwrap_or(defaults.queue),
                 wait: number("STACKS_LEDGER_ADMISSION_WAIT_MS")?.map_or(defaults.wait, Duration::from_millis),
             },
+            api_nice: match number("STACKS_LEDGER_API_NICE")? {
+                None => crate::api::runtime::DEFAULT_NICE,
+                Some(n) if n <= 19 => n as i32,
+                Some(n) => {
+                    return Err(Source::Env("STACKS_LEDGER_API_NICE")
+                        .invalid(&n.to_string(), "a nice value is 0 to 19"))
+                }
+            },
         })
     }
 }
 
 impl Default for LoadConfig {
     fn default() -> Self {
-        LoadConfig { cache_stale: crate::api::cache::DEFAULT_STALE, admission: AdmissionConfig::default() }
+        LoadConfig {
+            cache_stale: crate::api::cache::DEFAULT_STALE,
+            admission: AdmissionConfig::default(),
+            api_nice: crate::api::runtime::DEFAULT_NICE,
+        }
     }
 }
 

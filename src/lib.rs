@@ -15,3 +15,13 @@ pub mod observer;
 pub mod rosetta;
 pub mod store;
 pub mod v2;
+
+/// jemalloc as the allocator of every binary built on this library (the server, the CLI, the
+/// benchmarks and tests measure the same one). Each request allocates on a runtime worker and
+/// frees on another or on sqlx's SQLite worker thread; glibc's malloc then spent ~17 % of a
+/// read's CPU in its arena bookkeeping (`malloc_consolidate`, `_int_malloc`, `unlink_chunk`),
+/// where jemalloc's per-thread caches take and return memory without a shared lock
+/// (docs/benchmarks.md, session 13).
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;

@@ -1,16 +1,18 @@
 //! `import-bns` on the incumbent's own small genesis set (`../shared/fixtures/bns-import`), over
 //! a store holding mainnet's first blocks: its names then answer as the incumbent's v1-import
-//! test expects (the genesis transaction as `last_txid`); a second run writes nothing; a file
-//! that does not match its `.sha256` is refused before anything is written (both engines).
+//! test expects (the genesis transaction as `last_txid`); a run stopped after its first batch
+//! of subdomains resumes after it; a second run writes nothing; a file that does not match its
+//! `.sha256` is refused before anything is written (both engines).
 
 mod common;
 
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
 
 use common::{replay, shared_file, Db, TestStore};
 use serde_json::{json, Value};
-use stacks_ledger::ingest::bns_genesis::{import_bns, BnsImportError};
+use stacks_ledger::ingest::bns_genesis::{import_bns, import_bns_with, BnsImportError};
 use stacks_ledger::ledger::Network;
 
 async fn get(
@@ -55,10 +57,31 @@ async fn genesis_names_answer_as_the_incumbent_expects(db: Db) {
     let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
     assert_eq!(get(&api, "/v1/namespaces").await.1, json!({ "namespaces": [] }));
 
-    let first = import_bns(&ts.store, Path::new(&dir)).await.unwrap();
-    assert_eq!((first.namespaces, first.names, first.subdomains), (5, 12, 50), "{first:?}");
+    // Interrupted after its first committed batch of 20 subdomains (of 50).
+    let mut batches = Vec::new();
+    let first = import_bns_with(&ts.store, Path::new(&dir), 20, |rows| {
+        batches.push(rows);
+        ControlFlow::Break(())
+    })
+    .await
+    .unwrap();
+    assert_eq!(batches, [20]);
+    assert_eq!((first.namespaces, first.names, first.subdomains, first.complete), (5, 12, 20, false));
+    let (status, subs) = get(&api, "/v1/names/id.blockstack/subdomains").await;
+    assert_eq!((status, subs.as_array().unwrap().len()), (200, 20), "{subs}");
+    // The next run resumes after that batch: the names are not redone, 30 subdomains are added.
+    let mut batches = Vec::new();
+    let resumed = import_bns_with(&ts.store, Path::new(&dir), 20, |rows| {
+        batches.push(rows);
+        ControlFlow::Continue(())
+    })
+    .await
+    .unwrap();
+    assert_eq!(batches, [40, 50]);
+    assert_eq!((resumed.names, resumed.subdomains, resumed.complete), (0, 30, true), "{resumed:?}");
+    assert_eq!(resumed.already_done, ["names"]);
     let again = import_bns(&ts.store, Path::new(&dir)).await.unwrap();
-    assert_eq!((again.names, again.subdomains), (0, 0));
+    assert_eq!((again.names, again.subdomains, again.complete), (0, 0, true));
     assert_eq!(again.already_done, ["names", "subdomains"]);
 
     let (status, body) = get(&api, "/v1/names/zumrai.id").await;

@@ -38,10 +38,8 @@ fn other_issue(e: &OracleEntry) -> Option<&'static str> {
         "/v2 node RPC (tests/v2_*.rs)"
     } else if p.starts_with("/extended/v1/faucets") {
         "faucets (tests/faucet.rs)"
-    } else if p.starts_with("/extended/v3/principals") {
-        "/extended/v3 principals and their staking (wt-v3princ, wt-v3stake)"
-    } else if p.starts_with("/extended/v3/staking") {
-        "/extended/v3 staking (wt-v3stake)"
+    } else if p.starts_with("/extended/v3/principals/") && p.contains("/mempool/") {
+        "/extended/v3 principals' mempool (not served yet)"
     } else {
         return None;
     })
@@ -169,6 +167,14 @@ const PINNED: &[(&str, usize)] = &[
     ("OPTIONS (CORS preflight, any route)", 8),
     ("POST (not declared) /extended/v1/block", 8),
     ("POST /extended/v1/fee_rate", 8),
+    ("GET /extended/v3/principals/{principal}/balance-changes", 95),
+    ("GET /extended/v3/principals/{principal}/balances/ft", 83),
+    ("GET /extended/v3/principals/{principal}/balances/ft/{asset_identifier}", 3),
+    ("GET /extended/v3/principals/{principal}/balances/nft", 83),
+    ("GET /extended/v3/principals/{principal}/balances/stx", 83),
+    ("GET /extended/v3/principals/{principal}/nonces", 83),
+    ("GET /extended/v3/principals/{principal}/transactions", 69),
+    ("GET /extended/v3/principals/{principal}/transactions/{tx_id}/balance-changes", 12),
     ("GET /v1/addresses/{blockchain}/{address}", 99),
     ("GET /v1/names", 16),
     ("GET /v1/names/{name}", 8),

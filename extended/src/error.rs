@@ -62,6 +62,8 @@ pub enum Rule {
     Pattern(&'static str),
     /// The parameter is missing.
     Required,
+    /// A list with more items than allowed.
+    MaxItems(u64),
     /// None of `n` allowed constants (`anyOf` of `const`s), at the list item `item` if any.
     Constants {
         n: usize,
@@ -103,6 +105,7 @@ impl Rule {
             Rule::Min(m) => format!("{at} must be >= {m}"),
             Rule::Pattern(p) => format!("{at} must match pattern \"{p}\""),
             Rule::Required => format!("{root} must have required property '{param}'"),
+            Rule::MaxItems(n) => format!("{at} must NOT have more than {n} items"),
             Rule::Constants { n, item } => {
                 let at = item.map_or(at.clone(), |i| format!("{at}/{i}"));
                 any_of(vec!["must be equal to constant".to_string(); n], &at)

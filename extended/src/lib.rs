@@ -69,6 +69,7 @@ pub trait ExtendedReader:
     + BnsReader
     + V3TxReader
     + v3::staking::StakingReader
+    + v3::principals::PrincipalsReader
 {
 }
 
@@ -87,6 +88,7 @@ impl<R> ExtendedReader for R where
         + BnsReader
         + V3TxReader
         + v3::staking::StakingReader
+        + v3::principals::PrincipalsReader
 {
 }
 

@@ -11,6 +11,7 @@ pub mod cache;
 mod generation;
 pub mod observe;
 pub mod ready;
+pub mod runtime;
 pub use admission::{Admission, AdmissionConfig, IngestFirst};
 pub use cache::ResponseCache;
 pub use ready::Readiness;

@@ -173,6 +173,17 @@ struct SignerGrant {
 
 /// The signer key's RSV signature over the SIP-018 hash of `grant`, in the domain
 /// `{name: "pox-4-signer", version: "1.0.0", chain-id}`.
+/// The `/construction/combine` signature of `wallet` over one signing payload.
+fn sign_payload(payload: &Value, wallet: &Wallet) -> anyhow::Result<Value> {
+    let presign: [u8; 32] = hex::decode(payload["hex_bytes"].as_str().unwrap_or_default())?
+        .try_into()
+        .map_err(|_| anyhow!("payloads: the signing payload is not 32 bytes"))?;
+    let (vrs, _) = sign_presign(presign, &wallet.key);
+    Ok(
+        json!({"signing_payload": payload, "public_key": wallet.public_key(), "signature_type": "ecdsa_recovery", "hex_bytes": hex::encode(vrs_to_rsv(&vrs))}),
+    )
+}
+
 fn signer_signature(key: &PrivateKey, grant: &SignerGrant) -> [u8; 65] {
     let ascii = |s: &str| ClarityValue::StringAscii(s.as_bytes().to_vec());
     let tuple = |fields: Vec<(&str, ClarityValue)>| {
@@ -420,23 +431,8 @@ impl ConstructionChecker {
         }
         let ops = intent(&fee, &op_meta);
         let request = json!({"network_identifier": net, "operations": ops, "metadata": meta["metadata"], "public_keys": [w.public_key()]});
-        let round = self.offline_ok("/construction/payloads", request).await?;
-        let unsigned =
-            round["unsigned_transaction"].as_str().ok_or_else(|| anyhow!("payloads: no tx"))?.to_owned();
-        self.stats.transactions_created += 1;
-        let parsed = self
-            .offline_ok(
-                "/construction/parse",
-                json!({"network_identifier": net, "signed": false, "transaction": unsigned}),
-            )
-            .await?;
-        self.check_intent("parse(unsigned)", &ops, &parsed["operations"]);
-        let payload = round["payloads"][0].clone();
-        let presign: [u8; 32] = hex::decode(payload["hex_bytes"].as_str().unwrap_or_default())?
-            .try_into()
-            .map_err(|_| anyhow!("payloads: the signing payload is not 32 bytes"))?;
-        let (vrs, _) = sign_presign(presign, &w.key);
-        let signature = json!({"signing_payload": payload, "public_key": w.public_key(), "signature_type": "ecdsa_recovery", "hex_bytes": hex::encode(vrs_to_rsv(&vrs))});
+        let (round, unsigned, _) = self.payloads(request, &ops).await?;
+        let signature = sign_payload(&round["payloads"][0], w)?;
         let combined = self
             .offline_ok(
                 "/construction/combine",
@@ -445,22 +441,7 @@ impl ConstructionChecker {
             .await?;
         let signed =
             combined["signed_transaction"].as_str().ok_or_else(|| anyhow!("combine: no tx"))?.to_owned();
-        let parsed = self
-            .offline_ok(
-                "/construction/parse",
-                json!({"network_identifier": net, "signed": true, "transaction": signed}),
-            )
-            .await?;
-        self.check_intent("parse(signed)", &ops, &parsed["operations"]);
-        let hash = self
-            .offline_ok(
-                "/construction/hash",
-                json!({"network_identifier": net, "signed_transaction": signed}),
-            )
-            .await?["transaction_identifier"]["hash"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
+        let (_, hash) = self.parse_signed(&signed, &ops).await?;
         let before = self.balance(&addr).await?;
         let tip = self.tip_index().await?;
         let submitted = self
@@ -645,18 +626,7 @@ impl ConstructionChecker {
             .to_owned();
         let ops = intent(&fee);
         let request = json!({"network_identifier": net, "operations": ops, "metadata": meta["metadata"], "public_keys": public_keys});
-        let mut round = self.offline_ok("/construction/payloads", request.clone()).await?;
-        let unsigned =
-            round["unsigned_transaction"].as_str().ok_or_else(|| anyhow!("payloads: no tx"))?.to_owned();
-        self.stats.transactions_created += 1;
-
-        let parsed = self
-            .offline_ok(
-                "/construction/parse",
-                json!({"network_identifier": net, "signed": false, "transaction": unsigned}),
-            )
-            .await?;
-        self.check_intent("parse(unsigned)", &ops, &parsed["operations"]);
+        let (mut round, unsigned, parsed) = self.payloads(request.clone(), &ops).await?;
         let signers = parsed.get("account_identifier_signers").filter(|s| !s.is_null());
         if let Some(s) = signers.filter(|s| s.as_array().is_some_and(|a| !a.is_empty())) {
             self.fail(CONSTRUCTION, format!("parse(unsigned): signers {s}, expected none"));
@@ -687,11 +657,7 @@ impl ConstructionChecker {
                     t.from.members.iter().chain(t.sponsor).find(|w| w.address == account).ok_or_else(
                         || anyhow!("payloads: a payload for {account}, whose key we do not hold"),
                     )?;
-                let presign: [u8; 32] = hex::decode(payload["hex_bytes"].as_str().unwrap_or_default())?
-                    .try_into()
-                    .map_err(|_| anyhow!("payloads: the signing payload is not 32 bytes"))?;
-                let (vrs, _) = sign_presign(presign, &wallet.key);
-                signatures.push(json!({"signing_payload": payload, "public_key": wallet.public_key(), "signature_type": "ecdsa_recovery", "hex_bytes": hex::encode(vrs_to_rsv(&vrs))}));
+                signatures.push(sign_payload(payload, wallet)?);
                 expected_signers.push(json!({ "address": account }));
             }
             let combined = self
@@ -707,13 +673,7 @@ impl ConstructionChecker {
             // a single-sig origin is its own signer
             expected_signers[0] = json!({ "address": from });
         }
-        let parsed = self
-            .offline_ok(
-                "/construction/parse",
-                json!({"network_identifier": net, "signed": true, "transaction": signed}),
-            )
-            .await?;
-        self.check_intent("parse(signed)", &ops, &parsed["operations"]);
+        let (parsed, hash) = self.parse_signed(&signed, &ops).await?;
         if parsed["account_identifier_signers"] != json!(expected_signers) {
             self.fail(
                 CONSTRUCTION,
@@ -724,15 +684,6 @@ impl ConstructionChecker {
                 ),
             );
         }
-        let hash = self
-            .offline_ok(
-                "/construction/hash",
-                json!({"network_identifier": net, "signed_transaction": signed}),
-            )
-            .await?["transaction_identifier"]["hash"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
 
         let sponsor_address = t.sponsor.map(|s| s.address.clone());
         let before = (self.balance(&from).await?, self.balance(t.to).await?);
@@ -789,6 +740,48 @@ impl ConstructionChecker {
 
     /// The operations carry the intent: same (type, account, amount) as built, ignoring order,
     /// status and indexes.
+    /// `/construction/payloads` for `request`, then `parse(unsigned)` checked against the
+    /// intent `ops`: the first round of every workflow. Returns the round, its unsigned
+    /// transaction and the parse answer.
+    async fn payloads(&mut self, request: Value, ops: &Value) -> anyhow::Result<(Value, String, Value)> {
+        let net = self.net.clone();
+        let round = self.offline_ok("/construction/payloads", request).await?;
+        let unsigned =
+            round["unsigned_transaction"].as_str().ok_or_else(|| anyhow!("payloads: no tx"))?.to_owned();
+        self.stats.transactions_created += 1;
+        let parsed = self
+            .offline_ok(
+                "/construction/parse",
+                json!({"network_identifier": net, "signed": false, "transaction": unsigned}),
+            )
+            .await?;
+        self.check_intent("parse(unsigned)", ops, &parsed["operations"]);
+        Ok((round, unsigned, parsed))
+    }
+
+    /// `parse(signed)` checked against the intent `ops`, then `/construction/hash`: the last
+    /// offline steps of every workflow. Returns the parse answer and the hash.
+    async fn parse_signed(&mut self, signed: &str, ops: &Value) -> anyhow::Result<(Value, String)> {
+        let net = self.net.clone();
+        let parsed = self
+            .offline_ok(
+                "/construction/parse",
+                json!({"network_identifier": net, "signed": true, "transaction": signed}),
+            )
+            .await?;
+        self.check_intent("parse(signed)", ops, &parsed["operations"]);
+        let hash = self
+            .offline_ok(
+                "/construction/hash",
+                json!({"network_identifier": net, "signed_transaction": signed}),
+            )
+            .await?["transaction_identifier"]["hash"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        Ok((parsed, hash))
+    }
+
     fn check_intent(&mut self, step: &str, intent: &Value, ops: &Value) {
         let essence = |ops: &Value| {
             let mut v: Vec<(String, String, String)> = ops

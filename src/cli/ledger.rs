@@ -104,6 +104,35 @@ pub struct ImportBnsArgs {
     pub dir: PathBuf,
 }
 
+/// `import-bns`: logs each committed batch, and stops after the batch in progress on Ctrl-C
+/// (a later run resumes there).
+pub async fn import_bns(
+    store: &Store,
+    dir: &std::path::Path,
+) -> anyhow::Result<stacks_ledger::ingest::bns_genesis::BnsImportSummary> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let ctrl_c = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            tracing::warn!("import-bns: stopping after the batch in progress");
+            flag.store(true, Ordering::SeqCst);
+        }
+    });
+    let batch = stacks_ledger::ingest::bns_genesis::BATCH;
+    let summary = stacks_ledger::ingest::bns_genesis::import_bns_with(store, dir, batch, |rows| {
+        tracing::info!("import-bns: {rows} subdomains committed");
+        if stop.load(Ordering::SeqCst) {
+            std::ops::ControlFlow::Break(())
+        } else {
+            std::ops::ControlFlow::Continue(())
+        }
+    })
+    .await;
+    ctrl_c.abort();
+    Ok(summary?)
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ImportMode {
     Archival,
@@ -126,6 +155,20 @@ pub struct Bound {
     pub api: std::net::SocketAddr,
 }
 
+/// The listener on `addr` for `what`, when this mode runs it.
+async fn bind_if(
+    runs: bool,
+    addr: &stacks_ledger::config::BindAddr,
+    what: &str,
+) -> anyhow::Result<Option<tokio::net::TcpListener>> {
+    if !runs {
+        return Ok(None);
+    }
+    let listener =
+        observer::bind(addr).await.with_context(|| format!("cannot listen for {what} on {addr}"))?;
+    Ok(Some(listener))
+}
+
 /// [`serve`], calling `on_bound` with the bound addresses before serving (the demo starts its
 /// chain there; called in the default mode only, where both are bound). `config.mode` says
 /// what runs: the event observer (default, `writeonly`), the API (default, `readonly`).
@@ -136,22 +179,8 @@ pub async fn serve_with(
     on_bound: impl FnOnce(Bound),
 ) -> anyhow::Result<()> {
     let mode = config.mode;
-    let events = match mode.ingests() {
-        true => Some(
-            observer::bind(&config.events_bind)
-                .await
-                .with_context(|| format!("cannot listen for node events on {}", config.events_bind))?,
-        ),
-        false => None,
-    };
-    let api = match mode.serves_api() {
-        true => Some(
-            observer::bind(&config.api_bind)
-                .await
-                .with_context(|| format!("cannot listen for API requests on {}", config.api_bind))?,
-        ),
-        false => None,
-    };
+    let events = bind_if(mode.ingests(), &config.events_bind, "node events").await?;
+    let api = bind_if(mode.serves_api(), &config.api_bind, "API requests").await?;
     let events_addr = events
         .as_ref()
         .map(|l| l.local_addr())
@@ -185,13 +214,14 @@ pub async fn serve_with(
     };
     // Live updates where the API runs; a `writeonly` process only announces (NOTIFY on
     // PostgreSQL; on SQLite `readonly` processes follow the file).
-    let live = match mode.serves_api() {
-        true => Some(
+    let live = if mode.serves_api() {
+        Some(
             stacks_ledger::live::Live::start(Arc::clone(&store), config.live.clone())
                 .await
                 .context("live updates")?,
-        ),
-        false => None,
+        )
+    } else {
+        None
     };
     let feed = match &live {
         Some(live) => live.feed(),
@@ -239,9 +269,25 @@ pub async fn serve_with(
     if let (Some(events), Some(api)) = (events_addr, api_addr) {
         on_bound(Bound { events, api });
     }
+    // Where this process also ingests, the API runs on a runtime of its own at a lower CPU
+    // priority, so the node's POSTs never queue behind readers (src/api/runtime.rs).
+    let api_runtime = match (&events_addr, config.load.api_nice) {
+        (Some(_), nice) if nice > 0 => {
+            let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+            Some(stacks_ledger::api::runtime::ApiRuntime::new(threads, nice).context("the API's runtime")?)
+        }
+        _ => None,
+    };
     let api = async move {
-        if let (Some(listener), Some(routes)) = (api, routes) {
-            warp::serve(routes).incoming(listener).graceful(until_stopped(stopped)).run().await;
+        let (Some(listener), Some(routes)) = (api, routes) else { return };
+        let server = warp::serve(routes).incoming(listener).graceful(until_stopped(stopped)).run();
+        match &api_runtime {
+            Some(rt) => {
+                if let Err(e) = rt.spawn(server).await {
+                    tracing::error!("the API server stopped: {e}");
+                }
+            }
+            None => server.await,
         }
     };
     tokio::join!(observer, api, metrics);

@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -18,7 +19,7 @@ use crate::ledger::bns_import::{chainstate_line, subdomain_line, zonefile_text, 
 use crate::store::{Store, StoreError};
 
 /// Subdomains per committed batch.
-const BATCH: usize = 2000;
+pub const BATCH: usize = 2000;
 
 #[derive(Debug, Error)]
 pub enum BnsImportError {
@@ -46,6 +47,8 @@ pub struct BnsImportSummary {
     pub subdomains: u64,
     /// Parts (`names`, `subdomains`) already imported by an earlier run.
     pub already_done: Vec<&'static str>,
+    /// False when the caller stopped the run between two batches (run it again to resume).
+    pub complete: bool,
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BnsImportError + '_ {
@@ -90,6 +93,19 @@ fn zonefiles(path: &Path) -> Result<HashMap<String, String>, BnsImportError> {
 
 /// Imports the genesis BNS state of `dir` into `store` (see the module documentation).
 pub async fn import_bns(store: &Store, dir: &Path) -> Result<BnsImportSummary, BnsImportError> {
+    import_bns_with(store, dir, BATCH, |_| ControlFlow::Continue(())).await
+}
+
+/// [`import_bns`] with `batch` subdomains per transaction, calling `after_batch` with the
+/// subdomain rows done so far after each committed batch; `Break` stops the run there (what
+/// an interruption leaves: the next run resumes after that batch).
+pub async fn import_bns_with(
+    store: &Store,
+    dir: &Path,
+    batch_size: usize,
+    mut after_batch: impl FnMut(u64) -> ControlFlow<()>,
+) -> Result<BnsImportSummary, BnsImportError> {
+    let batch_size = batch_size.max(1);
     let chainstate = dir.join("chainstate.txt");
     let name_zonefiles = dir.join("name_zonefiles.txt");
     let subdomains = dir.join("subdomains.csv");
@@ -130,6 +146,7 @@ pub async fn import_bns(store: &Store, dir: &Path) -> Result<BnsImportSummary, B
     let (done_rows, done) = store.bns_import_progress("subdomains.csv", &subs_sha).await?;
     if done {
         summary.already_done.push("subdomains");
+        summary.complete = true;
         return Ok(summary);
     }
     if done_rows == 0 {
@@ -137,7 +154,7 @@ pub async fn import_bns(store: &Store, dir: &Path) -> Result<BnsImportSummary, B
         store.reset_bns_import("subdomains.csv").await?;
     }
     let mut zf = lines(&subdomain_zonefiles)?;
-    let mut batch = Vec::with_capacity(BATCH);
+    let mut batch = Vec::with_capacity(batch_size);
     let mut seen = 0u64;
     for (i, line) in lines(&subdomains)?.enumerate() {
         let line = line?;
@@ -155,10 +172,13 @@ pub async fn import_bns(store: &Store, dir: &Path) -> Result<BnsImportSummary, B
             continue;
         }
         batch.push((s, zonefile_text(&text?)));
-        if batch.len() == BATCH {
+        if batch.len() == batch_size {
             store.import_bns_subdomains("subdomains.csv", &subs_sha, &genesis, &batch, seen, false).await?;
             summary.subdomains += batch.len() as u64;
             batch.clear();
+            if after_batch(seen).is_break() {
+                return Ok(summary);
+            }
         }
     }
     if zf.next().is_some() {
@@ -170,5 +190,7 @@ pub async fn import_bns(store: &Store, dir: &Path) -> Result<BnsImportSummary, B
     }
     store.import_bns_subdomains("subdomains.csv", &subs_sha, &genesis, &batch, seen, true).await?;
     summary.subdomains += batch.len() as u64;
+    summary.complete = true;
+    let _ = after_batch(seen);
     Ok(summary)
 }

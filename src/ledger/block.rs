@@ -6,7 +6,7 @@ use serde_json::json;
 use stacks_codec::to_hex_prefixed;
 use stacks_codec::tx::{ClarityVersion, Payload, Transaction};
 
-use super::ops::{op, tx_operations};
+use super::ops::{op, token_operations, tx_operations};
 use super::rows::*;
 use super::tx::{clean_vm_error, decode, tx_fields, ChainCheck};
 use super::{int, normalize_hex, pox, stx_amount, synth, LedgerError, Network};
@@ -20,6 +20,8 @@ pub struct DerivedBlock {
     pub events: Vec<EventRow>,
     /// Static operations; lock/unlock operations come from `materialize`.
     pub ops: Vec<OpRow>,
+    /// FT/NFT operations (`ops::token_operations`), stored in `operations` with the STX ones.
+    pub token_ops: Vec<OpRow>,
     pub locks: Vec<LockIntent>,
     pub contracts: Vec<ContractRow>,
     pub miner_rewards: Vec<MinerRewardRow>,
@@ -81,6 +83,7 @@ pub fn derive_block(
             out.txs.push(t.row);
             out.events.extend(t.events);
             out.ops.extend(t.ops);
+            out.token_ops.extend(t.token_ops);
             out.locks.extend(t.locks);
             out.contracts.extend(t.contract);
             out.pox_events.extend(t.pox);
@@ -243,6 +246,7 @@ pub(crate) struct DerivedTx {
     pub row: TxRow,
     pub events: Vec<EventRow>,
     pub ops: Vec<OpRow>,
+    pub token_ops: Vec<OpRow>,
     pub locks: Vec<LockIntent>,
     pub contract: Option<ContractRow>,
     pub pox: Vec<PoxEventRow>,
@@ -318,9 +322,10 @@ pub(crate) fn derive_tx(
         _ => None,
     };
     let (ops, locks) = tx_operations(&row, memo.as_deref(), &events);
+    let token_ops = token_operations(&row.tx_id, tx_index, &events);
     let contract = contract_row(&tx, &row, r.contract_abi(), success);
     let principals = principals(&tx, &row, &events);
-    Ok(DerivedTx { row, events, ops, locks, contract, pox: pox_rows, principals })
+    Ok(DerivedTx { row, events, ops, token_ops, locks, contract, pox: pox_rows, principals })
 }
 
 /// The contract row of a deploy, failed ones too (the incumbent keeps one for every deploy:

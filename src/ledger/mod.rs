@@ -9,7 +9,9 @@
 //!
 //! Every STX balance change is exactly one [`OpRow`]; an account's balance is the sum of its
 //! canonical successful operations (`amount` moves the liquid part, `locked_delta` the locked
-//! part).
+//! part). Fungible and non-fungible token movements are operations too (`ft_*`/`nft_*`, with
+//! an `asset_identifier`, in their own op_index range); [`effect::effect`] is the one rule that
+//! says what any operation does to sent, received, fees, rewards and locked.
 
 pub mod abi;
 pub mod block;
@@ -17,6 +19,7 @@ pub mod bns;
 pub mod bns_import;
 pub mod btc;
 pub mod burn;
+pub mod effect;
 pub mod mempool;
 pub mod microblocks;
 pub mod ops;

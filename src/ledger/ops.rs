@@ -116,3 +116,60 @@ pub fn op(
         ..OpRow::default()
     }
 }
+
+/// Token operations are numbered from here within their transaction, so the STX operations keep
+/// Rosetta's contiguous `op_index` 0..n whatever tokens the transaction moves (both live in
+/// `operations`, which has `(index_block_hash, tx_index, op_index)` as its key).
+pub const TOKEN_OP_BASE: i64 = 1 << 32;
+
+/// The fungible and non-fungible token operations of a transaction's (normalised, successful)
+/// events: a transfer is a debit and a credit (the credit's `related_op_index` names the
+/// debit), a mint a credit, a burn a debit. FT amounts are the event's u128 units; an NFT
+/// moves one token (its value is in the metadata).
+pub fn token_operations(tx_id: &str, tx_index: i64, events: &[EventRow]) -> Vec<OpRow> {
+    let mut ops: Vec<OpRow> = Vec::new();
+    for e in events {
+        let (nft, sends, receives) = match e.kind.as_str() {
+            "ft_transfer" => (false, true, true),
+            "ft_mint" => (false, false, true),
+            "ft_burn" => (false, true, false),
+            "nft_transfer" => (true, true, true),
+            "nft_mint" => (true, false, true),
+            "nft_burn" => (true, true, false),
+            _ => continue,
+        };
+        let Some(asset) = &e.asset_identifier else { continue };
+        let units = if nft { "1".to_owned() } else { e.amount.clone().unwrap_or_else(|| "0".to_owned()) };
+        let mut meta = json!({ "event_index": e.event_index });
+        if let (true, Some(v)) = (nft, &e.value_hex) {
+            meta["value"] = json!(v);
+        }
+        let meta = Some(meta.to_string());
+        let mut row = |account: &String, debit: bool, related: Option<i64>| -> i64 {
+            let op_index = TOKEN_OP_BASE + ops.len() as i64;
+            ops.push(OpRow {
+                tx_id: tx_id.to_owned(),
+                tx_index,
+                op_index,
+                op_type: e.kind.clone(),
+                status: "success".to_owned(),
+                account: account.clone(),
+                amount: None,
+                locked_delta: 0,
+                related_op_index: related,
+                metadata: meta.clone(),
+                asset_identifier: Some(asset.clone()),
+                token_amount: Some(if debit { format!("-{units}") } else { units.clone() }),
+            });
+            op_index
+        };
+        let debit = match (&e.sender, sends) {
+            (Some(s), true) => Some(row(s, true, None)),
+            _ => None,
+        };
+        if let (Some(r), true) = (&e.recipient, receives) {
+            row(r, false, debit);
+        }
+    }
+    ops
+}

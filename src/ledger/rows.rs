@@ -146,6 +146,12 @@ pub struct OpRow {
     pub related_op_index: Option<i64>,
     /// Operation-specific JSON (memo, unlock height, lock tx...).
     pub metadata: Option<String>,
+    /// `None` for STX; the token's asset identifier for a fungible or non-fungible token
+    /// operation (`ft_*`/`nft_*`, see [`super::ops::token_operations`]).
+    pub asset_identifier: Option<String>,
+    /// A token operation's signed amount, decimal text: FT units (u128 magnitude), or ±1 per
+    /// NFT token. `amount` is `None` on token operations, so no STX sum ever sees them.
+    pub token_amount: Option<String>,
 }
 
 impl OpRow {

@@ -17,55 +17,49 @@ impl From<StoreError> for ReadError {
     }
 }
 
-impl Store {
-    /// The newest microblock streamed on top of `index_block_hash` and still on the stream's
-    /// canonical branch: the unanchored tip.
-    async fn streamed_microblock_tip(
-        &self,
-        index_block_hash: &str,
-    ) -> Result<Option<(String, u32)>, StoreError> {
-        let row = query(
-            "SELECT microblock_hash, microblock_sequence FROM microblocks WHERE parent_index_block_hash = $1 \
-             AND index_block_hash = '' AND microblock_canonical = true ORDER BY microblock_sequence DESC LIMIT 1",
-            vec![index_block_hash.into()],
-        )
-        .fetch_optional(&self.pool)
-        .await?;
-        let Some(r) = row else { return Ok(None) };
-        let seq: i64 = r.try_get("microblock_sequence")?;
-        Ok(Some((r.try_get("microblock_hash")?, u32::try_from(seq).unwrap_or(u32::MAX))))
-    }
-}
-
-impl Store {
-    /// The highest canonical burn block announced after the Stacks block `index_block_hash`.
-    async fn burn_height_after(&self, index_block_hash: &str) -> Result<Option<i64>, StoreError> {
-        let row = query(
-            "SELECT burn_block_height FROM burn_blocks WHERE canonical = true AND raw_event_id > \
-             (SELECT raw_event_id FROM blocks WHERE index_block_hash = $1) \
-             ORDER BY burn_block_height DESC LIMIT 1",
-            vec![index_block_hash.into()],
-        )
-        .fetch_optional(&self.pool)
-        .await?;
-        Ok(row.map(|r| r.try_get("burn_block_height")).transpose()?)
-    }
-}
-
 impl ExplorerReader for Store {
+    /// One statement (one snapshot): the canonical tip, the newest microblock streamed on it
+    /// and still on the stream's canonical branch (`streamed_microblock_tip`), and the highest
+    /// canonical burn block announced after it (`burn_height_after`).
     async fn chain_tip(&self) -> Result<Option<ChainTip>, ReadError> {
-        let Some(tip) = Store::chain_tip(self).await? else { return Ok(None) };
-        let microblock = self.streamed_microblock_tip(&tip.index_block_hash).await?;
-        // As the incumbent keeps it: a new Stacks block sets the burn height to its own; burn
-        // blocks announced after it can only raise it.
-        let after = self.burn_height_after(&tip.index_block_hash).await?;
-        let burn_height = after.unwrap_or(0).max(tip.burn_block_height);
-        Ok(Some(ChainTip {
-            block_height: u64::try_from(tip.block_height).unwrap_or_default(),
-            block_hash: tip.block_hash,
-            index_block_hash: tip.index_block_hash,
-            burn_block_height: u64::try_from(burn_height).unwrap_or_default(),
-            microblock,
-        }))
+        const MICROBLOCK: &str = "FROM microblocks m WHERE m.parent_index_block_hash = k.index_block_hash \
+             AND m.index_block_hash = '' AND m.microblock_canonical = true \
+             ORDER BY m.microblock_sequence DESC LIMIT 1";
+        let row = query(
+            &format!(
+                "SELECT k.index_block_hash, k.block_hash, k.block_height, k.burn_block_height, \
+                 (SELECT m.microblock_hash {MICROBLOCK}) AS microblock_hash, \
+                 (SELECT m.microblock_sequence {MICROBLOCK}) AS microblock_sequence, \
+                 (SELECT bb.burn_block_height FROM burn_blocks bb WHERE bb.canonical = true \
+                   AND bb.raw_event_id > k.raw_event_id ORDER BY bb.burn_block_height DESC LIMIT 1) AS burn_after \
+                 FROM blocks k WHERE k.canonical = true ORDER BY k.block_height DESC LIMIT 1"
+            ),
+            vec![],
+        )
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(StoreError::from)?;
+        let Some(r) = row else { return Ok(None) };
+        let get = || -> Result<ChainTip, sqlx::Error> {
+            let microblock = match r.try_get::<Option<String>, _>("microblock_hash")? {
+                Some(h) => {
+                    let seq: i64 = r.try_get("microblock_sequence")?;
+                    Some((h, u32::try_from(seq).unwrap_or(u32::MAX)))
+                }
+                None => None,
+            };
+            // As the incumbent keeps it: a new Stacks block sets the burn height to its own;
+            // burn blocks announced after it can only raise it.
+            let after: Option<i64> = r.try_get("burn_after")?;
+            let burn_height = after.unwrap_or(0).max(r.try_get("burn_block_height")?);
+            Ok(ChainTip {
+                block_height: u64::try_from(r.try_get::<i64, _>("block_height")?).unwrap_or_default(),
+                block_hash: r.try_get("block_hash")?,
+                index_block_hash: r.try_get("index_block_hash")?,
+                burn_block_height: u64::try_from(burn_height).unwrap_or_default(),
+                microblock,
+            })
+        };
+        Ok(Some(get().map_err(StoreError::from)?))
     }
 }

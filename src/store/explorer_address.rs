@@ -11,7 +11,7 @@ use stacks_extended::{
     StxInbound, StxTotals, UntilBlock,
 };
 
-use super::explorer_tx::{tx_event, EVENT_COLUMNS, MINED_TX_COLUMNS, SEQ};
+use super::explorer_tx::{tx_event, EVENT_COLUMNS, SEQ};
 use super::sql::{query, Val};
 use super::write::ft_parse;
 use super::{Store, StoreError};
@@ -84,6 +84,7 @@ impl Store {
             "SELECT op_type, CAST(COALESCE(SUM(CASE WHEN amount > 0 THEN amount ELSE 0 END), 0) AS BIGINT) AS plus, \
              CAST(COALESCE(SUM(CASE WHEN amount < 0 THEN -amount ELSE 0 END), 0) AS BIGINT) AS minus \
              FROM operations WHERE account = $1 AND canonical = true AND status = 'success' AND block_height <= $2 \
+             AND asset_identifier IS NULL \
              GROUP BY op_type",
             vec![principal.into(), up_to(height).into()],
         )
@@ -284,21 +285,35 @@ impl Store {
     }
 
     async fn nonce_state(&self, principal: &str, height: Option<u64>) -> Result<NonceState, StoreError> {
-        let (origin, sponsor) = self.nonces_at(principal, up_to(height)).await?;
-        let mut state = NonceState { last_executed: u64_of(origin.max(sponsor)), ..Default::default() };
         if height.is_some() {
-            return Ok(state);
+            let (origin, sponsor) = self.nonces_at(principal, up_to(height)).await?;
+            return Ok(NonceState { last_executed: u64_of(origin.max(sponsor)), ..Default::default() });
         }
+        // One statement: the highest canonical nonces as origin and sponsor (`nonces_at`, kind
+        // 0), then the pending ones (kind 1).
         let rows = query(
-            "SELECT nonce AS n FROM mempool_txs WHERE sender_address = $1 AND pruned = false \
+            "SELECT CAST(0 AS BIGINT) AS k, \
+               (SELECT nonce FROM txs WHERE sender_address = $1 AND canonical = true \
+                  AND is_burnchain_op = false ORDER BY block_height DESC, nonce DESC LIMIT 1) AS n, \
+               (SELECT sponsor_nonce FROM txs WHERE sponsor_address = $1 AND canonical = true \
+                  ORDER BY block_height DESC, sponsor_nonce DESC LIMIT 1) AS s \
              UNION ALL \
-             SELECT sponsor_nonce AS n FROM mempool_txs WHERE sponsor_address = $1 AND pruned = false",
+             SELECT CAST(1 AS BIGINT) AS k, nonce AS n, CAST(NULL AS BIGINT) AS s FROM mempool_txs \
+               WHERE sender_address = $1 AND pruned = false \
+             UNION ALL \
+             SELECT CAST(1 AS BIGINT) AS k, sponsor_nonce AS n, CAST(NULL AS BIGINT) AS s FROM mempool_txs \
+               WHERE sponsor_address = $1 AND pruned = false",
             vec![principal.into()],
         )
         .fetch_all(&self.pool)
         .await?;
+        let mut state = NonceState::default();
         for r in rows {
-            if let Some(n) = u64_of(r.try_get("n")?) {
+            let n: Option<i64> = r.try_get("n")?;
+            if r.try_get::<i64, _>("k")? == 0 {
+                let s: Option<i64> = r.try_get("s")?;
+                state.last_executed = u64_of(n.max(s));
+            } else if let Some(n) = u64_of(n) {
                 state.mempool_nonces.push(n);
             }
         }
@@ -510,43 +525,37 @@ impl Store {
         principal: &str,
         mempool: bool,
     ) -> Result<PrincipalActivity, StoreError> {
-        let last = query(
-            // The newest block first (an `account_txs_listed_page` seek), then its newest transaction
-            // (`account_txs.canonical` follows the same block flag as the tx row's).
-            "SELECT a.tx_id FROM account_txs a \
-             JOIN txs t ON t.tx_id = a.tx_id AND t.index_block_hash = a.index_block_hash \
-             WHERE a.principal = $1 AND a.listed = true AND a.boot = false AND a.canonical = true \
-             AND a.block_height = (SELECT MAX(m.block_height) FROM account_txs m WHERE m.principal = $1 \
-               AND m.listed = true AND m.boot = false AND m.canonical = true) \
-             ORDER BY COALESCE(t.microblock_sequence, 2147483647) DESC, a.tx_index DESC LIMIT 1",
-            vec![principal.into()],
-        )
-        .fetch_optional(&self.pool)
-        .await?;
-        let mut a = PrincipalActivity {
-            last_tx_id: last.map(|r| r.try_get("tx_id")).transpose()?,
-            ..Default::default()
+        // One statement: the newest listed transaction (the newest block first, an
+        // `account_txs_listed_page` seek, then its newest transaction; `account_txs.canonical`
+        // follows the same block flag as the tx row's), the newest mempool transaction when
+        // asked, and the lock.
+        let mempool_sql = if mempool {
+            "(SELECT tx_id FROM mempool_txs WHERE pruned = false \
+             AND (sender_address = $1 OR sponsor_address = $1 OR token_transfer_recipient = $1) \
+             ORDER BY receipt_time DESC, tx_id DESC LIMIT 1)"
+        } else {
+            "CAST(NULL AS TEXT)"
         };
-        if mempool {
-            let r = query(
-                "SELECT tx_id FROM mempool_txs WHERE pruned = false \
-                 AND (sender_address = $1 OR sponsor_address = $1 OR token_transfer_recipient = $1) \
-                 ORDER BY receipt_time DESC, tx_id DESC LIMIT 1",
-                vec![principal.into()],
-            )
-            .fetch_optional(&self.pool)
-            .await?;
-            a.last_mempool_tx_id = r.map(|r| r.try_get("tx_id")).transpose()?;
-        }
-        let lock = query(
-            "SELECT unlock_burn_height FROM stx_accounts WHERE account = $1 AND locked <> 0",
+        let r = query(
+            &format!(
+                "SELECT (SELECT a.tx_id FROM account_txs a \
+                 JOIN txs t ON t.tx_id = a.tx_id AND t.index_block_hash = a.index_block_hash \
+                 WHERE a.principal = $1 AND a.listed = true AND a.boot = false AND a.canonical = true \
+                 AND a.block_height = (SELECT MAX(m.block_height) FROM account_txs m WHERE m.principal = $1 \
+                   AND m.listed = true AND m.boot = false AND m.canonical = true) \
+                 ORDER BY COALESCE(t.microblock_sequence, 2147483647) DESC, a.tx_index DESC LIMIT 1) AS last_tx, \
+                 {mempool_sql} AS last_mempool_tx, \
+                 (SELECT unlock_burn_height FROM stx_accounts WHERE account = $1 AND locked <> 0) AS unlock"
+            ),
             vec![principal.into()],
         )
-        .fetch_optional(&self.pool)
+        .fetch_one(&self.pool)
         .await?;
-        a.pox_state =
-            lock.map(|r| r.try_get::<i64, _>("unlock_burn_height").map(|h| h.to_string())).transpose()?;
-        Ok(a)
+        Ok(PrincipalActivity {
+            last_tx_id: r.try_get("last_tx")?,
+            last_mempool_tx_id: r.try_get("last_mempool_tx")?,
+            pox_state: r.try_get::<Option<i64>, _>("unlock")?.map(|h| h.to_string()),
+        })
     }
 
     /// The total and the block holding a deep `offset` come from the running counts kept at
@@ -580,7 +589,26 @@ impl Store {
             row.map(|r| Ok::<_, sqlx::Error>((r.try_get::<i64, _>("cum")?, r.try_get::<i64, _>("cum_boot")?)))
                 .transpose()
         };
-        let Some(hi) = counts_upto(to).await? else { return Ok((0, Vec::new())) };
+        // One statement: the running counts up to `to`, and the block holding the entry at
+        // `offset` (newest first): the lowest whose running count passes the entries below
+        // it (`cum` strictly grows: every row has entries). Those are `total - 1 - offset`,
+        // i.e. `cum(to) - 1 - offset` counted from the first entry, whatever `from` and the
+        // boot entries leave out. (`offset` bounded: past every count, the page is empty.)
+        const AT: &str = "FROM account_block_txs s WHERE s.principal = $1 AND s.cum > h.cum - 1 - $3 \
+                          ORDER BY s.cum LIMIT 1";
+        let row = query(
+            &format!(
+                "SELECT h.cum, h.cum_boot, (SELECT s.block_height {AT}) AS start_height, \
+                 (SELECT s.cum {AT}) AS start_cum \
+                 FROM (SELECT cum, cum_boot FROM account_block_txs WHERE principal = $1 \
+                 AND block_height <= $2 ORDER BY block_height DESC LIMIT 1) h"
+            ),
+            vec![principal.into(), to.into(), offset.min(1 << 40).into()],
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok((0, Vec::new())) };
+        let hi: (i64, i64) = (row.try_get("cum")?, row.try_get("cum_boot")?);
         // Boot entries are all in block 1, below every other: `cum_boot` is the same on every row.
         let boot = if with_boot { 0 } else { hi.1 };
         let lo = if from > 0 { counts_upto(from - 1).await?.map_or(0, |c| c.0 - boot) } else { 0 };
@@ -589,32 +617,27 @@ impl Store {
         if offset >= total {
             return Ok((total_u, Vec::new()));
         }
-        // The block holding the entry at `offset` (newest first) is the lowest whose running
-        // count passes the entries below it (`cum` strictly grows: every row has entries).
-        let below = total - 1 - offset;
-        let row = query(
-            "SELECT block_height, cum FROM account_block_txs WHERE principal = $1 AND cum > $2 \
-             ORDER BY cum LIMIT 1",
-            vec![principal.into(), (below + lo + boot).into()],
-        )
-        .fetch_one(&self.pool)
-        .await?;
-        let start: i64 = row.try_get("block_height")?;
-        let above = total - (row.try_get::<i64, _>("cum")? - boot - lo);
+        let (Some(start), Some(start_cum)) =
+            (row.try_get::<Option<i64>, _>("start_height")?, row.try_get::<Option<i64>, _>("start_cum")?)
+        else {
+            return Err(StoreError::Corrupt(format!(
+                "no running count of {principal} passes entry {offset}"
+            )));
+        };
+        let above = total - (start_cum - boot - lo);
         let skip = offset - above;
-        let sql = format!(
-            "SELECT {MINED_TX_COLUMNS} FROM account_txs a \
+        let from_where = format!(
+            "FROM account_txs a \
              JOIN txs t ON t.tx_id = a.tx_id AND t.index_block_hash = a.index_block_hash \
              JOIN blocks b ON b.index_block_hash = t.index_block_hash \
              WHERE a.principal = $1 {set} AND a.canonical = true AND a.block_height >= $2 \
-             AND a.block_height <= $3 AND t.canonical = true \
-             ORDER BY a.block_height DESC, COALESCE(t.microblock_sequence, 2147483647) DESC, a.tx_index DESC \
-             LIMIT $4 OFFSET $5"
+             AND a.block_height <= $3 AND t.canonical = true"
         );
-        let vals =
-            vec![principal.into(), from.into(), start.into(), i64::from(paging.limit).into(), skip.into()];
-        let rows = query(&sql, vals).fetch_all(&self.pool).await?;
-        Ok((total_u, self.with_abis(&rows).await?))
+        let order = "a.block_height DESC, COALESCE(t.microblock_sequence, 2147483647) DESC, a.tx_index DESC";
+        let vals = vec![principal.into(), from.into(), start.into()];
+        let page = Paging { limit: paging.limit, offset: u64::try_from(skip).unwrap_or_default() };
+        let (_, txs) = self.mined_page(&from_where, order, vals, page, false).await?;
+        Ok((total_u, txs))
     }
 
     async fn address_assets_page(

@@ -12,6 +12,7 @@ use sqlx::Row;
 use stacks_extended::{BlockContents, BlockRecord};
 
 use super::explorer_tx::shown_index_sql;
+use super::one_row::{decode_rows, rows_sql, Cols};
 use super::sql::fetch_in;
 use super::{Store, StoreError};
 
@@ -40,17 +41,19 @@ impl Store {
         };
         let index = shown_index_sql(shift);
         let mut conn = self.pool.acquire().await?;
-        let txs = fetch_in(
-            &mut conn,
-            &format!(
-                "SELECT t.tx_id, t.index_block_hash FROM txs t WHERE t.index_block_hash IN ({{in}}) \
-                 AND (CASE WHEN t.canonical THEN 1 ELSE 0 END) = 1 \
-                 ORDER BY COALESCE(t.microblock_sequence, 2147483647) DESC, {index} DESC, t.tx_index DESC"
-            ),
-            vec![],
-            &own,
-        )
-        .await?;
+        // The transactions of 20 blocks are hundreds of rows: read as one row (`one_row`).
+        let names = [String::from("tx_id"), String::from("index_block_hash")];
+        let inner = format!(
+            "SELECT t.tx_id, t.index_block_hash FROM txs t WHERE t.index_block_hash IN ({{in}}) \
+             AND (CASE WHEN t.canonical THEN 1 ELSE 0 END) = 1 \
+             ORDER BY COALESCE(t.microblock_sequence, 2147483647) DESC, {index} DESC, t.tx_index DESC"
+        );
+        let sql = format!("SELECT {} AS rows", rows_sql(self.engine, &names, &inner));
+        let mut txs = Vec::new();
+        for chunk in fetch_in(&mut conn, &sql, vec![], &own).await? {
+            let text: Option<String> = chunk.try_get("rows")?;
+            txs.extend(decode_rows(&names, text.as_deref().unwrap_or("[]"))?);
+        }
         let mbs = fetch_in(
             &mut conn,
             "SELECT microblock_hash, parent_index_block_hash, index_block_hash FROM microblocks \
@@ -62,7 +65,7 @@ impl Store {
         .await?;
         let mut tx_ids: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for r in &txs {
-            tx_ids.entry(r.try_get("index_block_hash")?).or_default().push(r.try_get("tx_id")?);
+            tx_ids.entry(r.text("index_block_hash")?).or_default().push(r.text("tx_id")?);
         }
         let mb: Vec<(String, String, String)> = mbs
             .iter()

@@ -3,21 +3,28 @@
 //! Canonical Stacks blocks occupy every height from 1 to the tip, so list pages seek by height
 //! (`(canonical, block_height)` index) instead of skipping `offset` rows.
 
-use sqlx::any::AnyRow;
 use sqlx::Row;
 use stacks_extended::{
     BlockContents, BlockRecord, BlockRef, BurnBlockRecord, BurnPoxTx, BurnRef, BurnchainReward, ChainReader,
     PoxTxsOf, ReadError, RewardSlotHolder, SupplyRecord,
 };
 
+use super::one_row::{column_names, decode_rows, rows_sql, Cols};
 use super::sql::{get_bool, query, Val};
 use super::{Store, StoreError};
 
-const BLOCK_COLS: &str = "SELECT (CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical, block_height, block_hash, \
+/// The block columns of a [`BlockRecord`].
+const BLOCK_COLUMNS: &str = "(CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical, block_height, block_hash, \
     index_block_hash, parent_block_hash, parent_index_block_hash, block_time, burn_block_time, burn_block_hash, \
     burn_block_height, miner_txid, parent_microblock_hash, parent_microblock_sequence, tenure_height, signer_bitvec, \
     execution_cost_read_count, execution_cost_read_length, execution_cost_runtime, execution_cost_write_count, \
-    execution_cost_write_length, tx_count FROM blocks";
+    execution_cost_write_length, tx_count";
+
+/// The output names of [`BLOCK_COLUMNS`], for blocks read as one row.
+fn block_names() -> &'static [String] {
+    static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| column_names(BLOCK_COLUMNS))
+}
 
 fn u(v: i64) -> u64 {
     u64::try_from(v).unwrap_or_default()
@@ -27,38 +34,42 @@ fn i(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
-fn block_record(r: &AnyRow) -> Result<BlockRecord, sqlx::Error> {
+fn block_record(r: &impl Cols) -> Result<BlockRecord, sqlx::Error> {
     Ok(BlockRecord {
-        canonical: get_bool(r, "canonical")?,
-        block_height: u(r.try_get("block_height")?),
-        block_hash: r.try_get("block_hash")?,
-        index_block_hash: r.try_get("index_block_hash")?,
-        parent_block_hash: r.try_get("parent_block_hash")?,
-        parent_index_block_hash: r.try_get("parent_index_block_hash")?,
-        block_time: r.try_get("block_time")?,
-        burn_block_time: r.try_get("burn_block_time")?,
-        burn_block_hash: r.try_get("burn_block_hash")?,
-        burn_block_height: u(r.try_get("burn_block_height")?),
-        miner_txid: r.try_get("miner_txid")?,
-        parent_microblock_hash: r.try_get("parent_microblock_hash")?,
-        parent_microblock_sequence: r.try_get("parent_microblock_sequence")?,
-        tenure_height: r.try_get("tenure_height")?,
-        signer_bitvec: r.try_get("signer_bitvec")?,
+        canonical: r.flag("canonical")?,
+        block_height: u(r.int("block_height")?),
+        block_hash: r.text("block_hash")?,
+        index_block_hash: r.text("index_block_hash")?,
+        parent_block_hash: r.text("parent_block_hash")?,
+        parent_index_block_hash: r.text("parent_index_block_hash")?,
+        block_time: r.int("block_time")?,
+        burn_block_time: r.int("burn_block_time")?,
+        burn_block_hash: r.text("burn_block_hash")?,
+        burn_block_height: u(r.int("burn_block_height")?),
+        miner_txid: r.text("miner_txid")?,
+        parent_microblock_hash: r.text("parent_microblock_hash")?,
+        parent_microblock_sequence: r.int("parent_microblock_sequence")?,
+        tenure_height: r.opt_int("tenure_height")?,
+        signer_bitvec: r.opt_text("signer_bitvec")?,
         execution_cost: [
-            r.try_get("execution_cost_read_count")?,
-            r.try_get("execution_cost_read_length")?,
-            r.try_get("execution_cost_runtime")?,
-            r.try_get("execution_cost_write_count")?,
-            r.try_get("execution_cost_write_length")?,
+            r.int("execution_cost_read_count")?,
+            r.int("execution_cost_read_length")?,
+            r.int("execution_cost_runtime")?,
+            r.int("execution_cost_write_count")?,
+            r.int("execution_cost_write_length")?,
         ],
-        tx_count: u(r.try_get("tx_count")?),
+        tx_count: u(r.int("tx_count")?),
     })
 }
 
 impl Store {
+    /// The blocks of `FROM blocks {where_}` (with its order and limit), read as one row
+    /// (`one_row`).
     async fn block_rows(&self, where_: &str, vals: Vec<Val>) -> Result<Vec<BlockRecord>, StoreError> {
-        let sql = format!("{BLOCK_COLS} {where_}");
-        let rows = query(&sql, vals).fetch_all(&self.pool).await?;
+        let inner = format!("SELECT {BLOCK_COLUMNS} FROM blocks {where_}");
+        let sql = format!("SELECT {} AS rows", rows_sql(self.engine, block_names(), &inner));
+        let text: Option<String> = query(&sql, vals).fetch_one(&self.pool).await?.try_get("rows")?;
+        let rows = decode_rows(block_names(), text.as_deref().unwrap_or("[]"))?;
         let mut blocks: Vec<BlockRecord> = rows.iter().map(block_record).collect::<Result<_, _>>()?;
         for b in blocks.iter_mut().filter(|b| b.block_height == 1) {
             b.tx_count = b.tx_count.saturating_sub(self.genesis_tx_count(b).await?);

@@ -5,6 +5,7 @@ use sqlx::Row;
 use stacks_extended::{NftEvent, NftHolding, ReadError, TokenReader};
 
 use super::explorer_contract::clarity_repr;
+use super::one_row::{decode_rows, rows_sql, Cols};
 use super::sql::{query, Val};
 use super::{Store, StoreError};
 
@@ -54,30 +55,32 @@ impl Store {
             filter.push_str(&format!(" AND asset_identifier IN ({})", list.join(", ")));
             vals.extend(assets.iter().map(Val::from));
         }
-        let total = self
-            .count_rows(
-                &format!("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM nft_custody WHERE {filter}"),
-                vals.clone(),
-            )
-            .await?;
+        // One statement, one row (`one_row`): the count and the page.
         let n = vals.len();
-        let sql = format!(
+        let inner = format!(
             "SELECT asset_identifier, value_hex, block_height, tx_id FROM nft_custody WHERE {filter} {ORDER} \
              LIMIT ${} OFFSET ${}",
             n + 1,
             n + 2
         );
-        let rows = query(&sql, page_vals(vals, limit, offset)).fetch_all(&self.pool).await?;
-        let out = rows
+        let names = ["asset_identifier", "value_hex", "block_height", "tx_id"].map(String::from);
+        let sql = format!(
+            "SELECT (SELECT CAST(COUNT(*) AS BIGINT) FROM nft_custody WHERE {filter}) AS n, {} AS rows",
+            rows_sql(self.engine, &names, &inner)
+        );
+        let row = query(&sql, page_vals(vals, limit, offset)).fetch_one(&self.pool).await?;
+        let total = u(&row, "n")?;
+        let text: Option<String> = row.try_get("rows")?;
+        let out = decode_rows(&names, text.as_deref().unwrap_or("[]"))?
             .iter()
             .map(|r| {
-                let hex: String = r.try_get("value_hex")?;
+                let hex = r.text("value_hex")?;
                 Ok(NftHolding {
-                    asset_identifier: r.try_get("asset_identifier")?,
+                    asset_identifier: r.text("asset_identifier")?,
                     repr: clarity_repr(&hex),
                     hex,
-                    block_height: u(r, "block_height")?,
-                    tx_id: r.try_get("tx_id")?,
+                    block_height: u64::try_from(r.int("block_height")?).unwrap_or(0),
+                    tx_id: r.text("tx_id")?,
                 })
             })
             .collect::<Result<_, sqlx::Error>>()?;

@@ -7,7 +7,8 @@ use stacks_extended::tx::{
 };
 use stacks_extended::{Paging, ReadError};
 
-use super::sql::{get_bool, query, Val};
+use super::one_row::{column_names, decode_rows, rows_sql, Cols};
+use super::sql::{fetch_in, query, Val};
 use super::{Store, StoreError};
 
 /// The columns of a mined transaction with its block, for [`mined_tx`]. `t` is `txs`, `b` the
@@ -20,57 +21,63 @@ pub(super) const MINED_TX_COLUMNS: &str = "t.tx_id, t.raw_tx, t.synthetic_tx, \
     t.execution_cost_read_count, t.execution_cost_read_length, t.execution_cost_runtime, \
     t.execution_cost_write_count, t.execution_cost_write_length, t.vm_error, t.tx_type, t.contract_id, t.api_json";
 
+/// The output names of [`MINED_TX_COLUMNS`], for a page read as one row.
+fn mined_tx_names() -> &'static [String] {
+    static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| column_names(MINED_TX_COLUMNS))
+}
+
 fn u(v: i64) -> u64 {
     u64::try_from(v).unwrap_or_default()
 }
 
-/// A row selected with [`MINED_TX_COLUMNS`]; the ABI is filled in by [`Store::with_abis`].
-pub(super) fn mined_tx(r: &AnyRow) -> Result<MinedTx, sqlx::Error> {
-    let synthetic: Option<String> = r.try_get("synthetic_tx")?;
-    let index_block_hash: String = r.try_get("index_block_hash")?;
-    let opt = |c: &str| r.try_get::<Option<i64>, _>(c).map(|v| v.map(u).unwrap_or_default());
-    let microblock_sequence: Option<i64> = r.try_get("microblock_sequence")?;
+/// A row selected with [`MINED_TX_COLUMNS`] (an `AnyRow`, or a row of a page read as one row,
+/// `one_row`); the ABI is filled in by [`Store::with_abis`].
+pub(super) fn mined_tx(r: &impl Cols) -> Result<MinedTx, sqlx::Error> {
+    let synthetic = r.opt_text("synthetic_tx")?;
+    let index_block_hash = r.text("index_block_hash")?;
+    let opt = |c: &str| r.opt_int(c).map(|v| v.map(u).unwrap_or_default());
+    let microblock_sequence = r.opt_int("microblock_sequence")?;
     Ok(MinedTx {
-        tx_id: r.try_get("tx_id")?,
+        tx_id: r.text("tx_id")?,
         raw_tx: match synthetic {
             Some(s) => s,
-            None => r.try_get("raw_tx")?,
+            None => r.text("raw_tx")?,
         },
-        is_burnchain_op: get_bool(r, "is_burnchain_op")?,
-        block_hash: if index_block_hash.is_empty() { "0x".into() } else { r.try_get("block_hash")? },
+        is_burnchain_op: r.flag("is_burnchain_op")?,
+        block_hash: if index_block_hash.is_empty() { "0x".into() } else { r.text("block_hash")? },
         index_block_hash,
-        block_height: u(r.try_get("block_height")?),
+        block_height: u(r.int("block_height")?),
         block_time: opt("block_time")?,
         burn_block_time: opt("burn_block_time")?,
-        burn_block_height: u(r.try_get("burn_block_height")?),
+        burn_block_height: u(r.int("burn_block_height")?),
         parent_burn_block_time: opt("parent_burn_block_time")?,
-        parent_block_hash: r.try_get::<Option<String>, _>("parent_block_hash")?.unwrap_or_default(),
-        canonical: get_bool(r, "canonical")?,
-        tx_index: u32::try_from(r.try_get::<i64, _>("tx_index")?).unwrap_or_default(),
-        status: r.try_get("status")?,
-        raw_result: r.try_get("raw_result")?,
-        event_count: u(r.try_get("event_count")?),
-        microblock_hash: r.try_get("microblock_hash")?,
+        parent_block_hash: r.opt_text("parent_block_hash")?.unwrap_or_default(),
+        canonical: r.flag("canonical")?,
+        tx_index: u32::try_from(r.int("tx_index")?).unwrap_or_default(),
+        status: r.text("status")?,
+        raw_result: r.text("raw_result")?,
+        event_count: u(r.int("event_count")?),
+        microblock_hash: r.text("microblock_hash")?,
         microblock_sequence: microblock_sequence.and_then(|s| u32::try_from(s).ok()),
         microblock_canonical: true,
         execution_cost: [
-            u(r.try_get("execution_cost_read_count")?),
-            u(r.try_get("execution_cost_read_length")?),
-            u(r.try_get("execution_cost_runtime")?),
-            u(r.try_get("execution_cost_write_count")?),
-            u(r.try_get("execution_cost_write_length")?),
+            u(r.int("execution_cost_read_count")?),
+            u(r.int("execution_cost_read_length")?),
+            u(r.int("execution_cost_runtime")?),
+            u(r.int("execution_cost_write_count")?),
+            u(r.int("execution_cost_write_length")?),
         ],
-        vm_error: r.try_get("vm_error")?,
+        vm_error: r.opt_text("vm_error")?,
         contract_abi: None,
         // Empty: a row the backfill could not decode; rendering reports it as before.
-        api_json: r.try_get::<Option<String>, _>("api_json")?.filter(|s| !s.is_empty()),
+        api_json: r.opt_text("api_json")?.filter(|s| !s.is_empty()),
     })
 }
 
 /// The called contract of a contract-call row, if it is one.
-pub(super) fn called_contract(r: &AnyRow) -> Result<Option<String>, sqlx::Error> {
-    let tx_type: String = r.try_get("tx_type")?;
-    Ok(if tx_type == "contract_call" { r.try_get("contract_id")? } else { None })
+pub(super) fn called_contract(r: &impl Cols) -> Result<Option<String>, sqlx::Error> {
+    Ok(if r.text("tx_type")? == "contract_call" { r.opt_text("contract_id")? } else { None })
 }
 
 pub(super) const EVENT_COLUMNS: &str =
@@ -140,17 +147,34 @@ pub(super) const CONTRACT_ORDER: &str =
     "(CASE WHEN abi IS NULL THEN 0 ELSE 1 END) DESC, canonical DESC, block_height DESC, tx_id";
 
 impl Store {
-    /// The ABI of `contract_id`, from the deployment the incumbent's lookup picks.
-    pub(super) async fn contract_abi(&self, contract_id: &str) -> Result<Option<String>, StoreError> {
-        let row = query(
+    /// The ABIs of `contract_ids` (distinct), each from the deployment the incumbent's lookup
+    /// picks, in one statement; a contract without a deployment row is absent.
+    pub(super) async fn contract_abis(
+        &self,
+        contract_ids: &[String],
+    ) -> Result<std::collections::HashMap<String, Option<String>>, StoreError> {
+        let mut out = std::collections::HashMap::new();
+        if contract_ids.is_empty() {
+            return Ok(out);
+        }
+        let mut conn = self.pool.acquire().await?;
+        let rows = fetch_in(
+            &mut conn,
             &format!(
-                "SELECT abi FROM smart_contracts WHERE contract_id = $1 ORDER BY {CONTRACT_ORDER} LIMIT 1"
+                "SELECT contract_id, abi FROM smart_contracts WHERE contract_id IN ({{in}}) \
+                 ORDER BY contract_id, {CONTRACT_ORDER}"
             ),
-            vec![contract_id.into()],
+            vec![],
+            contract_ids,
         )
-        .fetch_optional(&self.pool)
         .await?;
-        Ok(row.map(|r| r.try_get::<Option<String>, _>("abi")).transpose()?.flatten())
+        for r in &rows {
+            let id: String = r.try_get("contract_id")?;
+            if let std::collections::hash_map::Entry::Vacant(e) = out.entry(id) {
+                e.insert(r.try_get::<Option<String>, _>("abi")?);
+            }
+        }
+        Ok(out)
     }
 
     /// The tip's streamed transactions (`unanchored_txs`, newest first) that match `f`.
@@ -200,7 +224,7 @@ impl Store {
     }
 
     /// Shows the boot block's transactions of block 1 as the incumbent's /extended does.
-    async fn show_boot_txs(&self, txs: &mut [MinedTx]) -> Result<(), StoreError> {
+    pub(super) async fn show_boot_txs(&self, txs: &mut [MinedTx]) -> Result<(), StoreError> {
         let mut shifts: std::collections::HashMap<String, Option<BootShift>> = Default::default();
         for tx in txs.iter_mut().filter(|t| t.block_height == 1 && !t.index_block_hash.is_empty()) {
             if !shifts.contains_key(&tx.index_block_hash) {
@@ -214,29 +238,64 @@ impl Store {
         Ok(())
     }
 
-    /// Fills each contract call's ABI (one lookup per distinct contract) and shows the boot
-    /// block's transactions as the incumbent does ([`BootShift`]).
-    pub(super) async fn with_abis(&self, rows: &[AnyRow]) -> Result<Vec<MinedTx>, StoreError> {
+    /// Fills each contract call's ABI (one statement for the distinct contracts) and shows the
+    /// boot block's transactions as the incumbent does ([`BootShift`]).
+    pub(super) async fn with_abis<R: Cols + Sync>(&self, rows: &[R]) -> Result<Vec<MinedTx>, StoreError> {
         let mut out = self.with_abis_only(rows).await?;
         self.show_boot_txs(&mut out).await?;
         Ok(out)
     }
 
-    async fn with_abis_only(&self, rows: &[AnyRow]) -> Result<Vec<MinedTx>, StoreError> {
-        let mut abis: std::collections::HashMap<String, Option<String>> = Default::default();
+    async fn with_abis_only<R: Cols + Sync>(&self, rows: &[R]) -> Result<Vec<MinedTx>, StoreError> {
         let mut out = Vec::with_capacity(rows.len());
+        let mut calls = Vec::with_capacity(rows.len());
         for r in rows {
-            let mut tx = mined_tx(r)?;
-            if let Some(c) = called_contract(r)? {
-                if !abis.contains_key(&c) {
-                    let abi = self.contract_abi(&c).await?;
-                    abis.insert(c.clone(), abi);
-                }
-                tx.contract_abi = abis[&c].clone();
+            out.push(mined_tx(r)?);
+            calls.push(called_contract(r)?);
+        }
+        let mut ids: Vec<String> = calls.iter().flatten().cloned().collect();
+        ids.sort();
+        ids.dedup();
+        let abis = self.contract_abis(&ids).await?;
+        for (tx, call) in out.iter_mut().zip(calls) {
+            if let Some(c) = call {
+                tx.contract_abi = abis.get(&c).cloned().flatten();
             }
-            out.push(tx);
         }
         Ok(out)
+    }
+
+    /// A page of mined transactions of `FROM … WHERE …` (`from_where`, its values `vals`) in
+    /// `order`, read as one row (`one_row`), with the count of all its rows when `count` (else
+    /// 0), in the same statement; ABIs and boot rows as [`Store::with_abis`].
+    pub(super) async fn mined_page(
+        &self,
+        from_where: &str,
+        order: &str,
+        mut vals: Vec<Val>,
+        paging: Paging,
+        count: bool,
+    ) -> Result<(u64, Vec<MinedTx>), StoreError> {
+        let n = vals.len();
+        vals.push(i64::from(paging.limit).into());
+        vals.push(i64::try_from(paging.offset).unwrap_or(i64::MAX).into());
+        let inner = format!(
+            "SELECT {MINED_TX_COLUMNS} {from_where} ORDER BY {order} LIMIT ${} OFFSET ${}",
+            n + 1,
+            n + 2
+        );
+        let names = mined_tx_names();
+        let total = if count {
+            format!("(SELECT CAST(COUNT(*) AS BIGINT) {from_where})")
+        } else {
+            "CAST(0 AS BIGINT)".into()
+        };
+        let sql = format!("SELECT {total} AS n, {} AS rows", rows_sql(self.engine, names, &inner));
+        let row = query(&sql, vals).fetch_one(&self.pool).await?;
+        let total = u(row.try_get("n")?);
+        let text: Option<String> = row.try_get("rows")?;
+        let rows = decode_rows(names, text.as_deref().unwrap_or("[]"))?;
+        Ok((total, self.with_abis(&rows).await?))
     }
 
     /// The transaction's canonical mined row, or with `any_fork` else its latest row on another
@@ -271,25 +330,27 @@ impl Store {
     }
 
     pub(super) async fn mempool_with_abis(&self, rows: &[AnyRow]) -> Result<Vec<MempoolTx>, StoreError> {
-        let mut abis: std::collections::HashMap<String, Option<String>> = Default::default();
         let mut out = Vec::with_capacity(rows.len());
+        let mut calls = Vec::with_capacity(rows.len());
         for r in rows {
-            let mut tx = MempoolTx {
+            out.push(MempoolTx {
                 tx_id: r.try_get("tx_id")?,
                 raw_tx: r.try_get("raw_tx")?,
                 status: r.try_get("status")?,
                 replaced_by_tx_id: r.try_get("replaced_by_tx_id")?,
                 receipt_time: u(r.try_get("receipt_time")?),
                 contract_abi: None,
-            };
-            if let Some(c) = called_contract(r)? {
-                if !abis.contains_key(&c) {
-                    let abi = self.contract_abi(&c).await?;
-                    abis.insert(c.clone(), abi);
-                }
-                tx.contract_abi = abis[&c].clone();
+            });
+            calls.push(called_contract(r)?);
+        }
+        let mut ids: Vec<String> = calls.iter().flatten().cloned().collect();
+        ids.sort();
+        ids.dedup();
+        let abis = self.contract_abis(&ids).await?;
+        for (tx, call) in out.iter_mut().zip(calls) {
+            if let Some(c) = call {
+                tx.contract_abi = abis.get(&c).cloned().flatten();
             }
-            out.push(tx);
         }
         Ok(out)
     }
@@ -304,16 +365,9 @@ impl Store {
     /// not in a block (unconfirmed microblocks) are not counted. `cached = false` always counts
     /// (tests compare both).
     pub async fn canonical_tx_total(&self, cached: bool) -> Result<u64, StoreError> {
-        const TIP: &str =
-            "SELECT index_block_hash FROM blocks WHERE canonical = true ORDER BY block_height DESC LIMIT 1";
         if cached {
-            let tip = query(TIP, vec![]).fetch_optional(&self.pool).await?;
-            let tip: Option<String> = tip.map(|r| r.try_get("index_block_hash")).transpose()?;
-            let held = self.tx_total.lock().unwrap_or_else(|e| e.into_inner()).clone();
-            if let (Some(tip), Some((at, n))) = (tip, held) {
-                if tip == at {
-                    return Ok(n);
-                }
+            if let Some(n) = self.canonical_tip_hash().await?.and_then(|t| self.memo_at(&t)?.tx_total) {
+                return Ok(n);
             }
         }
         let r = query(
@@ -327,9 +381,30 @@ impl Store {
         .await?;
         let n = u(r.try_get("n")?);
         if let Some(tip) = r.try_get::<Option<String>, _>("tip")? {
-            *self.tx_total.lock().unwrap_or_else(|e| e.into_inner()) = Some((tip, n));
+            self.remember(&tip, |m| m.tx_total = Some(n));
         }
         Ok(n)
+    }
+
+    /// The canonical tip's index block hash (`None` for a store without blocks).
+    async fn canonical_tip_hash(&self) -> Result<Option<String>, StoreError> {
+        let tip = query(TIP, vec![]).fetch_optional(&self.pool).await?;
+        Ok(tip.map(|r| r.try_get("index_block_hash")).transpose()?)
+    }
+
+    /// What is kept for the canonical tip `tip`, if the memo is of that tip.
+    fn memo_at(&self, tip: &str) -> Option<TipMemo> {
+        let memo = self.tip_memo.lock().unwrap_or_else(|e| e.into_inner());
+        (memo.tip == tip).then(|| memo.clone())
+    }
+
+    /// Keeps what `f` sets for the canonical tip `tip` (the memo of another tip starts over).
+    fn remember(&self, tip: &str, f: impl FnOnce(&mut TipMemo)) {
+        let mut memo = self.tip_memo.lock().unwrap_or_else(|e| e.into_inner());
+        if memo.tip != tip {
+            *memo = TipMemo { tip: tip.to_string(), ..Default::default() };
+        }
+        f(&mut memo);
     }
 
     /// One page of `FROM … WHERE …` (`from_where`), ordered by `order`.
@@ -363,6 +438,26 @@ impl Store {
         let total = u(count.try_get("n")?);
         Ok((total, self.page(columns, from_where, order, vals, paging).await?))
     }
+}
+
+/// The canonical tip.
+const TIP: &str =
+    "SELECT index_block_hash FROM blocks WHERE canonical = true ORDER BY block_height DESC LIMIT 1";
+
+/// What the unfiltered `/extended/v1/tx` list derives from the canonical chain, kept with the
+/// canonical tip it was read at and used while the tip has not moved (`Store::tip_memo`): each
+/// is a function of the tip's chain (see [`Store::canonical_tx_total`]; block 1 and block 0
+/// are the tip's ancestors, stored before it).
+#[derive(Debug, Clone, Default)]
+pub(super) struct TipMemo {
+    /// The canonical tip's index block hash.
+    tip: String,
+    /// [`Store::canonical_tx_total`].
+    tx_total: Option<u64>,
+    /// The canonical block 1's [`BootShift`].
+    boot_shift: Option<Option<BootShift>>,
+    /// The boot block's rows of the unfiltered list, which its total leaves out.
+    boot_listed: Option<u64>,
 }
 
 /// Anchored transactions sort after their block's microblock transactions.
@@ -531,20 +626,38 @@ impl TxReader for Store {
 
     async fn tx_list(&self, filter: &TxListFilter, paging: Paging) -> Result<(u64, Vec<MinedTx>), ReadError> {
         let w = list_where(filter);
-        let shift = self.boot_shift(None).await?;
-        let boot = match shift.filter(|_| unfiltered(filter)) {
+        // The tip, then what the memo keeps for it (one statement once it is kept).
+        let tip = self.canonical_tip_hash().await?;
+        let memo = tip.as_deref().and_then(|t| self.memo_at(t)).unwrap_or_default();
+        let remember = |f: &dyn Fn(&mut TipMemo)| {
+            if let Some(t) = &tip {
+                self.remember(t, f);
+            }
+        };
+        let shift = match memo.boot_shift {
+            Some(s) => s,
+            None => {
+                let s = self.boot_shift(None).await?;
+                remember(&|m| m.boot_shift = Some(s));
+                s
+            }
+        };
+        let boot = match (shift.filter(|_| unfiltered(filter)), memo.boot_listed) {
+            (Some(_), Some(n)) => n,
             // The incumbent's unfiltered total leaves out the boot block's transactions it lists
             // (a filtered total counts them, as recorded).
-            Some(s) => {
+            (Some(s), None) => {
                 let sql = format!(
                     "SELECT COUNT(*) AS n {} AND t.block_height = 1 AND t.tx_index >= {}",
                     w.sql, s.own
                 );
                 let row =
                     query(&sql, w.vals.clone()).fetch_one(&self.pool).await.map_err(StoreError::from)?;
-                u(row.try_get("n").map_err(StoreError::from)?)
+                let n = u(row.try_get("n").map_err(StoreError::from)?);
+                remember(&|m| m.boot_listed = Some(n));
+                n
             }
-            None => 0,
+            (None, _) => 0,
         };
         let previews = if filter.unanchored { self.previews(filter).await? } else { Vec::new() };
         let n = previews.len() as u64;
@@ -567,14 +680,17 @@ impl TxReader for Store {
         let (total, rows) = if unfiltered(filter) {
             // Every canonical transaction: the count is kept per chain tip (a COUNT over the
             // whole table per request cost seconds on a 1M-tx chain).
-            let total = self.canonical_tx_total(true).await?;
-            (total, self.page(MINED_TX_COLUMNS, &w.sql, &order, w.vals, anchored).await?)
+            let total = match memo.tx_total {
+                Some(n) => n,
+                None => self.canonical_tx_total(false).await?,
+            };
+            (total, self.mined_page(&w.sql, &order, w.vals, anchored, false).await?.1)
         } else {
-            self.count_and_page(MINED_TX_COLUMNS, &w.sql, &order, w.vals, anchored).await?
+            self.mined_page(&w.sql, &order, w.vals, anchored, true).await?
         };
         let total = total.saturating_sub(boot);
         let mut page = head;
-        page.extend(self.with_abis(&rows).await?);
+        page.extend(rows);
         if before == 0 && n > 0 {
             // Oldest first (or another sort): the previews follow every anchored row.
             let skip = paging.offset.saturating_sub(total);
@@ -598,8 +714,7 @@ impl TxReader for Store {
         let index = shown_index_sql(self.boot_shift(None).await?);
         // Ties between a boot transaction and one of block 1's own: the boot one first, as recorded.
         let order = format!("{SEQ} DESC, {index} DESC, t.tx_index DESC");
-        let (total, rows) = self.count_and_page(MINED_TX_COLUMNS, &w.sql, &order, w.vals, paging).await?;
-        Ok((total, self.with_abis(&rows).await?))
+        Ok(self.mined_page(&w.sql, &order, w.vals, paging, true).await?)
     }
 
     async fn block_known(&self, block: &BlockRef) -> Result<bool, ReadError> {

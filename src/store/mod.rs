@@ -6,6 +6,7 @@
 
 mod backfill_0031;
 mod backfill_0032;
+mod backfill_0035;
 mod bns;
 mod bns_import;
 mod bulk;
@@ -25,6 +26,7 @@ mod explorer_tx;
 mod explorer_tx_stats;
 mod faucet;
 mod live;
+mod one_row;
 mod prepare;
 mod read;
 mod replica;
@@ -34,6 +36,7 @@ mod sql;
 mod staking;
 mod totals;
 mod v2;
+mod v3_principals;
 mod v3_tx;
 mod write;
 
@@ -218,9 +221,9 @@ pub struct Store {
     url: String,
     /// SQLite: the background WAL checkpointer (see [`Checkpointer`]).
     checkpointer: std::sync::Mutex<Option<Checkpointer>>,
-    /// The unfiltered `/extended/v1/tx` total, keyed by the canonical tip it was counted at
-    /// (`explorer_tx::canonical_tx_total`).
-    tx_total: std::sync::Mutex<Option<(String, u64)>>,
+    /// What the unfiltered `/extended/v1/tx` list derives from the canonical chain (its total,
+    /// the boot shift), kept with the canonical tip it was read at (`explorer_tx::TipMemo`).
+    tip_memo: std::sync::Mutex<explorer_tx::TipMemo>,
     /// Opened by a `readonly` process: never migrates, ingests or checkpoints (see `replica`).
     readonly: bool,
     /// A `readonly` process's PostgreSQL primary, when `pool` reads a streaming replica: what
@@ -396,6 +399,7 @@ impl Store {
         totals::backfill(&mut *pool.acquire().await?).await?;
         backfill_0031::backfill(&mut *pool.acquire().await?, network).await?;
         backfill_0032::backfill(&mut *pool.acquire().await?).await?;
+        backfill_0035::backfill(&mut *pool.acquire().await?).await?;
         let checkpointer = match engine {
             Engine::Sqlite => Some(Checkpointer::start(&options).await?),
             Engine::Postgres => None,
@@ -438,7 +442,7 @@ impl Store {
             url,
             writer: Mutex::new(None),
             checkpointer: std::sync::Mutex::new(checkpointer),
-            tx_total: std::sync::Mutex::new(None),
+            tip_memo: std::sync::Mutex::new(Default::default()),
             readonly: false,
             primary,
         }

@@ -200,7 +200,7 @@ impl Store {
     pub async fn operations_sum(&self, account: &str) -> Result<(i64, i64), StoreError> {
         let r = query(
             "SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) AS liquid, CAST(COALESCE(SUM(locked_delta), 0) AS BIGINT) AS locked \
-             FROM operations WHERE account = $1 AND canonical = true AND status = 'success'",
+             FROM operations WHERE account = $1 AND canonical = true AND status = 'success' AND asset_identifier IS NULL",
             vec![account.into()],
         )
         .fetch_one(&self.pool)
@@ -222,7 +222,7 @@ impl Store {
     /// Accounts with canonical operations (whether or not their balance is zero).
     pub async fn operation_accounts(&self) -> Result<Vec<String>, StoreError> {
         let rows = query(
-            "SELECT DISTINCT account FROM operations WHERE canonical = true AND status = 'success' ORDER BY account",
+            "SELECT DISTINCT account FROM operations WHERE canonical = true AND status = 'success' AND asset_identifier IS NULL ORDER BY account",
             vec![],
         )
         .fetch_all(&self.pool)

@@ -162,7 +162,7 @@ impl Store {
         .collect::<Result<Vec<_>, sqlx::Error>>()?;
         let ops = query(
             "SELECT tx_id, tx_index, op_index, op_type, status, account, amount, locked_delta, related_op_index, \
-             metadata FROM operations WHERE index_block_hash = $1 ORDER BY tx_index, op_index",
+             metadata FROM operations WHERE index_block_hash = $1 AND asset_identifier IS NULL ORDER BY tx_index, op_index",
             vec![index_block_hash.into()],
         )
         .fetch_all(&self.pool)

@@ -233,6 +233,8 @@ pub const OP_COLS: &[&str] = &[
     "related_op_index",
     "metadata",
     "canonical",
+    "asset_identifier",
+    "token_amount",
 ];
 
 pub fn op_vals(o: &OpRow, at: &At) -> Vec<Val> {
@@ -250,6 +252,8 @@ pub fn op_vals(o: &OpRow, at: &At) -> Vec<Val> {
         o.related_op_index.into(),
         (&o.metadata).into(),
         at.canonical.into(),
+        (&o.asset_identifier).into(),
+        (&o.token_amount).into(),
     ]
 }
 

@@ -18,6 +18,9 @@ use sqlx::{AnyConnection, Connection, Row};
 use super::sql::{exec, exec_in, fetch_in, insert_rows, query, text_list_table};
 use super::write::{ft_parse, ft_text};
 use crate::ledger::block::DerivedBlock;
+use crate::ledger::effect;
+use crate::ledger::ops::token_operations;
+use crate::ledger::{EventRow, OpRow};
 
 /// STX sums of one account: sent, received, fees, miner rewards (µSTX).
 type Stx = [i64; 4];
@@ -25,58 +28,33 @@ type Stx = [i64; 4];
 /// `(account, asset, "ft"|"nft")` → (sent, received, events).
 type Assets = BTreeMap<(String, String, &'static str), (i128, i128, i64)>;
 
-/// The STX sums an operation adds to its account (as `stx_totals_at` sums them).
+/// The STX sums an operation adds to its account (as `stx_totals_at` sums them): the amounts
+/// are the operation's [`effect`], the operation types are the ones these totals count.
 fn stx_of(op_type: &str, status: &str, amount: Option<i64>) -> Option<Stx> {
     let a = amount.filter(|_| status == "success")?;
-    let (minus, plus) = (if a < 0 { -a } else { 0 }, a.max(0));
-    Some(match op_type {
-        "token_transfer" => [minus, plus, 0, 0],
-        "mint" => [0, plus, 0, 0],
-        "burn" => [minus, 0, 0, 0],
-        "fee" => [0, 0, minus, 0],
-        "miner_reward" => [0, 0, 0, plus],
-        _ => return None,
-    })
+    if !matches!(op_type, "token_transfer" | "mint" | "burn" | "fee" | "miner_reward") {
+        return None;
+    }
+    let e = effect::effect(op_type, status, Some(a), None, 0);
+    let v = |x: u128| i64::try_from(x).unwrap_or(i64::MAX);
+    Some([v(e.sent), v(e.received), v(e.fee), v(e.miner_reward)])
 }
 
-/// Adds one asset event to `out` (as `asset_totals_at` counts them).
-fn add_event(
-    out: &mut Assets,
-    kind: &str,
-    sender: Option<&str>,
-    recipient: Option<&str>,
-    asset: Option<&str>,
-    amount: Option<&str>,
-    sign: i128,
-) {
-    let (class, sends, receives) = match kind {
-        "ft_transfer" => ("ft", true, true),
-        "ft_mint" => ("ft", false, true),
-        "ft_burn" => ("ft", true, false),
-        "nft_transfer" => ("nft", true, true),
-        "nft_mint" => ("nft", false, true),
-        "nft_burn" => ("nft", true, false),
-        _ => return,
+/// Adds one FT/NFT operation's [`effect`] to `out` (as `asset_totals_at` counts the events:
+/// a transfer's debit counts for its sender, its credit for its recipient).
+fn add_token_op(out: &mut Assets, o: &OpRow, sign: i128) {
+    let class = match effect::asset_class(&o.op_type) {
+        effect::AssetClass::Ft => "ft",
+        effect::AssetClass::Nft => "nft",
+        effect::AssetClass::Stx => return,
     };
-    let n = if class == "nft" { 1 } else { ft_parse(amount.unwrap_or_default()) } * sign;
-    let asset = asset.unwrap_or_default();
-    let mut add = |who: Option<&str>, sent: bool| {
-        if let Some(w) = who {
-            let e = out.entry((w.to_string(), asset.to_string(), class)).or_default();
-            if sent {
-                e.0 += n;
-            } else {
-                e.1 += n;
-            }
-            e.2 += sign as i64;
-        }
-    };
-    if sends {
-        add(sender, true);
-    }
-    if receives {
-        add(recipient, false);
-    }
+    let Some(asset) = &o.asset_identifier else { return };
+    let e = effect::of(o);
+    let i = |x: u128| i128::try_from(x).unwrap_or(0);
+    let t = out.entry((o.account.clone(), asset.clone(), class)).or_default();
+    t.0 += i(e.sent) * sign;
+    t.1 += i(e.received) * sign;
+    t.2 += sign as i64;
 }
 
 /// The totals' changes of the blocks applied in one store transaction, written once when the
@@ -113,16 +91,8 @@ impl Pending {
                 }
             }
         }
-        for e in &d.events {
-            add_event(
-                &mut self.assets,
-                &e.kind,
-                e.sender.as_deref(),
-                e.recipient.as_deref(),
-                e.asset_identifier.as_deref(),
-                e.amount.as_deref(),
-                i128::from(sign),
-            );
+        for o in &d.token_ops {
+            add_token_op(&mut self.assets, o, i128::from(sign));
         }
     }
 
@@ -338,16 +308,17 @@ pub(super) async fn backfill(conn: &mut AnyConnection) -> Result<(), sqlx::Error
         )
         .fetch(&mut *tx);
         while let Some(r) = rows.try_next().await? {
-            let kind: String = r.try_get("kind")?;
-            add_event(
-                &mut assets,
-                &kind,
-                r.try_get::<Option<String>, _>("sender")?.as_deref(),
-                r.try_get::<Option<String>, _>("recipient")?.as_deref(),
-                r.try_get::<Option<String>, _>("asset_identifier")?.as_deref(),
-                r.try_get::<Option<String>, _>("amount")?.as_deref(),
-                1,
-            );
+            let ev = EventRow {
+                kind: r.try_get("kind")?,
+                sender: r.try_get("sender")?,
+                recipient: r.try_get("recipient")?,
+                asset_identifier: r.try_get("asset_identifier")?,
+                amount: r.try_get("amount")?,
+                ..EventRow::default()
+            };
+            for o in token_operations("", 0, std::slice::from_ref(&ev)) {
+                add_token_op(&mut assets, &o, 1);
+            }
         }
     }
     exec(&mut tx, "DELETE FROM account_asset_totals", vec![]).await?;
@@ -417,18 +388,40 @@ mod tests {
         assert_eq!(stx_of("contract_call", "success", None), None);
     }
 
+    fn add(
+        a: &mut Assets,
+        kind: &str,
+        s: Option<&str>,
+        r: Option<&str>,
+        asset: &str,
+        amount: Option<&str>,
+        sign: i128,
+    ) {
+        let ev = EventRow {
+            kind: kind.into(),
+            sender: s.map(Into::into),
+            recipient: r.map(Into::into),
+            asset_identifier: Some(asset.into()),
+            amount: amount.map(Into::into),
+            ..EventRow::default()
+        };
+        for o in token_operations("", 0, &[ev]) {
+            add_token_op(a, &o, sign);
+        }
+    }
+
     #[test]
     fn asset_events_add_and_subtract() {
         let mut a = Assets::new();
         let big = "1267650600228229401496703205376"; // 2^100: beyond i64
-        add_event(&mut a, "ft_transfer", Some("A"), Some("B"), Some("t::x"), Some(big), 1);
-        add_event(&mut a, "nft_mint", None, Some("A"), Some("n::y"), None, 1);
+        add(&mut a, "ft_transfer", Some("A"), Some("B"), "t::x", Some(big), 1);
+        add(&mut a, "nft_mint", None, Some("A"), "n::y", None, 1);
         assert_eq!(a[&("A".into(), "t::x".into(), "ft")], (1i128 << 100, 0, 1));
         assert_eq!(a[&("B".into(), "t::x".into(), "ft")].1, ft_parse(big));
         assert_eq!(a[&("A".into(), "n::y".into(), "nft")], (0, 1, 1));
-        add_event(&mut a, "nft_mint", None, Some("A"), Some("n::y"), None, -1);
+        add(&mut a, "nft_mint", None, Some("A"), "n::y", None, -1);
         assert_eq!(a[&("A".into(), "n::y".into(), "nft")], (0, 0, 0));
-        add_event(&mut a, "stx_transfer", Some("A"), Some("B"), None, Some("5"), 1);
+        add(&mut a, "stx_transfer", Some("A"), Some("B"), "", Some("5"), 1);
         assert_eq!(a.len(), 3);
     }
 }

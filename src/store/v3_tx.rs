@@ -73,11 +73,15 @@ impl Store {
         }
     }
 
-    /// The index hash of each row's parent block (previews: the tip they build on).
+    /// What v3 shows of each row beyond v1: its parent block's index hash (previews: the tip
+    /// they build on). The boot block's transactions shown in block 1 keep the boot block's
+    /// own values, as the incumbent's `txs` rows of them do: its parent index hash and its
+    /// block time (its burn time, even 0), where v1 shows block 1's.
     async fn with_parents(&self, txs: Vec<MinedTx>) -> Result<Vec<V3Tx>, StoreError> {
         let mut parents: std::collections::HashMap<String, String> = Default::default();
+        let mut boots: std::collections::HashMap<String, Option<BootTxs>> = Default::default();
         let mut out = Vec::with_capacity(txs.len());
-        for tx in txs {
+        for mut tx in txs {
             if !parents.contains_key(&tx.index_block_hash) {
                 let p = if tx.index_block_hash.is_empty() {
                     self.chain_tip_index_hash().await?
@@ -94,10 +98,49 @@ impl Store {
                 };
                 parents.insert(tx.index_block_hash.clone(), p);
             }
-            let parent_index_block_hash = parents[&tx.index_block_hash].clone();
+            let mut parent_index_block_hash = parents[&tx.index_block_hash].clone();
+            if tx.block_height == 1 && !tx.index_block_hash.is_empty() {
+                if !boots.contains_key(&tx.index_block_hash) {
+                    let b = self.boot_txs(&tx.index_block_hash).await?;
+                    boots.insert(tx.index_block_hash.clone(), b);
+                }
+                if let Some(b) = boots[&tx.index_block_hash].as_ref().filter(|b| b.ids.contains(&tx.tx_id)) {
+                    tx.block_time = b.block_time;
+                    parent_index_block_hash = b.parent_index_block_hash.clone();
+                }
+            }
             out.push(V3Tx { tx, parent_index_block_hash });
         }
         Ok(out)
+    }
+
+    /// The boot block's transactions held by block 1 `index_block_hash`, with the boot block's
+    /// parent index hash and burn time; none unless block 1 was built on a stored block 0.
+    async fn boot_txs(&self, index_block_hash: &str) -> Result<Option<BootTxs>, StoreError> {
+        let row = query(
+            "SELECT b.tx_count - g.tx_count AS own, g.burn_block_time, g.parent_index_block_hash FROM blocks b \
+             JOIN blocks g ON g.index_block_hash = b.parent_index_block_hash AND g.block_height = 0 \
+             WHERE b.index_block_hash = $1 AND b.block_height = 1",
+            vec![index_block_hash.into()],
+        )
+        .fetch_optional(&self.pool)
+        .await?;
+        let Some(row) = row else { return Ok(None) };
+        let own: i64 = row.try_get("own")?;
+        let ids = query(
+            "SELECT tx_id FROM txs WHERE index_block_hash = $1 AND tx_index >= $2",
+            vec![index_block_hash.into(), own.into()],
+        )
+        .fetch_all(&self.pool)
+        .await?
+        .iter()
+        .map(|r| r.try_get::<String, _>("tx_id"))
+        .collect::<Result<_, _>>()?;
+        Ok(Some(BootTxs {
+            ids,
+            block_time: u(row.try_get("burn_block_time")?),
+            parent_index_block_hash: row.try_get("parent_index_block_hash")?,
+        }))
     }
 
     async fn chain_tip_index_hash(&self) -> Result<String, StoreError> {
@@ -125,6 +168,13 @@ impl Store {
             })
             .collect()
     }
+}
+
+/// The boot block's transactions in block 1 and what they keep of the boot block.
+struct BootTxs {
+    ids: std::collections::HashSet<String>,
+    block_time: u64,
+    parent_index_block_hash: String,
 }
 
 const MEMPOOL_COLUMNS: &str =
@@ -233,7 +283,7 @@ impl V3TxReader for Store {
             .v3_previews(scope)
             .await?
             .into_iter()
-            .filter(|t| from.is_none_or(|c| position_of(t) <= c))
+            .filter(|t| from.map_or(true, |c| position_of(t) <= c))
             .take(take as usize)
             .collect();
         let room = take as usize - page.len();

@@ -354,7 +354,8 @@ async fn insert_static(
     let events =
         d.events.iter().map(|e| event_vals(e, micro_of.get(e.tx_id.as_str()).copied().unwrap_or(""), &at));
     insert_rows(conn, "events", EVENT_COLS, events.collect(), "").await?;
-    insert_rows(conn, "operations", OP_COLS, d.ops.iter().map(|o| op_vals(o, &at)).collect(), "").await?;
+    let ops = d.ops.iter().chain(&d.token_ops).map(|o| op_vals(o, &at));
+    insert_rows(conn, "operations", OP_COLS, ops.collect(), "").await?;
     insert_rows(
         conn,
         "account_txs",
@@ -425,7 +426,7 @@ async fn canonicalize(
         )
         .await?;
     }
-    apply_ft(conn, &ft_deltas(&d.events), 1).await?;
+    apply_ft(conn, &ft_deltas(&d.token_ops), 1).await?;
     note_stx_holders(totals, d);
     totals.apply(d, 1);
     totals.add_tx_lists(d);
@@ -493,28 +494,16 @@ async fn load_prior(
 
 type FtDeltas = BTreeMap<(String, String), i128>;
 
-fn ft_deltas(events: &[ledger::EventRow]) -> FtDeltas {
+/// Each (asset, account)'s FT balance change in a block: its FT operations' effects.
+fn ft_deltas(token_ops: &[ledger::OpRow]) -> FtDeltas {
     let mut out = FtDeltas::new();
-    for e in events {
-        let (Some(asset), Some(amount)) =
-            (&e.asset_identifier, e.amount.as_deref().and_then(|a| a.parse::<i128>().ok()))
+    for o in token_ops {
+        let (Some(asset), ledger::effect::AssetClass::Ft) =
+            (&o.asset_identifier, ledger::effect::asset_class(&o.op_type))
         else {
             continue;
         };
-        let mut add = |who: &Option<String>, d: i128| {
-            if let Some(w) = who {
-                *out.entry((asset.clone(), w.clone())).or_default() += d;
-            }
-        };
-        match e.kind.as_str() {
-            "ft_transfer" => {
-                add(&e.sender, -amount);
-                add(&e.recipient, amount);
-            }
-            "ft_mint" => add(&e.recipient, amount),
-            "ft_burn" => add(&e.sender, -amount),
-            _ => {}
-        }
+        *out.entry((asset.clone(), o.account.clone())).or_default() += ledger::effect::of(o).balance();
     }
     out
 }
@@ -889,7 +878,7 @@ async fn restore_chain(
     let mut nft = BTreeSet::new();
     for b in &orphaned {
         let d = derive_stored(conn, b, ctx.network).await?;
-        apply_ft(conn, &ft_deltas(&d.events), -1).await?;
+        apply_ft(conn, &ft_deltas(&d.token_ops), -1).await?;
         totals.apply(&d, -1);
         nft.extend(nft_pairs(&d));
     }

@@ -260,6 +260,37 @@ fn mask_v3_streamed_time(body: &mut Value) {
     }
 }
 
+/// v3 transaction lists: rows sharing a position (block 1's own transaction and a boot
+/// transaction shown at the same `tx_index`) come back in the incumbent's plan order
+/// (`ORDER BY block_height, microblock_sequence, tx_index` only), which the v3 recordings prove
+/// inconsistent: `/extended/v3/blocks/1/transactions` lists the own `costs-3` `0x156c…` before
+/// the boot `lockup` `0x6c7d…` at index 2 on epoch-3-transition, the other way round on the
+/// pox-4 regtest. Consecutive rows of one position are compared sorted by tx id; which rows,
+/// the order between positions and the cursors (a position) are compared.
+fn sort_v3_position_ties(body: &mut Value) {
+    let Some(rows) = body.get_mut("results").and_then(Value::as_array_mut) else { return };
+    let key = |r: &Value| (r["block"]["height"].clone(), r["block"]["tx_index"].clone());
+    let mut start = 0;
+    while start < rows.len() {
+        let k = key(&rows[start]);
+        let end = start + rows[start..].iter().take_while(|r| key(r) == k).count();
+        rows[start..end].sort_by_key(|r| r["tx_id"].as_str().unwrap_or_default().to_string());
+        start = end;
+    }
+}
+
+/// `/extended/v3/mempool/transactions` cursors are `receipt_time:tx_id`: their receipt time is
+/// the allowed `receipt_time` ([`ALLOWED`]: this server's mempool clock), so only the tx id part
+/// is compared.
+fn mask_v3_mempool_cursor_times(body: &mut Value) {
+    let Some(cursor) = body.get_mut("cursor").and_then(Value::as_object_mut) else { return };
+    for v in cursor.values_mut() {
+        if let Some((_, id)) = v.as_str().and_then(|c| c.split_once(':')) {
+            *v = Value::String(format!("(receipt_time):{id}"));
+        }
+    }
+}
+
 /// [`normalize_order`] for a recorded request (its route template from the OpenAPI registry).
 pub fn normalize_entry(e: &OracleEntry, body: &mut Value) {
     if let Some(route) = stacks_extended::openapi::route_for(&e.method, &e.path) {
@@ -273,7 +304,13 @@ pub fn normalize_entry(e: &OracleEntry, body: &mut Value) {
             | "/extended/v1/block/by_burn_block_height/{burn_block_height}" => sort_block_tx_ties(e, body),
             "/extended/v1/tokens/nft/holdings" => sort_tx_metadata_holdings(e, body),
             "/extended/v1/search/{id}" => mask_unanchored_metadata_time(body),
-            "/extended/v3/transactions" | "/extended/v3/transactions/{tx_id}" => mask_v3_streamed_time(body),
+            "/extended/v3/transactions" => {
+                mask_v3_streamed_time(body);
+                sort_v3_position_ties(body);
+            }
+            "/extended/v3/transactions/{tx_id}" => mask_v3_streamed_time(body),
+            "/extended/v3/blocks/{height_or_hash}/transactions" => sort_v3_position_ties(body),
+            "/extended/v3/mempool/transactions" => mask_v3_mempool_cursor_times(body),
             _ => {}
         }
     }

@@ -203,7 +203,7 @@ fn v1_stx_json(t: &StxTotals, delta: Option<MempoolDelta>) -> Value {
 
 /// The incumbent's nonce report: missing nonces only between the last executed and the last
 /// pending one, both known, highest first.
-fn nonces_json(n: &NonceState) -> Value {
+pub(crate) fn nonces_json(n: &NonceState) -> Value {
     let possible_next = match (n.last_executed, n.last_mempool) {
         (None, None) => 0,
         (a, b) => a.max(b).unwrap_or(0) + 1,

@@ -5,7 +5,9 @@ use warp::reply::Response;
 
 use super::reader::{BlockRecord, BlockRef, ChainReader};
 use super::render::{block_v1, block_v2};
-use super::{block_cached, cursor_offset, hash_param, int_param, json, redirect, tip_cached, Req};
+use super::{
+    block_cached, cursor_offset, hash_param, int_param, json, redirect, tip_cached, tip_cached_with, Req,
+};
 use crate::error::{ApiError, In, Rule};
 use crate::params::{non_negative, LimitRule, Page, Paging};
 use crate::reader::ExplorerReader;
@@ -30,9 +32,16 @@ async fn v1_block<R: ChainReader>(r: &R, by: BlockRef, missing: &str) -> Answer 
 pub(crate) async fn v1<R: ExplorerReader + ChainReader>(r: &R, req: &Req, rest: &[&str]) -> Option<Answer> {
     Some(match rest {
         [] => {
-            tip_cached(r, req, async {
+            tip_cached_with(r, req, |tip| async move {
                 let paging = req.query.paging(BLOCK_LIMIT)?;
-                let (total, blocks) = r.blocks(paging.limit, paging.offset).await?;
+                // The canonical blocks from `offset` below the tip (the total is its height).
+                let (total, blocks) = match tip.map(|t| t.block_height) {
+                    None => (0, Vec::new()),
+                    Some(tip) => match tip.checked_sub(paging.offset) {
+                        None => (tip, Vec::new()),
+                        Some(start) => (tip, r.blocks_below(start, paging.limit).await?),
+                    },
+                };
                 let contents = r.list_block_contents(&blocks).await?;
                 let results: Vec<_> = blocks.iter().zip(&contents).map(|(b, c)| block_v1(b, c)).collect();
                 Ok(json(&json!(Page::new(paging, total, results))))
@@ -96,7 +105,7 @@ pub(crate) async fn v2<R: ExplorerReader + ChainReader + TxReader>(
     rest: &[&str],
 ) -> Option<Answer> {
     Some(match rest {
-        [] => tip_cached(r, req, list(r, req)).await,
+        [] => tip_cached_with(r, req, |tip| list(r, req, tip.map(|t| t.block_height))).await,
         ["average-times"] => tip_cached(r, req, average_times(r)).await,
         ["by-block-time", ts] => by_block_time(r, req, ts).await,
         [id] => match height_or_hash(id) {
@@ -201,11 +210,12 @@ fn cursor_param(req: &Req) -> Result<Option<String>, ApiError> {
         .transpose()
 }
 
-async fn list<R: ChainReader>(r: &R, req: &Req) -> Answer {
+/// The v2 block list below the canonical tip at height `tip`.
+async fn list<R: ChainReader>(r: &R, req: &Req, tip: Option<u64>) -> Answer {
     let limit = req.query.paging(BLOCK_LIMIT)?.limit;
     let offset = cursor_offset(&req.query, CURSOR_OFFSET_BOUND)?;
     let cursor = cursor_param(req)?;
-    let Some(tip) = r.block(BlockRef::Latest).await? else {
+    let Some(tip) = tip else {
         return Ok(json(&cursor_page(limit, offset, 0, &[], None, None)));
     };
     let from = match cursor {
@@ -213,24 +223,23 @@ async fn list<R: ChainReader>(r: &R, req: &Req) -> Answer {
             Some(b) if b.canonical => b.block_height,
             _ => return Err(ApiError::NotFound("Cursor not found".into())),
         },
-        None => tip.block_height,
+        None => tip,
     };
     let start = from as i64 - offset;
     if start < 0 {
         return Ok(json(&cursor_page(limit, offset, 0, &[], None, None)));
     }
     let start = start as u64;
-    let results = r.blocks_below(start, limit).await?;
-    let at = |h: u64| async move {
-        Ok::<_, ApiError>(r.block(BlockRef::Height(h)).await?.map(|b| b.index_block_hash))
-    };
-    let next = at(start + u64::from(limit)).await?;
-    let prev = match start.checked_sub(u64::from(limit)) {
-        Some(h) => at(h).await?,
-        None => None,
-    };
+    // One read: the page and the `limit` blocks above and below it, for the cursors of the
+    // newer and older pages (canonical blocks have distinct heights).
+    let around = r.blocks_below(start + u64::from(limit), 2 * limit + 1).await?;
+    let at = |h: u64| around.iter().find(|b| b.block_height == h).map(|b| b.index_block_hash.clone());
+    let results: Vec<BlockRecord> =
+        around.iter().filter(|b| b.block_height <= start).take(limit as usize).cloned().collect();
+    let next = at(start + u64::from(limit));
+    let prev = start.checked_sub(u64::from(limit)).and_then(at);
     // The incumbent's total comes with the rows: none, no total.
-    let total = if results.is_empty() { 0 } else { tip.block_height };
+    let total = if results.is_empty() { 0 } else { tip };
     Ok(json(&cursor_page(limit, offset, total, &results, next, prev)))
 }
 

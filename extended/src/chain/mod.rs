@@ -120,6 +120,16 @@ where
     R: ExplorerReader,
     F: std::future::Future<Output = Result<Response, ApiError>>,
 {
+    tip_cached_with(r, req, |_| answer).await
+}
+
+/// [`tip_cached`] for an answer that needs the chain tip too: the one tip read serves both.
+pub(crate) async fn tip_cached_with<R, F, A>(r: &R, req: &Req, answer: A) -> Result<Response, ApiError>
+where
+    R: ExplorerReader,
+    A: FnOnce(Option<crate::reader::ChainTip>) -> F,
+    F: std::future::Future<Output = Result<Response, ApiError>>,
+{
     let tip = r.chain_tip().await?;
     let etag = chain_tip_etag(tip.as_ref());
     if let Some(etag) = &etag {
@@ -127,7 +137,7 @@ where
             return Ok(not_modified());
         }
     }
-    let res = answer.await?;
+    let res = answer(tip).await?;
     Ok(match etag {
         Some(etag) if res.status().is_success() => with_etag(res, &etag),
         _ => res,

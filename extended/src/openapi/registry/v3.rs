@@ -24,7 +24,7 @@ impl Route {
 
 /// Every v3 route.
 pub(super) fn routes() -> Vec<Route> {
-    [core(), staking()].concat()
+    [core(), principals(), staking()].concat()
 }
 
 /// Transactions, blocks' transactions, the mempool, the supply (issue 22 item 1): declared
@@ -150,5 +150,73 @@ fn staking() -> Vec<Route> {
             "V3PrincipalBondPositionPage",
         )
         .cursor_paged(page::TX, cursor::BOND),
+
+/// A principal's transactions, balance changes, balances and nonces (issue 22 item 2).
+fn principals() -> Vec<Route> {
+    use crate::v3::{cursor, page};
+    vec![
+        get(
+            "/extended/v3/principals/{principal}/transactions",
+            "get_principal_transactions_v3",
+            "Transactions",
+            "Get principal transactions",
+            "V3PrincipalTransactionPage",
+        )
+        .cursor_paged(page::TX, cursor::TX),
+        get(
+            "/extended/v3/principals/{principal}/transactions/{tx_id}/balance-changes",
+            "get_principal_transaction_balance_changes",
+            "Transactions",
+            "Get principal transaction balance changes",
+            "V3PrincipalTransactionBalanceChangePage",
+        )
+        .cursor_paged(page::TX, cursor::TX_BALANCE_CHANGE),
+        get(
+            "/extended/v3/principals/{principal}/balance-changes",
+            "get_principal_balance_changes",
+            "Transactions",
+            "Get principal balance changes",
+            "V3PrincipalBalanceChangePage",
+        )
+        .cursor_paged(page::TX, cursor::BALANCE_CHANGE)
+        .q("tx_id", ParamType::String, "Transaction IDs (repeated or comma-separated)")
+        .required("tx_id"),
+        get(
+            "/extended/v3/principals/{principal}/balances/stx",
+            "get_principal_balances_stx",
+            "Accounts",
+            "Get principal STX balance",
+            "V3PrincipalStxBalance",
+        ),
+        get(
+            "/extended/v3/principals/{principal}/balances/ft",
+            "get_principal_balances_ft",
+            "Accounts",
+            "Get principal FT balances",
+            "V3PrincipalFtPositionPage",
+        )
+        .cursor_paged(page::FT_BALANCE, cursor::FT_BALANCE),
+        get(
+            "/extended/v3/principals/{principal}/balances/ft/{asset_identifier}",
+            "get_principal_balance_ft",
+            "Accounts",
+            "Get principal FT balance",
+            "V3PrincipalFtPosition",
+        ),
+        get(
+            "/extended/v3/principals/{principal}/balances/nft",
+            "get_principal_balances_nft",
+            "Accounts",
+            "Get principal NFT balances",
+            "V3PrincipalNftPositionPage",
+        )
+        .cursor_paged(page::NFT_BALANCE, cursor::NFT_BALANCE),
+        get(
+            "/extended/v3/principals/{principal}/nonces",
+            "get_principal_nonces",
+            "Accounts",
+            "Get principal nonces",
+            "V3PrincipalNonces",
+        ),
     ]
 }

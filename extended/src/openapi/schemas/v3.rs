@@ -15,7 +15,7 @@ pub(super) fn cursor_page(item: Value) -> Value {
 
 /// Every v3 entry.
 pub(super) fn entries() -> Vec<(&'static str, Value)> {
-    [core(), staking()].concat()
+    [core(), principals(), staking()].concat()
 }
 
 fn sender() -> Value {
@@ -273,5 +273,83 @@ fn staking() -> Vec<(&'static str, Value)> {
         ("V3CycleSignerPage", cursor_page(cycle_signer)),
         ("V3PrincipalStakingSummary", summary),
         ("V3PrincipalBondPositionPage", cursor_page(position)),
+
+fn balance_change() -> Value {
+    obj(&[("sent", s()), ("received", s()), ("net", s())])
+}
+
+fn change_asset() -> Value {
+    obj(&[("type", one_of(&["stx", "ft", "nft"])), ("?identifier", s())])
+}
+
+/// A principal's transactions, balance changes, balances and nonces.
+fn principals() -> Vec<(&'static str, Value)> {
+    let row = obj(&[
+        ("transaction", transaction_summary()),
+        ("involvement", one_of(&["sender", "sponsor", "affected"])),
+        ("balance_changes", obj(&[("stx", balance_change())])),
+        (
+            "affected_balances",
+            obj(&[
+                ("stx", json!({"type": "boolean"})),
+                ("ft", json!({"type": "boolean"})),
+                ("nft", json!({"type": "boolean"})),
+            ]),
+        ),
+    ]);
+    let lock = obj(&[
+        ("amount", s()),
+        ("pox_version", int()),
+        ("lock_tx_id", s()),
+        ("stacks_lock_height", int()),
+        ("burn_lock_height", int()),
+        ("burn_unlock_height", int()),
+    ]);
+    let mempool = obj(&[("estimated_balance", s()), ("inbound", s()), ("outbound", s())]);
+    let ft = obj(&[("asset_identifier", s()), ("balance", s())]);
+    vec![
+        ("V3PrincipalTransactionPage", cursor_page(row)),
+        (
+            "V3PrincipalTransactionBalanceChangePage",
+            cursor_page(obj(&[("asset", change_asset()), ("balance_change", balance_change())])),
+        ),
+        (
+            "V3PrincipalBalanceChangePage",
+            cursor_page(obj(&[
+                ("tx_id", s()),
+                ("asset", change_asset()),
+                ("balance_change", balance_change()),
+            ])),
+        ),
+        (
+            "V3PrincipalStxBalance",
+            obj(&[
+                ("balance", s()),
+                ("available", s()),
+                ("locked", nullable(lock)),
+                ("mempool", nullable(mempool)),
+            ]),
+        ),
+        ("V3PrincipalFtPositionPage", cursor_page(ft.clone())),
+        ("V3PrincipalFtPosition", ft),
+        (
+            "V3PrincipalNftPositionPage",
+            cursor_page(obj(&[("asset_identifier", s()), ("value", hex_repr_v3())])),
+        ),
+        (
+            "V3PrincipalNonces",
+            obj(&[
+                ("next_nonce", int()),
+                ("last_confirmed_nonce", nullable(int())),
+                (
+                    "mempool",
+                    obj(&[
+                        ("last_nonce", nullable(int())),
+                        ("pending_nonces", arr(int())),
+                        ("missing_nonces", arr(int())),
+                    ]),
+                ),
+            ]),
+        ),
     ]
 }

@@ -28,11 +28,29 @@ impl Include {
 }
 
 /// A token transfer memo as the incumbent's `memoToString`: its bytes as UTF-8 (invalid
-/// sequences replaced), trailing NUL padding removed.
+/// sequences replaced), every non-printable character (NUL padding, controls, format
+/// characters) a space, each run of spaces and replacement characters one space, trimmed.
 pub fn memo_repr(hex: &str) -> String {
     let bytes = stacks_codec::decode_hex(hex).unwrap_or_default();
     let text = String::from_utf8_lossy(&bytes);
-    text.trim_end_matches('\0').to_string()
+    let printable = |c: char| {
+        !c.is_control()
+            && !matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{206f}' | '\u{feff}')
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut gap = false;
+    for c in text.chars() {
+        if !printable(c) || c.is_whitespace() || c == '\u{fffd}' {
+            gap = true;
+        } else {
+            if gap && !out.is_empty() {
+                out.push(' ');
+            }
+            gap = false;
+            out.push(c);
+        }
+    }
+    out
 }
 
 fn memo(v: &Json) -> Json {
@@ -274,6 +292,12 @@ mod tests {
         );
         assert_eq!(memo_repr(&format!("0x{}", "00".repeat(34))), "");
         assert_eq!(memo(&json!("0x5354580000")), json!({"hex": "0x5354580000", "repr": "STX"}));
+        // Recorded (mainnet-reorg-scenario1, block 10): a space before the padding is trimmed.
+        assert_eq!(
+            memo_repr("0x55684f68200000000000000000000000000000000000000000000000000000000000"),
+            "UhOh"
+        );
+        assert_eq!(memo_repr("0x000068690a0a7468657265ff00"), "hi there");
     }
 
     #[test]
