@@ -42,9 +42,9 @@ pub mod cursor;
 pub mod etag;
 pub mod page;
 pub mod params;
+pub mod principals;
 pub mod staking;
 pub mod tx;
-pub mod principals;
 
 use std::sync::Arc;
 
@@ -63,7 +63,10 @@ fn none() -> impl Filter<Extract = (Response,), Error = Rejection> + Clone {
 pub fn routes<R: ExtendedReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
-    none().or(tx::routes::routes(reader.clone())).or(principals::routes(reader.clone())).or(staking::routes(reader))
+    none()
+        .or(tx::routes::routes(reader.clone()))
+        .or(principals::routes(reader.clone()))
+        .or(staking::routes(reader))
 }
 
 /// A handler's result as warp wants it.

@@ -150,6 +150,8 @@ fn staking() -> Vec<Route> {
             "V3PrincipalBondPositionPage",
         )
         .cursor_paged(page::TX, cursor::BOND),
+    ]
+}
 
 /// A principal's transactions, balance changes, balances and nonces (issue 22 item 2).
 fn principals() -> Vec<Route> {

@@ -273,6 +273,8 @@ fn staking() -> Vec<(&'static str, Value)> {
         ("V3CycleSignerPage", cursor_page(cycle_signer)),
         ("V3PrincipalStakingSummary", summary),
         ("V3PrincipalBondPositionPage", cursor_page(position)),
+    ]
+}
 
 fn balance_change() -> Value {
     obj(&[("sent", s()), ("received", s()), ("net", s())])
