@@ -178,7 +178,7 @@ pub fn plan(ctx: &Ctx, rng: &mut Rng, world: &World, burn_height: u64, fee: u128
                 after,
             )
         }
-        30..=35 | 36..=39 | 40..=43 => {
+        30..=43 => {
             let regs: Vec<(&(u32, u32), &u128)> = p.registered.iter().collect();
             if regs.is_empty() {
                 return None;

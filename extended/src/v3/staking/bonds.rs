@@ -35,7 +35,7 @@ pub(super) fn allowlist(s: &StakingState, p: &[String], q: &Query) -> Result<Val
     let rows: Vec<&AllowlistEntry> =
         newest_first(s.allowlist.iter().filter(|e| e.bond_index == index), |e| &e.at);
     let total = s.bonds.get(&index).map_or(0, |b| b.allowed_count);
-    tx_page(q, &rows, |e| &e.at, total, |e| allowlist_json(e))
+    tx_page(q, &rows, |e| &e.at, total, allowlist_json)
 }
 
 pub(super) fn allowlist_entry(s: &StakingState, p: &[String], _: &Query) -> Result<Value, ApiError> {
@@ -52,7 +52,7 @@ pub(super) fn registrations(s: &StakingState, p: &[String], q: &Query) -> Result
     let index = path_int(&p[0], "bond_index")?;
     let rows = newest_first(s.registrations.iter().filter(|r| r.bond_index == index), |r| &r.at);
     let total = s.bonds.get(&index).map_or(0, |b| b.registered_count);
-    tx_page(q, &rows, |r| &r.at, total, |r| registration_summary(r))
+    tx_page(q, &rows, |r| &r.at, total, registration_summary)
 }
 
 pub(super) fn registration(s: &StakingState, p: &[String], _: &Query) -> Result<Value, ApiError> {

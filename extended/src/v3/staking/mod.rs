@@ -57,21 +57,19 @@ async fn tip_json<R: StakingReader>(
 type Handler = fn(&StakingState, &[String], &Query) -> Result<Value, ApiError>;
 
 /// One route: validate, read the state, translate.
-fn route<R: StakingReader>(
+async fn route<R: StakingReader>(
     reader: Arc<R>,
     segments: Vec<String>,
     q: Query,
     inm: Option<String>,
     handler: Handler,
-) -> impl Future<Output = Result<warp::reply::Response, Rejection>> {
-    async move {
-        let run = async {
-            let state = reader.staking_state().await?;
-            let body = handler(&state, &segments, &q)?;
-            tip_json(&*reader, body, inm).await
-        };
-        run.await.map_err(reject)
-    }
+) -> Result<warp::reply::Response, Rejection> {
+    let run = async {
+        let state = reader.staking_state().await?;
+        let body = handler(&state, &segments, &q)?;
+        tip_json(&*reader, body, inm).await
+    };
+    run.await.map_err(reject)
 }
 
 pub fn routes<R: StakingReader>(
