@@ -38,14 +38,8 @@ fn other_issue(e: &OracleEntry) -> Option<&'static str> {
         "/v2 node RPC (tests/v2_*.rs)"
     } else if p.starts_with("/extended/v1/faucets") {
         "faucets (tests/faucet.rs)"
-    } else if p.starts_with("/extended/v3/principals/") && !p.contains("/staking") && !p.contains("/mempool/")
-    {
-        // In scope: the principal routes over the operation model (issue 22 item 2).
-        return None;
-    } else if p.starts_with("/extended/v3/principals") {
-        "/extended/v3 principals' mempool and staking (not served yet)"
-    } else if p.starts_with("/extended/v3/staking") {
-        "/extended/v3 staking (wt-v3stake)"
+    } else if p.starts_with("/extended/v3/principals/") && p.contains("/mempool/") {
+        "/extended/v3 principals' mempool (not served yet)"
     } else {
         return None;
     })
@@ -189,6 +183,18 @@ const PINNED: &[(&str, usize)] = &[
     ("GET /v1/names/{name}/zonefile/{zoneFileHash}", 8),
     ("GET /v1/namespaces", 8),
     ("GET /v1/namespaces/{tld}/names", 8),
+    ("GET /extended/v3/principals/{principal}/staking", 83),
+    ("GET /extended/v3/principals/{principal}/staking/bonds", 83),
+    ("GET /extended/v3/staking/bonds", 8),
+    ("GET /extended/v3/staking/bonds/{bond_index}", 8),
+    ("GET /extended/v3/staking/bonds/{bond_index}/allowlist", 8),
+    ("GET /extended/v3/staking/bonds/{bond_index}/allowlist/{principal}", 8),
+    ("GET /extended/v3/staking/bonds/{bond_index}/registrations", 8),
+    ("GET /extended/v3/staking/bonds/{bond_index}/registrations/{principal}", 8),
+    ("GET /extended/v3/staking/cycles/{cycle_number}/signers", 4),
+    ("GET /extended/v3/staking/signers", 8),
+    ("GET /extended/v3/staking/signers/{principal}", 8),
+    ("GET /extended/v3/staking/signers/{principal}/stakers", 8),
     ("GET /extended/v3/transactions", 32),
     ("GET /extended/v3/transactions/{tx_id}", 324),
     ("GET /extended/v3/transactions/{tx_id}/events", 296),

@@ -69,6 +69,8 @@ pub enum Rule {
         n: usize,
         item: Option<usize>,
     },
+    /// A single allowed constant (`Type.Literal`).
+    Constant,
     /// A principal: neither a standard nor a contract address.
     Principal,
     /// `latest`, a 64-hex-digit hash or an integer.
@@ -108,6 +110,7 @@ impl Rule {
                 let at = item.map_or(at.clone(), |i| format!("{at}/{i}"));
                 any_of(vec!["must be equal to constant".to_string(); n], &at)
             }
+            Rule::Constant => format!("{at} must be equal to constant"),
             Rule::Principal => any_of(
                 vec![
                     format!("must match pattern \"{ADDRESS_PATTERN}\""),

@@ -68,6 +68,7 @@ pub trait ExtendedReader:
     + PoxCycleReader
     + BnsReader
     + V3TxReader
+    + v3::staking::StakingReader
     + v3::principals::PrincipalsReader
 {
 }
@@ -86,6 +87,7 @@ impl<R> ExtendedReader for R where
         + PoxCycleReader
         + BnsReader
         + V3TxReader
+        + v3::staking::StakingReader
         + v3::principals::PrincipalsReader
 {
 }

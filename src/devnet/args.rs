@@ -35,6 +35,10 @@ pub struct DevnetArgs {
     /// current node's fields (`contract_interface`, `tenure_height`, `consensus_hash`).
     #[arg(long)]
     pub real_node_cases: bool,
+    /// Per mille of user transactions that are PoX-5 staking calls (bonds, allowlists,
+    /// registrations, signer keys, STX stakes, rewards and claims); 0 draws none.
+    #[arg(long, default_value_t = 0)]
+    pub pox5_per_mille: u32,
     #[command(flatten)]
     pub output: Output,
     /// After posting the chain (`--post`), act as the Stacks node on this address: accept
@@ -73,6 +77,7 @@ impl DevnetArgs {
             network: self.network,
             accounts: self.accounts,
             reward_maturity: self.reward_maturity,
+            pox5_per_mille: self.pox5_per_mille,
             ..DevnetConfig::default()
         };
         if self.real_node_cases {

@@ -56,6 +56,10 @@ pub struct DevnetConfig {
     /// `contract_interface` (instead of `contract_abi`), and each block's `tenure_height` (its
     /// coinbase height: the block height before Nakamoto) and `consensus_hash`.
     pub current_node_fields: bool,
+    /// Chance that a user transaction is a PoX-5 staking call (`pox5.rs`): bonds, allowlists,
+    /// registrations, signer keys, STX stakes, reward distributions and claims. 0 (the
+    /// default) draws nothing.
+    pub pox5_per_mille: u32,
 }
 
 /// Accounts that `delegate-stx` delegates to (the first user accounts after the deployer).
@@ -81,6 +85,7 @@ impl Default for DevnetConfig {
             failed_deploy_per_mille: 0,
             node_abi_order: false,
             current_node_fields: false,
+            pox5_per_mille: 0,
         }
     }
 }
@@ -183,6 +188,9 @@ pub struct Ctx {
     pub nft_asset: String,
     pub pox_contract: ContractId,
     pub pox_contract_id: String,
+    /// The `pox-5` boot contract (PoX-5 staking calls).
+    pub pox5_contract: ContractId,
+    pub pox5_contract_id: String,
     pub ft_abi: serde_json::Value,
     pub nft_abi: serde_json::Value,
     pub genesis_abi: serde_json::Value,
@@ -200,6 +208,7 @@ impl Ctx {
         let ft_contract = ContractId::new(keys[deployer as usize].address, FT_CONTRACT)?;
         let nft_contract = ContractId::new(keys[deployer as usize].address, NFT_CONTRACT)?;
         let pox_contract = ContractId::new(boot, POX_CONTRACT)?;
+        let pox5_contract = ContractId::new(boot, "pox-5")?;
         let abi = |s: &str| {
             serde_json::from_str::<serde_json::Value>(s)
                 .map_err(|e| DevnetError::Config(format!("contract ABI: {e}")))
@@ -224,6 +233,8 @@ impl Ctx {
             nft_contract_id: nft_contract.to_string(),
             nft_asset: format!("{nft_contract}::{NFT_ASSET}"),
             pox_contract_id: pox_contract.to_string(),
+            pox5_contract_id: pox5_contract.to_string(),
+            pox5_contract,
             ft_contract,
             nft_contract,
             pox_contract,

@@ -19,6 +19,7 @@ mod json;
 mod keys;
 pub mod node;
 mod node_server;
+mod pox5;
 mod rng;
 mod sink;
 mod time;

@@ -68,6 +68,7 @@ enum Action {
     DelegateStx(Delegation),
     RevokeDelegateStx,
     Deploy(Box<DeployPlan>),
+    Pox5(Box<super::pox5::Pox5Call>),
 }
 
 /// A deploy of the failed-deploy cases: the failing version of `case` under a new name, or
@@ -134,6 +135,9 @@ const COST_DELEGATE_STX: Cost =
 /// A `revoke-delegate-stx` cost of the same order as `delegate-stx`'s.
 const COST_REVOKE_DELEGATE_STX: Cost =
     Cost { read_count: 7, read_length: 27_904, runtime: 183_562, write_count: 1, write_length: 1 };
+/// A pox-5 call's cost, of the order of pox-4's (no recording carries one).
+const COST_POX5_CALL: Cost =
+    Cost { read_count: 9, read_length: 31_020, runtime: 240_311, write_count: 2, write_length: 212 };
 /// The `stack-stx` cost recorded in the pox-4 regtest fixture.
 const COST_STACK_STX: Cost =
     Cost { read_count: 23, read_length: 80_849, runtime: 714_292, write_count: 6, write_length: 838 };
@@ -204,6 +208,12 @@ fn choose(ctx: &Ctx, rng: &mut Rng, world: &World, env: BlockEnv, serial: u64) -
     if cfg.failed_deploy_per_mille > 0 && rng.chance(cfg.failed_deploy_per_mille) {
         if let Some(p) = plan_deploy(ctx, rng, world, serial) {
             return Ok(p);
+        }
+    }
+    if cfg.pox5_per_mille > 0 && rng.chance(cfg.pox5_per_mille) {
+        let fee = rng.range(1_000, 20_000);
+        if let Some(c) = super::pox5::plan(ctx, rng, world, env.burn_height, u128::from(fee)) {
+            return Ok(Plan { origin: c.origin, sponsor: None, fee, action: Action::Pox5(Box::new(c)) });
         }
     }
     let deployed = world.contracts_deployed;
@@ -499,6 +509,7 @@ fn payload(ctx: &Ctx, plan: &Plan, env: BlockEnv) -> (Payload, Vec<PostCondition
         }
         Action::RevokeDelegateStx => (call(&ctx.pox_contract, "revoke-delegate-stx", Vec::new()), Vec::new()),
         Action::Deploy(d) => (deploy_payload(&d.name, d.case, d.retry.is_some()), Vec::new()),
+        Action::Pox5(c) => (call(&ctx.pox5_contract, c.name, super::pox5::args(c)), Vec::new()),
         Action::DelegateStx(d) => {
             let args = vec![
                 uint(d.amount),
@@ -642,6 +653,15 @@ fn execute(ctx: &Ctx, world: &mut World, plan: &Plan, env: BlockEnv) -> Result<O
         Action::DelegateStx(d) => execute_delegate(ctx, world, origin, d, env),
         Action::RevokeDelegateStx => execute_revoke(ctx, world, origin, env)?,
         Action::Deploy(d) => execute_deploy(ctx, world, origin, d),
+        Action::Pox5(c) => {
+            world.pox5 = c.after.clone();
+            let print = super::pox5::print(c);
+            let body = EventBody::Print {
+                contract_identifier: ctx.pox5_contract_id.clone(),
+                raw_value: hex(&print),
+            };
+            Outcome::new("success", ok(Value::Bool(true)), vec![(true, body)], COST_POX5_CALL)
+        }
     })
 }
 

@@ -101,6 +101,8 @@ pub struct World {
     /// Accounts outside the seed's key set, by address: only transactions submitted to the
     /// devnet node (`node.rs`) create them.
     pub external: BTreeMap<String, Account>,
+    /// PoX-5 staking so far (`DevnetConfig::pox5_per_mille`).
+    pub pox5: super::pox5::Pox5World,
 }
 
 /// A pox-4 `delegate-stx` as the `delegation-state` map holds it.

@@ -24,6 +24,7 @@ pub mod mempool;
 pub mod microblocks;
 pub mod ops;
 pub mod pox;
+pub mod pox5;
 pub mod rows;
 pub mod state;
 pub mod synth;

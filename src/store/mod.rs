@@ -33,6 +33,7 @@ mod replica;
 pub mod rosetta;
 mod rows;
 mod sql;
+mod staking;
 mod totals;
 mod v2;
 mod v3_principals;

@@ -68,6 +68,7 @@ const BLOCK_TABLES: &[&str] = &[
     "bns_namespaces",
     "bns_names",
     "bns_subdomains",
+    "pox5_events",
 ];
 
 /// Stores a raw event under `id` (or `max(id) + 1` when `None`) and returns its id, or `None`
@@ -299,6 +300,7 @@ async fn apply_block(
     }
     insert_static(conn, derived, canonical, ctx.raw_event_id).await?;
     super::bns::write_block(conn, derived, ctx.network, canonical).await?;
+    super::staking::write_block(conn, derived, canonical).await?;
     if canonical {
         canonicalize(conn, derived, false, true, receipt, totals).await?;
         let d = &derived.block;

@@ -19,7 +19,7 @@ pub const CYCLE_LIMIT: LimitRule = LimitRule::new(20, 60);
 pub const SIGNER_LIMIT: LimitRule = LimitRule::new(100, 250);
 pub const STACKER_LIMIT: LimitRule = LimitRule::new(100, 200);
 
-fn total_stacked(c: &PoxCycleRecord) -> u128 {
+pub(crate) fn total_stacked(c: &PoxCycleRecord) -> u128 {
     c.signers.iter().map(|s| s.stacked_amount).sum()
 }
 
@@ -35,14 +35,14 @@ fn cycle_json(c: &PoxCycleRecord) -> Json {
 }
 
 /// `part / whole * 100` in JavaScript numbers, as the incumbent stores the percentages.
-fn percent(part: f64, whole: f64) -> Json {
+pub(crate) fn percent(part: f64, whole: f64) -> Json {
     if whole == 0.0 {
         return json!(0);
     }
     js_number(part / whole * 100.0)
 }
 
-fn percent_of_scaled(scaled: f64, whole: f64) -> Json {
+pub(crate) fn percent_of_scaled(scaled: f64, whole: f64) -> Json {
     if whole == 0.0 {
         return json!(0);
     }

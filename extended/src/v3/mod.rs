@@ -32,6 +32,8 @@
 //!   (`summary_json` is the `TransactionSummary` every transaction list shows, `transaction_json`,
 //!   the mempool ones, `event_json`, `memo_repr`), and [`tx::tx_page`], the incumbent's
 //!   transaction paging (`limit + 1` rows, `previous` by an ascending read, `H:0:0`).
+//! * [`staking`]: PoX-5 staking (bonds, signers, a principal's staking), read from one
+//!   [`staking::StakingState`] folded by the ledger from the canonical pox-5 events.
 //! * OpenAPI: declare routes in `openapi/registry/v3.rs` (builder `.cursor_paged(rule,
 //!   cursor::FORMAT)`) and schemas in `openapi/schemas/v3.rs` (`cursor_page(item)`), one
 //!   function per family.
@@ -41,6 +43,7 @@ pub mod etag;
 pub mod page;
 pub mod params;
 pub mod principals;
+pub mod staking;
 pub mod tx;
 
 use std::sync::Arc;
@@ -60,7 +63,10 @@ fn none() -> impl Filter<Extract = (Response,), Error = Rejection> + Clone {
 pub fn routes<R: ExtendedReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
-    none().or(tx::routes::routes(reader.clone())).or(principals::routes(reader))
+    none()
+        .or(tx::routes::routes(reader.clone()))
+        .or(principals::routes(reader.clone()))
+        .or(staking::routes(reader))
 }
 
 /// A handler's result as warp wants it.

@@ -17,6 +17,9 @@ pub const FT_BALANCE: LimitRule = LimitRule::new(100, 200);
 pub const NFT_BALANCE: LimitRule = LimitRule::new(100, 200);
 /// `ResourceType.Signer`: staking signers, a cycle's signers, a signer's stakers.
 pub const SIGNER: LimitRule = LimitRule::new(100, 250);
+/// A signer's stakers: the `ResourceType.Signer` default, the `ResourceType.Stacker` maximum
+/// (the incumbent's route mixes the two).
+pub const STAKER: LimitRule = LimitRule::new(100, 200);
 
 /// The page's cursors: each `null` when there is no such page (all three on an empty page).
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]

@@ -24,7 +24,7 @@ impl Route {
 
 /// Every v3 route.
 pub(super) fn routes() -> Vec<Route> {
-    [core(), principals()].concat()
+    [core(), principals(), staking()].concat()
 }
 
 /// Transactions, blocks' transactions, the mempool, the supply (issue 22 item 1): declared
@@ -82,6 +82,74 @@ fn core() -> Vec<Route> {
             "The liquid STX supply at the tip (µSTX) and its 2050 projection",
             "V3StxSupply",
         ),
+    ]
+}
+
+/// PoX-5 staking (issue 22 item 4).
+fn staking() -> Vec<Route> {
+    let r = |path: &'static str, id: &'static str, summary: &'static str, schema: &'static str| {
+        get(path, id, "Staking", summary, schema)
+    };
+    vec![
+        r("/extended/v3/staking/bonds", "get_bonds", "Bonds, newest index first", "V3BondSummaryPage")
+            .cursor_paged(page::TX, cursor::BOND),
+        r("/extended/v3/staking/bonds/{bond_index}", "get_bond", "A bond", "V3Bond"),
+        r(
+            "/extended/v3/staking/bonds/{bond_index}/allowlist",
+            "get_bond_allowlist_entries",
+            "A bond's allowlist, newest first",
+            "V3BondAllowlistPage",
+        )
+        .cursor_paged(page::TX, cursor::TX),
+        r(
+            "/extended/v3/staking/bonds/{bond_index}/allowlist/{principal}",
+            "get_bond_allowlist_entry",
+            "A staker's allowlist entry",
+            "V3BondAllowlistEntry",
+        ),
+        r(
+            "/extended/v3/staking/bonds/{bond_index}/registrations",
+            "get_bond_registrations",
+            "A bond's registrations, newest first",
+            "V3BondRegistrationSummaryPage",
+        )
+        .cursor_paged(page::TX, cursor::TX),
+        r(
+            "/extended/v3/staking/bonds/{bond_index}/registrations/{principal}",
+            "get_bond_registration",
+            "A staker's registration",
+            "V3BondRegistration",
+        ),
+        r("/extended/v3/staking/signers", "get_staking_signers", "Registered signers", "V3StakingSignerPage")
+            .cursor_paged(page::SIGNER, cursor::SIGNER),
+        r("/extended/v3/staking/signers/{principal}", "get_staking_signer", "A signer", "V3StakingSigner"),
+        r(
+            "/extended/v3/staking/signers/{principal}/stakers",
+            "get_staking_signer_stakers",
+            "A signer's stakers",
+            "V3SignerStakerPage",
+        )
+        .cursor_paged(page::STAKER, cursor::STAKER),
+        r(
+            "/extended/v3/staking/cycles/{cycle_number}/signers",
+            "get_cycle_signers",
+            "The current cycle's signers (`cycle_number` is `current`)",
+            "V3CycleSignerPage",
+        )
+        .cursor_paged(page::SIGNER, cursor::SIGNING_KEY),
+        r(
+            "/extended/v3/principals/{principal}/staking",
+            "get_principal_staking_summary",
+            "A principal's staking summary",
+            "V3PrincipalStakingSummary",
+        ),
+        r(
+            "/extended/v3/principals/{principal}/staking/bonds",
+            "get_principal_bond_positions",
+            "A principal's bond positions",
+            "V3PrincipalBondPositionPage",
+        )
+        .cursor_paged(page::TX, cursor::BOND),
     ]
 }
 

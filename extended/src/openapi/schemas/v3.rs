@@ -15,7 +15,7 @@ pub(super) fn cursor_page(item: Value) -> Value {
 
 /// Every v3 entry.
 pub(super) fn entries() -> Vec<(&'static str, Value)> {
-    [core(), principals()].concat()
+    [core(), principals(), staking()].concat()
 }
 
 fn sender() -> Value {
@@ -155,6 +155,124 @@ fn core() -> Vec<(&'static str, Value)> {
         ("V3TransactionEventPage", cursor_page(transaction_event())),
         ("V3MempoolTransactionSummaryPage", cursor_page(mempool_transaction_summary())),
         ("V3StxSupply", obj(&[("total", s()), ("projected_total_2050", s())])),
+    ]
+}
+
+fn btc_rewards() -> Value {
+    obj(&[("accrued", s()), ("claimed", s()), ("claimable", s())])
+}
+
+fn tx_location() -> Value {
+    obj(&[
+        ("tx_id", s()),
+        (
+            "block",
+            obj(&[
+                ("height", int()),
+                ("hash", s()),
+                ("index_hash", s()),
+                ("time", int()),
+                ("tx_index", int()),
+            ]),
+        ),
+        ("bitcoin_block", obj(&[("height", int()), ("time", int())])),
+    ])
+}
+
+fn bond_summary_props() -> Vec<(&'static str, Value)> {
+    let at = || obj(&[("bitcoin_height", int()), ("pox_cycle", int())]);
+    vec![
+        ("index", int()),
+        ("pox_version", one_of(&["pox5"])),
+        ("status", one_of(&["upcoming", "active", "unlocked"])),
+        (
+            "parameters",
+            obj(&[
+                ("target_rate_bps", int()),
+                ("stx_value_ratio", int()),
+                ("minimum_stx_ratio", int()),
+                ("btc_capacity", s()),
+            ]),
+        ),
+        ("registrations", obj(&[("allowed_count", int()), ("registered_count", int())])),
+        ("schedule", obj(&[("activation", at()), ("unlock", at())])),
+        (
+            "balances",
+            obj(&[("locked", obj(&[("btc", s()), ("stx", s())])), ("paid_out", obj(&[("btc", s())]))]),
+        ),
+    ]
+}
+
+fn registration_summary_props() -> Vec<(&'static str, Value)> {
+    vec![
+        ("signer", s()),
+        ("staker", s()),
+        ("type", one_of(&["l1", "l2"])),
+        ("balances", obj(&[("btc", s()), ("stx", s())])),
+    ]
+}
+
+/// PoX-5 staking (issue 22 item 4), from the incumbent's `bonds.ts`, `bond-*.ts`,
+/// `staking-signers.ts`, `staking-cycles.ts` and `principal-bond-positions.ts`.
+fn staking() -> Vec<(&'static str, Value)> {
+    let signer = || vec![("signer", s()), ("signer_key", s())];
+    let l1 = obj(&[("transactions", arr(obj(&[("tx_id", s()), ("output_index", int())])))]);
+    let grant = obj(&[("signer_key", s()), ("auth_id", s()), ("tx_id", s())]);
+    let manager = obj(&[
+        ("signer_manager", s()),
+        ("registered_at", obj(&[("block_height", int()), ("bitcoin_block_height", int()), ("tx_id", s())])),
+        ("granted_keys", arr(grant)),
+        ("grant_active", b()),
+        (
+            "pending_key_update",
+            nullable(obj(&[("signer_key", s()), ("effective_cycle", int()), ("tx_id", s())])),
+        ),
+    ]);
+    let cycle_signer = obj(&[
+        ("signing_key", s()),
+        ("weight", obj(&[("amount", int()), ("percent", num())])),
+        ("staked_stx", obj(&[("amount", s()), ("percent", num())])),
+        ("signer_managers", arr(manager)),
+    ]);
+    let position = obj(&[
+        ("bond_index", int()),
+        ("status", one_of(&["enrolled", "running", "unlocked", "early_exit"])),
+        ("active", b()),
+        ("enrollment", obj(&[("tx_id", s()), ("btc_lockup", obj(&[("amount", s())]))])),
+        ("locked", obj(&[("btc", s()), ("stx", s())])),
+        ("rewards", obj(&[("btc", btc_rewards())])),
+    ]);
+    let summary = obj(&[
+        ("stx", obj(&[("locked", s()), ("rewards", obj(&[("btc", btc_rewards())]))])),
+        (
+            "bonds",
+            obj(&[
+                ("count", int()),
+                ("locked", obj(&[("btc", s()), ("stx", s())])),
+                ("rewards", obj(&[("btc", btc_rewards())])),
+            ]),
+        ),
+    ]);
+    vec![
+        ("V3BondSummaryPage", cursor_page(obj(&bond_summary_props()))),
+        ("V3Bond", obj(&[bond_summary_props(), vec![("transaction", tx_location())]].concat())),
+        ("V3BondAllowlistEntry", obj(&[("staker", s()), ("max_sats", s())])),
+        ("V3BondAllowlistPage", cursor_page(obj(&[("staker", s()), ("max_sats", s())]))),
+        ("V3BondRegistrationSummaryPage", cursor_page(obj(&registration_summary_props()))),
+        (
+            "V3BondRegistration",
+            obj(&[
+                registration_summary_props(),
+                vec![("?l1_lockup", l1), ("?l2_lockup", obj(&[("tx_id", s())]))],
+            ]
+            .concat()),
+        ),
+        ("V3StakingSignerPage", cursor_page(obj(&signer()))),
+        ("V3StakingSigner", obj(&[signer(), vec![("transaction", tx_location())]].concat())),
+        ("V3SignerStakerPage", cursor_page(obj(&[("staker", s()), ("types", arr(one_of(&["stx", "btc"])))]))),
+        ("V3CycleSignerPage", cursor_page(cycle_signer)),
+        ("V3PrincipalStakingSummary", summary),
+        ("V3PrincipalBondPositionPage", cursor_page(position)),
     ]
 }
 
