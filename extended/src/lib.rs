@@ -53,44 +53,34 @@ use std::sync::Arc;
 
 use warp::{Filter, Rejection, Reply};
 
-/// Every reader the `/extended` routes translate (one bound for the route builders).
-pub trait ExtendedReader:
-    ExplorerReader
-    + TxReader
-    + ChainReader
-    + AddressReader
-    + ContractReader
-    + TokenReader
-    + SearchReader
-    + MicroblockReader
-    + TxStatsReader
-    + PoxReader
-    + PoxCycleReader
-    + BnsReader
-    + V3TxReader
-    + v3::staking::StakingReader
-    + v3::principals::PrincipalsReader
-{
+/// Declares `ExtendedReader` as the sum of the listed reader traits, with the blanket impl for
+/// every type that has them all: the list is written once.
+macro_rules! extended_reader {
+    ($($reader:path),+ $(,)?) => {
+        /// Every reader the `/extended` routes translate (one bound for the route builders).
+        pub trait ExtendedReader: $($reader +)+ {}
+
+        impl<R> ExtendedReader for R where R: $($reader +)+ {}
+    };
 }
 
-impl<R> ExtendedReader for R where
-    R: ExplorerReader
-        + TxReader
-        + ChainReader
-        + AddressReader
-        + ContractReader
-        + TokenReader
-        + SearchReader
-        + MicroblockReader
-        + TxStatsReader
-        + PoxReader
-        + PoxCycleReader
-        + BnsReader
-        + V3TxReader
-        + v3::staking::StakingReader
-        + v3::principals::PrincipalsReader
-{
-}
+extended_reader!(
+    ExplorerReader,
+    TxReader,
+    ChainReader,
+    AddressReader,
+    ContractReader,
+    TokenReader,
+    SearchReader,
+    MicroblockReader,
+    TxStatsReader,
+    PoxReader,
+    PoxCycleReader,
+    BnsReader,
+    V3TxReader,
+    v3::staking::StakingReader,
+    v3::principals::PrincipalsReader,
+);
 
 /// Every `/extended` route (and the root redirects), with the incumbent's common headers.
 /// Unmatched requests are left for the caller's fallback, so other APIs can be mounted beside.
