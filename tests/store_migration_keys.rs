@@ -4,8 +4,9 @@
 //! sponsors' and gives streamed microblocks their receipt time (backfilled from raw events). A store holding a ledger at the schema before them must come out of the
 //! migrations with exactly the ledger, the indexes and the primary keys of a store created at
 //! the new schema: a forking devnet chain is ingested into a new store, its rows copied into a
-//! store migrated only up to 0029 (sponsor links unlisted, as older stores hold them), and that
-//! store opened (which migrates it). On SQLite and PostgreSQL.
+//! store migrated only up to 0029 (sponsor links unlisted and no token operations, as older
+//! stores hold them), and that store opened (which migrates it, 0035's token-operation backfill
+//! included). On SQLite and PostgreSQL.
 
 mod common;
 
@@ -104,13 +105,14 @@ async fn primary_keys(pool: &AnyPool, engine: Db) -> BTreeMap<String, Vec<String
     out
 }
 
-/// The rows a store written before migration 0031 holds: no contract row of a failed deploy
-/// (the migration's backfill derives them again from the raw `/new_block` events).
+/// The rows a store written before migrations 0031 and 0035 holds: no contract row of a failed
+/// deploy (0031's backfill derives them again from the raw `/new_block` events) and no token
+/// operation (0035's backfill derives them from the stored FT/NFT events).
 fn old_rows(table: &str) -> &'static str {
-    if table == "smart_contracts" {
-        " WHERE success = true"
-    } else {
-        ""
+    match table {
+        "smart_contracts" => " WHERE success = true",
+        "operations" => " WHERE asset_identifier IS NULL",
+        _ => "",
     }
 }
 
