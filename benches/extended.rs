@@ -238,7 +238,8 @@ async fn import_realnode2(o: &Opts) -> anyhow::Result<(Store, Option<PathBuf>)> 
     } else {
         (o.db.clone(), None)
     };
-    let store = Store::open(&url, o.network).await?;
+    // As `import-events` opens it (a new file gets the replay's page size).
+    let store = Store::open_for_replay(&url, o.network).await?;
     let file = realnode2_dir().join("events.tsv");
     let started = Instant::now();
     let cpu = support::cpu_seconds();

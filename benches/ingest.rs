@@ -265,7 +265,7 @@ async fn fresh_store(o: &Opts, run: usize) -> anyhow::Result<BenchStore> {
         let dir = std::env::temp_dir().join(format!("stacks-ledger-bench-db-{unique}"));
         let _ = std::fs::remove_dir_all(&dir);
         let url = format!("sqlite://{}/ledger.db", dir.display());
-        let store = Arc::new(Store::open(&url, o.network).await?);
+        let store = Arc::new(open(&url, o).await?);
         return Ok(BenchStore { store, sqlite_dir: Some(dir), pg: None });
     }
     let admin = o.pg_url.clone().context("--db postgres needs --pg-url or STACKS_LEDGER_BENCH_PG_URL")?;
@@ -274,8 +274,18 @@ async fn fresh_store(o: &Opts, run: usize) -> anyhow::Result<BenchStore> {
     c.execute(format!("DROP DATABASE IF EXISTS {db}").as_str()).await?;
     c.execute(format!("CREATE DATABASE {db}").as_str()).await?;
     c.close().await?;
-    let store = Arc::new(Store::open(&with_database(&admin, &db), o.network).await?);
+    let store = Arc::new(open(&with_database(&admin, &db), o).await?);
     Ok(BenchStore { store, sqlite_dir: None, pg: Some((admin, db)) })
+}
+
+/// Batches are a replay, opened as `import-events` opens its store; one event at a time is
+/// the live path, opened as `serve` does (on SQLite the two create different page sizes).
+async fn open(url: &str, o: &Opts) -> anyhow::Result<Store> {
+    Ok(if o.batch > 1 {
+        Store::open_for_replay(url, o.network).await?
+    } else {
+        Store::open(url, o.network).await?
+    })
 }
 
 impl BenchStore {

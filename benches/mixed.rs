@@ -209,7 +209,9 @@ async fn run(o: Opts) -> anyhow::Result<()> {
 
     let template = dir.join("template.db");
     {
-        let store = Store::open(&format!("sqlite://{}", template.display()), Network::Testnet).await?;
+        // Imported as `import-events` does (its page size), then served and POSTed to.
+        let store =
+            Store::open_for_replay(&format!("sqlite://{}", template.display()), Network::Testnet).await?;
         let t = Instant::now();
         for chunk in first.chunks(1000) {
             let batch = chunk.iter().map(incoming).collect::<anyhow::Result<Vec<_>>>()?;

@@ -246,8 +246,8 @@ struct Checkpointer {
 
 /// How often the background checkpointer runs.
 const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
-/// The writer's automatic checkpoint, in bytes of WAL (SQLite counts pages: 4 KiB in stores
-/// created before 16 KiB became the default).
+/// The writer's automatic checkpoint, in bytes of WAL (SQLite counts pages, whose size
+/// depends on how the file was created: `LIVE_PAGE_SIZE`, `REPLAY_PAGE_SIZE`).
 const WRITER_AUTOCHECKPOINT_BYTES: i64 = 64 << 20;
 /// The writer's automatic checkpoint during a bulk replay (`bulk`). One commit of a
 /// 2,000-event batch writes hundreds of MB of WAL, so at 64 MiB the writer checkpointed after
@@ -318,9 +318,24 @@ impl Checkpointer {
     }
 }
 
-/// The pool over `url` (`sqlite://PATH`, its file and directory created, in WAL mode; or
-/// `postgres://...`), with the engine, the URL as connected and its options.
-async fn connect(url: &str) -> Result<(Engine, String, AnyConnectOptions, AnyPool), StoreError> {
+/// The page size of a SQLite file created for live ingestion (`serve`, `Store::open`). A node
+/// POSTs one event at a time and each is one commit, which writes every page it dirtied to the
+/// WAL (checksummed, copied by the kernel): a mempool transaction dirties one page in each of
+/// ~10 B-trees, a block ~100. With 4 KiB pages the realnode-2 POST benchmark spent 19 % less
+/// CPU than with 16 KiB (docs/benchmarks.md, session 14).
+const LIVE_PAGE_SIZE: u32 = 4096;
+/// The page size of a SQLite file created by a bulk replay (`import-events`,
+/// `Store::open_for_replay`): a 2,000-event commit rewrites whole B-trees, where larger pages
+/// mean shallower trees and fewer frames (docs/store.md: 1.35× faster than 4 KiB).
+const REPLAY_PAGE_SIZE: u32 = 16384;
+
+/// The pool over `url` (`sqlite://PATH`, its file and directory created with `page_size`
+/// bytes a page, in WAL mode; or `postgres://...`), with the engine, the URL as connected and
+/// its options. An existing file keeps the page size it was created with.
+async fn connect(
+    url: &str,
+    page_size: u32,
+) -> Result<(Engine, String, AnyConnectOptions, AnyPool), StoreError> {
     sqlx::any::install_default_drivers();
     let (engine, url) =
         if let Some(path) = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) {
@@ -345,11 +360,9 @@ async fn connect(url: &str) -> Result<(Engine, String, AnyConnectOptions, AnyPoo
         .after_connect(move |conn, _| {
             Box::pin(async move {
                 if engine == Engine::Sqlite {
-                    // For a new database only (a no-op once it has tables): 16 KiB pages
-                    // make every B-tree shallower and each commit write fewer, larger
-                    // WAL frames; a replay ran 1.35× faster than with the 4 KiB default.
-                    // Before WAL mode, which fixes the page size of a new file.
-                    conn.execute("PRAGMA page_size = 16384").await?;
+                    // For a new database only (a no-op once it has tables), and before WAL
+                    // mode, which fixes the page size of a new file.
+                    conn.execute(format!("PRAGMA page_size = {page_size}").as_str()).await?;
                     // WAL lets readers run beside the single writer; NORMAL sync is safe
                     // with WAL (a crash loses at most the last commits, never integrity).
                     conn.execute("PRAGMA journal_mode = WAL").await?;
@@ -382,13 +395,15 @@ impl Store {
     }
 
     /// [`Store::open`] for a bulk replay (`import-events`): indexes an interrupted replay
-    /// deferred stay deferred, for the replay to build at its end.
+    /// deferred stay deferred, for the replay to build at its end; a new SQLite file gets
+    /// the replay's larger pages (`REPLAY_PAGE_SIZE`).
     pub async fn open_for_replay(url: &str, network: Network) -> Result<Store, StoreError> {
         Store::open_with(url, network, true).await
     }
 
     async fn open_with(url: &str, network: Network, replay: bool) -> Result<Store, StoreError> {
-        let (engine, url, options, pool) = connect(url).await?;
+        let page_size = if replay { REPLAY_PAGE_SIZE } else { LIVE_PAGE_SIZE };
+        let (engine, url, options, pool) = connect(url, page_size).await?;
         let migrator = migrator(engine);
         // A migration may expect any index: deferred ones are built before one runs.
         let deferred = bulk::deferred_before_migrations(&pool).await;
@@ -416,7 +431,8 @@ impl Store {
         primary: Option<&str>,
         network: Network,
     ) -> Result<Store, StoreError> {
-        let (engine, url, _, pool) = connect(url).await?;
+        // The file is the writer's: it exists, with its page size, before the schema does.
+        let (engine, url, _, pool) = connect(url, LIVE_PAGE_SIZE).await?;
         replica::wait_for_schema(&pool, migrator(engine)).await?;
         let primary = match primary {
             Some(primary) => Some(replica::Primary::connect(engine, primary).await?),
