@@ -169,7 +169,7 @@ const PINNED: &[(&str, usize)] = &[
     ("POST /extended/v1/fee_rate", 8),
     ("GET /extended/v3/principals/{principal}/balance-changes", 99),
     ("GET /extended/v3/principals/{principal}/balances/ft", 83),
-    ("GET /extended/v3/principals/{principal}/balances/ft/{asset_identifier}", 3),
+    ("GET /extended/v3/principals/{principal}/balances/ft/{asset_identifier}", 4),
     ("GET /extended/v3/principals/{principal}/balances/nft", 83),
     ("GET /extended/v3/principals/{principal}/balances/stx", 83),
     ("GET /extended/v3/principals/{principal}/nonces", 83),

@@ -403,6 +403,18 @@ impl PrincipalsReader for Store {
         Ok(out)
     }
 
+    async fn ft_balance(&self, principal: &str, asset: &str) -> Result<i128, ReadError> {
+        let row = query(
+            "SELECT balance FROM ft_balances WHERE account = $1 AND asset_identifier = $2",
+            vec![principal.into(), asset.into()],
+        )
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(StoreError::from)?;
+        let b: Option<String> = row.map(|r| r.try_get("balance")).transpose().map_err(StoreError::from)?;
+        Ok(b.map_or(0, |b| super::write::ft_parse(&b)))
+    }
+
     async fn nft_positions(&self, principal: &str) -> Result<Vec<(String, String)>, ReadError> {
         let rows = query(
             "SELECT asset_identifier, value_hex FROM nft_custody WHERE owner = $1",
