@@ -1,6 +1,7 @@
 //! The incumbent's own generated client (`@stacks/blockchain-api-client`, driven by
-//! `../shared/tools/client-smoke/client-smoke.mjs`) against our real binary: import the mocknet
-//! fixture, `serve` it, and every call the script makes must pass.
+//! `../shared/tools/client-smoke/client-smoke.mjs`, then by `tests/node/client-smoke-v3.mjs` for
+//! the `/extended/v3` routes) against our real binary: import the mocknet fixture, `serve` it,
+//! and every call the scripts make must pass.
 //!
 //! The client is installed with npm into the target directory (never into `../shared`); the
 //! script is run through a symlink with `--preserve-symlinks-main` so its import resolves there.
@@ -47,6 +48,11 @@ fn the_incumbents_generated_client_passes_against_our_server() {
     else {
         return;
     };
+    let v3_script =
+        std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/node/client-smoke-v3.mjs"));
+    let v3_link =
+        common::npm::script_with_packages("client-smoke", &[CLIENT], &v3_script, "the client smoke test")
+            .expect("node and npm were found a moment ago");
     let tmp = tempfile::tempdir().unwrap();
     let db = format!("sqlite://{}", tmp.path().join("smoke.db").display());
     let bin = env!("CARGO_BIN_EXE_stacks-ledger");
@@ -76,15 +82,21 @@ fn the_incumbents_generated_client_passes_against_our_server() {
     wait_for(api, &mut server);
 
     // A principal the mocknet chain funded, so balance and transaction calls return data.
-    let out = Command::new("node")
-        .args(["--preserve-symlinks", "--preserve-symlinks-main"])
-        .arg(&link)
-        .arg(format!("http://127.0.0.1:{api}"))
-        .args(["--principal", "ST16G69GQBDPMRY6308JN0GDTYF265JX3KQ6C0VEH"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}");
-    assert!(out.status.success(), "client smoke failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains(" passed") && !stdout.contains("FAIL"), "{stdout}");
+    for script in [&link, &v3_link] {
+        let out = Command::new("node")
+            .args(["--preserve-symlinks", "--preserve-symlinks-main"])
+            .arg(script)
+            .arg(format!("http://127.0.0.1:{api}"))
+            .args(["--principal", "ST16G69GQBDPMRY6308JN0GDTYF265JX3KQ6C0VEH"])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        println!("{stdout}");
+        assert!(
+            out.status.success(),
+            "client smoke failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains(" passed") && !stdout.contains("FAIL"), "{stdout}");
+    }
 }

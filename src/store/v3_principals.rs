@@ -3,6 +3,13 @@
 //! its operations (STX and token operations, migration 0035) folded per transaction and asset
 //! by the ledger's one effect rule ([`effect`]). No parallel table: the operations' canonical
 //! flags follow their block, so a reorg flips the balance changes with everything else.
+//!
+//! The boot block's transactions (a stored block 0, kept in block 1: `account_txs.boot`) are in
+//! none of these answers, totals included: the incumbent stores block 0 non-canonical, and its
+//! block-0 fix-up (`fixBlockZeroData`) moves block 0's rows of the other tables into block 1
+//! but not its `principal_txs`, `principal_tx_balance_changes` and `principal_tx_counts`
+//! rows, which stay non-canonical. Boot transactions sent in block 1 itself (mocknet) are
+//! ordinary block 1 rows and listed.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -154,7 +161,7 @@ impl Store {
             "SELECT {MINED_TX_COLUMNS}, {PAYER_COLUMNS} FROM account_txs a \
              JOIN txs t ON t.tx_id = a.tx_id AND t.index_block_hash = a.index_block_hash \
              JOIN blocks b ON b.index_block_hash = t.index_block_hash \
-             WHERE a.principal = $1 AND a.listed = true AND a.canonical = true AND t.canonical = true \
+             WHERE a.principal = $1 AND a.listed = true AND a.boot = false AND a.canonical = true AND t.canonical = true \
              AND {AT_OR_BEFORE} \
              ORDER BY a.block_height DESC, COALESCE(t.microblock_sequence, 2147483647) DESC, a.tx_index DESC LIMIT $5"
         );
@@ -162,9 +169,7 @@ impl Store {
         vals.extend(pos_vals(from));
         vals.push(i64::from(limit).into());
         let rows = query(&sql, vals).fetch_all(&self.pool).await?;
-        let mut txs = rows.iter().map(mined_tx).collect::<Result<Vec<_>, _>>()?;
-        let stored: Vec<u32> = txs.iter().map(|t| t.tx_index).collect();
-        self.show_boot_txs(&mut txs).await?;
+        let txs = rows.iter().map(mined_tx).collect::<Result<Vec<_>, _>>()?;
         let (lo, hi) = match (txs.last(), txs.first()) {
             (Some(l), Some(h)) => (l.block_height as i64, h.block_height as i64),
             _ => return Ok(Vec::new()),
@@ -175,7 +180,7 @@ impl Store {
             by_tx.entry((&o.tx_id, &o.index_block_hash)).or_default().push(o);
         }
         let mut out = Vec::with_capacity(txs.len());
-        for ((tx, r), _stored) in txs.into_iter().zip(&rows).zip(stored) {
+        for (tx, r) in txs.into_iter().zip(&rows) {
             let (sender, sponsor) = payer_of(r)?;
             let payer = sponsor.as_deref().unwrap_or(&sender);
             let mine =
@@ -209,7 +214,7 @@ impl Store {
     ) -> Result<Vec<TxPosition>, StoreError> {
         let sql = "SELECT a.block_height, COALESCE(t.microblock_sequence, 2147483647) AS seq, a.tx_index FROM account_txs a \
              JOIN txs t ON t.tx_id = a.tx_id AND t.index_block_hash = a.index_block_hash \
-             WHERE a.principal = $1 AND a.listed = true AND a.canonical = true AND t.canonical = true \
+             WHERE a.principal = $1 AND a.listed = true AND a.boot = false AND a.canonical = true AND t.canonical = true \
              AND NOT (a.block_height < $2 OR (a.block_height = $2 AND \
                (COALESCE(t.microblock_sequence, 2147483647) < $3 OR \
                 (COALESCE(t.microblock_sequence, 2147483647) = $3 AND a.tx_index <= $4)))) \
@@ -232,7 +237,7 @@ impl Store {
 
     async fn principal_tx_count_of(&self, principal: &str) -> Result<u64, StoreError> {
         let row = query(
-            "SELECT cum FROM account_block_txs WHERE principal = $1 ORDER BY block_height DESC LIMIT 1",
+            "SELECT cum - cum_boot AS cum FROM account_block_txs WHERE principal = $1 ORDER BY block_height DESC LIMIT 1",
             vec![principal.into()],
         )
         .fetch_optional(&self.pool)
@@ -279,11 +284,12 @@ impl Store {
             let tx_id: String = r.try_get("tx_id")?;
             let ibh: String = r.try_get("index_block_hash")?;
             let height = u(r.try_get("block_height")?);
-            let mut tx_index = u32_of(r.try_get("tx_index")?);
-            if height == 1 {
-                if let Some(s) = self.boot_shift(Some(&ibh)).await? {
-                    tx_index = u32::try_from(s.shown_index(i64::from(tx_index))).unwrap_or(tx_index);
-                }
+            let tx_index = u32_of(r.try_get("tx_index")?);
+            // The boot block's transactions have no balance changes (module comment).
+            if height == 1
+                && self.boot_shift(Some(&ibh)).await?.is_some_and(|s| s.is_boot(i64::from(tx_index)))
+            {
+                continue;
             }
             let position =
                 TxPosition { block_height: height, microblock_sequence: u32_of(r.try_get("seq")?), tx_index };
@@ -334,7 +340,7 @@ impl PrincipalsReader for Store {
     async fn principal_tx_at(&self, principal: &str, at: TxPosition) -> Result<bool, ReadError> {
         let sql = "SELECT 1 AS one FROM account_txs a \
              JOIN txs t ON t.tx_id = a.tx_id AND t.index_block_hash = a.index_block_hash \
-             WHERE a.principal = $1 AND a.listed = true AND a.canonical = true AND t.canonical = true \
+             WHERE a.principal = $1 AND a.listed = true AND a.boot = false AND a.canonical = true AND t.canonical = true \
              AND a.block_height = $2 AND COALESCE(t.microblock_sequence, 2147483647) = $3 AND a.tx_index = $4 LIMIT 1";
         let mut vals = vec![principal.into()];
         vals.extend(pos_vals(at));
@@ -395,6 +401,18 @@ impl PrincipalsReader for Store {
             }
         }
         Ok(out)
+    }
+
+    async fn ft_balance(&self, principal: &str, asset: &str) -> Result<i128, ReadError> {
+        let row = query(
+            "SELECT balance FROM ft_balances WHERE account = $1 AND asset_identifier = $2",
+            vec![principal.into(), asset.into()],
+        )
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(StoreError::from)?;
+        let b: Option<String> = row.map(|r| r.try_get("balance")).transpose().map_err(StoreError::from)?;
+        Ok(b.map_or(0, |b| super::write::ft_parse(&b)))
     }
 
     async fn nft_positions(&self, principal: &str) -> Result<Vec<(String, String)>, ReadError> {

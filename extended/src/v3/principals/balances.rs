@@ -136,8 +136,7 @@ pub(super) async fn ft_one<R: ExtendedReader>(
     }
     let tag = etag::value(r, Kind::Principal(&principal)).await?;
     etag::cached(tag, inm, async {
-        let balance =
-            r.ft_positions(&principal).await?.into_iter().find(|(t, _)| t == asset).map_or(0, |(_, b)| b);
+        let balance = r.ft_balance(&principal, asset).await?;
         json(&json!({ "asset_identifier": asset, "balance": balance.to_string() }))
     })
     .await

@@ -138,6 +138,15 @@ pub trait PrincipalsReader: ExplorerReader {
         principal: &str,
     ) -> impl Future<Output = Result<Vec<(String, u128)>, ReadError>> + Send;
 
+    /// The principal's stored balance of one FT, 0 without a row. Negative when the stored
+    /// history starts mid-chain (an account that spends what it got before), as the incumbent's
+    /// point lookup shows it.
+    fn ft_balance(
+        &self,
+        principal: &str,
+        asset: &str,
+    ) -> impl Future<Output = Result<i128, ReadError>> + Send;
+
     /// The NFTs the principal holds `(asset, value hex)`, any order.
     fn nft_positions(
         &self,
