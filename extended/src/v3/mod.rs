@@ -19,7 +19,8 @@
 //!   request's `cursor` against one (the message quotes its pattern); typed cursors
 //!   [`cursor::TxCursor`] (`height:microblock_sequence:tx_index`, [`cursor::ANCHORED_SEQUENCE`]
 //!   for anchored transactions, `H:0:0` naming block H: `may_name_block`, `block_end`) and
-//!   [`cursor::MempoolCursor`] (`receipt_time:tx_id`), both `Display` as the incumbent encodes.
+//!   [`cursor::MempoolCursor`] (`receipt_time:tx_id`), both `Display` as the incumbent encodes;
+//!   [`cursor::FtBalanceCursor`] and [`cursor::NftBalanceCursor`] (split at the first colon).
 //! * [`params`]: path parameters with the v3 schemas' messages: [`params::principal`] (v3's
 //!   anchored address pattern), [`params::tx_id`] / [`params::hash_named`] (lower-case `0x`
 //!   form), [`params::height_or_hash`] ([`params::HeightOrHash`]).
