@@ -12,6 +12,11 @@
 //! # issue 21: realnode-2 imported into a temporary store, the nine URLs of its wrk.txt, each
 //! # compared with the incumbent's req/s there (cache off, 10 s per URL unless --seconds)
 //! cargo bench --bench extended -- --realnode-2 --no-cache
+//!
+//! # issue 22: the same store, the v3 list routes of its speed bar instead (p99 < 10 ms):
+//! # /extended/v3/transactions, the hot address's v3 transactions on page 1 and at a cursor
+//! # half-way through its list (found by following `cursor.next` from page 1)
+//! cargo bench --bench extended -- --realnode-2 --v3 --no-cache
 //! ```
 //!
 //! The URLs are picked from the store through the API itself: a mid-chain transaction (the
@@ -51,6 +56,7 @@ struct Opts {
     only: Option<String>,
     no_cache: bool,
     realnode2: bool,
+    v3: bool,
     keep: bool,
 }
 
@@ -66,6 +72,7 @@ fn parse_opts() -> anyhow::Result<Opts> {
         only: None,
         no_cache: false,
         realnode2: false,
+        v3: false,
         keep: false,
     };
     let mut seconds_given = false;
@@ -89,6 +96,8 @@ fn parse_opts() -> anyhow::Result<Opts> {
             "--no-cache" => o.no_cache = true,
             // Import ../shared/bench/realnode-2 first and load the nine URLs of its wrk.txt.
             "--realnode-2" => o.realnode2 = true,
+            // With --realnode-2: the v3 list routes of issue 22 instead of wrk.txt's nine.
+            "--v3" => o.v3 = true,
             // With --realnode-2: keep the imported store.
             "--keep" => o.keep = true,
             other => bail!("unknown option {other}"),
@@ -96,6 +105,9 @@ fn parse_opts() -> anyhow::Result<Opts> {
     }
     if o.realnode2 && !seconds_given {
         o.seconds = 10; // issue 21's `wrk -d10s`
+    }
+    if o.v3 && !o.realnode2 {
+        bail!("--v3 needs --realnode-2 (its hot address)");
     }
     if o.db.is_empty() && !o.realnode2 {
         bail!("--db URL (sqlite://… or postgres://…) of an ingested store is required");
@@ -287,6 +299,25 @@ async fn picked_urls(o: &Opts, client: &reqwest::Client, base: &str) -> anyhow::
     ])
 }
 
+/// realnode-2's hot address (`../shared/bench/realnode-2/README.md`).
+const REALNODE2_HOT: &str = "STVWDNCRXAYZ7SAJ3B2PACPP29D5JDY549YGZNSM";
+
+/// The v3 list reads of issue 22's speed bar: `/transactions`, and the hot address's
+/// transactions on page 1 and at the cursor half-way through its list.
+async fn v3_urls(client: &reqwest::Client, base: &str) -> anyhow::Result<Vec<String>> {
+    let first = format!("/extended/v3/principals/{REALNODE2_HOT}/transactions");
+    let page = get_json(client, &format!("{base}{first}")).await?;
+    let (total, limit) = (page["total"].as_u64().unwrap_or(0), page["limit"].as_u64().unwrap_or(1).max(1));
+    let mut cursor = page["cursor"]["next"].as_str().map(str::to_owned);
+    for _ in 1..(total / limit / 2) {
+        let Some(c) = &cursor else { break };
+        let next = get_json(client, &format!("{base}{first}?cursor={c}")).await?;
+        cursor = next["cursor"]["next"].as_str().map(str::to_owned);
+    }
+    let deep = cursor.context("the hot address's v3 transactions have no second page")?;
+    Ok(vec!["/extended/v3/transactions".to_owned(), first.clone(), format!("{first}?cursor={deep}")])
+}
+
 async fn run(o: Opts) -> anyhow::Result<()> {
     let (store, tmp_dir) =
         if o.realnode2 { import_realnode2(&o).await? } else { (Store::open(&o.db, o.network).await?, None) };
@@ -301,7 +332,9 @@ async fn run(o: Opts) -> anyhow::Result<()> {
         .unwrap_or_else(|_| stacks_ledger::api::cache::DEFAULT_CACHE_MB.to_string());
     println!("response cache: {cache} MiB (0 = off; cached figures are for one repeated URL)");
     // (path, the incumbent's req/s where known)
-    let urls: Vec<(String, Option<f64>)> = if o.realnode2 {
+    let urls: Vec<(String, Option<f64>)> = if o.v3 {
+        v3_urls(&client, &base).await?.into_iter().map(|p| (p, None)).collect()
+    } else if o.realnode2 {
         let wrk = std::fs::read_to_string(realnode2_dir().join("wrk.txt"))?;
         incumbent_reads(&wrk).into_iter().map(|(p, r)| (p, Some(r))).collect()
     } else {
@@ -344,7 +377,7 @@ async fn run(o: Opts) -> anyhow::Result<()> {
         }
         rows.push((path.clone(), report_rps(&out), report_p99_ms(&out), cpu_ms, *incumbent, load));
     }
-    if rows.iter().any(|r| r.4.is_some()) {
+    if o.realnode2 {
         println!("\n| read | req/s | p99 ms | CPU ms/req | incumbent req/s | ratio | load average |");
         println!("|---|---:|---:|---:|---:|---:|---|");
         let mut logs = Vec::new();

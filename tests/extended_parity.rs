@@ -3,9 +3,8 @@
 //! body with the incumbent's recording (rules: `common::parity::compare`; the only fields allowed
 //! to differ: `common::parity_allow::ALLOWED`). Prints one table per engine, route template |
 //! compared | matched | %, then per-fixture and overall percentages; requests of other issues'
-//! routes (Rosetta, `/v2` including BNS's `/v2/prices`, faucets, the `/extended/v3` principal and
-//! staking routes still being built) are replayed too and listed apart; BNS's `/v1` routes and
-//! the other `/extended/v3` routes are in scope.
+//! routes (Rosetta, `/v2` including BNS's `/v2/prices`, faucets) are replayed too and listed
+//! apart; BNS's `/v1` routes and every `/extended/v3` route are in scope.
 //!
 //! In the same replay it checks the OpenAPI document cannot drift from what we serve: every
 //! request we answer with something other than the unknown-URL fallback matches a declared path
@@ -38,8 +37,6 @@ fn other_issue(e: &OracleEntry) -> Option<&'static str> {
         "/v2 node RPC (tests/v2_*.rs)"
     } else if p.starts_with("/extended/v1/faucets") {
         "faucets (tests/faucet.rs)"
-    } else if p.starts_with("/extended/v3/principals/") && p.contains("/mempool/") {
-        "/extended/v3 principals' mempool (not served yet)"
     } else {
         return None;
     })
@@ -172,6 +169,7 @@ const PINNED: &[(&str, usize)] = &[
     ("GET /extended/v3/principals/{principal}/balances/ft/{asset_identifier}", 4),
     ("GET /extended/v3/principals/{principal}/balances/nft", 83),
     ("GET /extended/v3/principals/{principal}/balances/stx", 83),
+    ("GET /extended/v3/principals/{principal}/mempool/transactions", 83),
     ("GET /extended/v3/principals/{principal}/nonces", 83),
     ("GET /extended/v3/principals/{principal}/transactions", 99),
     ("GET /extended/v3/principals/{principal}/transactions/{tx_id}/balance-changes", 16),

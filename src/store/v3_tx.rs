@@ -9,7 +9,7 @@ use sqlx::Row;
 use stacks_extended::tx::{AnyTx, MinedTx, TxEvent, TxReader};
 use stacks_extended::v3::cursor::{MempoolCursor, TxCursor, ANCHORED_SEQUENCE};
 use stacks_extended::v3::params::HeightOrHash;
-use stacks_extended::v3::tx::{TxScope, V3AnyTx, V3Block, V3MempoolTx, V3Tx, V3TxReader};
+use stacks_extended::v3::tx::{MempoolScope, TxScope, V3AnyTx, V3Block, V3MempoolTx, V3Tx, V3TxReader};
 use stacks_extended::{MicroblockReader, ReadError};
 
 use super::explorer_tx::{shown_index_sql, tx_event, BootShift, EVENT_COLUMNS, MINED_TX_COLUMNS, SEQ};
@@ -175,6 +175,20 @@ struct BootTxs {
     ids: std::collections::HashSet<String>,
     block_time: u64,
     parent_index_block_hash: String,
+}
+
+/// The condition (` AND …`, its value pushed) restricting the pending transactions to `scope`:
+/// for a principal, the incumbent's four roles (sender, token transfer recipient, deployed
+/// contract, called contract: `contract_id` holds both contracts).
+fn mempool_scope(scope: MempoolScope<'_>, vals: &mut Vec<Val>) -> String {
+    match scope {
+        MempoolScope::All => String::new(),
+        MempoolScope::Principal(p) => {
+            vals.push(p.into());
+            let n = vals.len();
+            format!(" AND (sender_address = ${n} OR token_transfer_recipient = ${n} OR contract_id = ${n})")
+        }
+    }
 }
 
 const MEMPOOL_COLUMNS: &str =
@@ -367,20 +381,29 @@ impl V3TxReader for Store {
 
     async fn v3_mempool(
         &self,
+        scope: MempoolScope<'_>,
         from: Option<&MempoolCursor>,
         take: u32,
     ) -> Result<(u64, Vec<V3MempoolTx>), ReadError> {
-        let n = query("SELECT COUNT(*) AS n FROM mempool_txs WHERE pruned = false", vec![])
-            .fetch_one(&self.pool)
-            .await
-            .map_err(StoreError::from)?;
-        let total = u(n.try_get("n").map_err(StoreError::from)?);
         let mut vals: Vec<Val> = Vec::new();
-        let mut cond = String::new();
+        let scoped = mempool_scope(scope, &mut vals);
+        let n = query(
+            &format!("SELECT COUNT(*) AS n FROM mempool_txs WHERE pruned = false{scoped}"),
+            vals.clone(),
+        )
+        .fetch_one(&self.pool)
+        .await
+        .map_err(StoreError::from)?;
+        let total = u(n.try_get("n").map_err(StoreError::from)?);
+        let mut cond = scoped;
         if let Some(c) = from {
+            let t = vals.len() + 1;
             vals.push(i(c.receipt_time).into());
             vals.push(c.tx_id.as_str().into());
-            cond = " AND (receipt_time < $1 OR (receipt_time = $1 AND tx_id <= $2))".into();
+            cond.push_str(&format!(
+                " AND (receipt_time < ${t} OR (receipt_time = ${t} AND tx_id <= ${}))",
+                t + 1
+            ));
         }
         vals.push(i64::from(take).into());
         let sql = format!(
@@ -394,18 +417,22 @@ impl V3TxReader for Store {
 
     async fn v3_mempool_before(
         &self,
+        scope: MempoolScope<'_>,
         before: &MempoolCursor,
         take: u32,
     ) -> Result<Vec<MempoolCursor>, ReadError> {
-        let rows = query(
-            "SELECT receipt_time, tx_id FROM mempool_txs WHERE pruned = false \
-             AND (receipt_time > $1 OR (receipt_time = $1 AND tx_id > $2)) \
-             ORDER BY receipt_time ASC, tx_id ASC LIMIT $3",
-            vec![i(before.receipt_time).into(), before.tx_id.as_str().into(), i64::from(take).into()],
-        )
-        .fetch_all(&self.pool)
-        .await
-        .map_err(StoreError::from)?;
+        let mut vals: Vec<Val> = Vec::new();
+        let scoped = mempool_scope(scope, &mut vals);
+        let t = vals.len() + 1;
+        vals.extend([i(before.receipt_time).into(), before.tx_id.as_str().into(), i64::from(take).into()]);
+        let sql = format!(
+            "SELECT receipt_time, tx_id FROM mempool_txs WHERE pruned = false{scoped} \
+             AND (receipt_time > ${t} OR (receipt_time = ${t} AND tx_id > ${})) \
+             ORDER BY receipt_time ASC, tx_id ASC LIMIT ${}",
+            t + 1,
+            t + 2
+        );
+        let rows = query(&sql, vals).fetch_all(&self.pool).await.map_err(StoreError::from)?;
         Ok(rows
             .iter()
             .map(|r| {

@@ -279,9 +279,9 @@ fn sort_v3_position_ties(body: &mut Value) {
     }
 }
 
-/// `/extended/v3/mempool/transactions` cursors are `receipt_time:tx_id`: their receipt time is
-/// the allowed `receipt_time` ([`ALLOWED`]: this server's mempool clock), so only the tx id part
-/// is compared.
+/// The v3 mempool lists' cursors (all pending transactions, a principal's) are
+/// `receipt_time:tx_id`: their receipt time is the allowed `receipt_time` ([`ALLOWED`]: this
+/// server's mempool clock), so only the tx id part is compared.
 fn mask_v3_mempool_cursor_times(body: &mut Value) {
     let Some(cursor) = body.get_mut("cursor").and_then(Value::as_object_mut) else { return };
     for v in cursor.values_mut() {
@@ -310,7 +310,10 @@ pub fn normalize_entry(e: &OracleEntry, body: &mut Value) {
             }
             "/extended/v3/transactions/{tx_id}" => mask_v3_streamed_time(body),
             "/extended/v3/blocks/{height_or_hash}/transactions" => sort_v3_position_ties(body),
-            "/extended/v3/mempool/transactions" => mask_v3_mempool_cursor_times(body),
+            "/extended/v3/mempool/transactions"
+            | "/extended/v3/principals/{principal}/mempool/transactions" => {
+                mask_v3_mempool_cursor_times(body)
+            }
             _ => {}
         }
     }

@@ -1,8 +1,7 @@
 // The `/extended/v3` routes through the incumbent's generated client (driven by
 // tests/client_smoke.rs after the shared smoke script, against the same server): each call goes
 // through the client's typed path and parameters, must answer 200 with the v3 envelope, and the
-// lists are followed one page along their `next` cursor. The principal's mempool route is not
-// called (not served yet).
+// lists are followed one page along their `next` cursor.
 // Usage: node client-smoke-v3.mjs <baseUrl> --principal ST...
 import { createClient } from '@stacks/blockchain-api-client';
 
@@ -76,6 +75,7 @@ if (myTx) {
 await check('GET /extended/v3/principals/{principal}/balances/stx', () => client.GET('/extended/v3/principals/{principal}/balances/stx', { params: { path: p } }), (d) => (typeof d?.balance === 'string' ? null : 'no balance'));
 await walk('ft balances', '/extended/v3/principals/{principal}/balances/ft', { path: p }, false);
 await walk('nft balances', '/extended/v3/principals/{principal}/balances/nft', { path: p }, false);
+await walk('principal mempool', '/extended/v3/principals/{principal}/mempool/transactions', { path: p }, false);
 await check('GET /extended/v3/principals/{principal}/nonces', () => client.GET('/extended/v3/principals/{principal}/nonces', { params: { path: p } }));
 await check('GET /extended/v3/principals/{principal}/staking', () => client.GET('/extended/v3/principals/{principal}/staking', { params: { path: p } }));
 await walk('bond positions', '/extended/v3/principals/{principal}/staking/bonds', { path: p }, false);

@@ -214,6 +214,39 @@ impl fmt::Display for MempoolCursor {
     }
 }
 
+/// A position in a principal's FT balances (largest balance first, then asset identifier).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FtBalanceCursor {
+    pub balance: u128,
+    pub asset_identifier: String,
+}
+
+impl FtBalanceCursor {
+    /// A cursor that matched [`FT_BALANCE`], split at its first colon (the asset identifier
+    /// holds `::`). A balance beyond `u128` saturates: no balance held is above it.
+    pub fn parse(raw: &str) -> Self {
+        let (b, asset) = raw.split_once(':').unwrap_or((raw, ""));
+        let balance = b.bytes().try_fold(0u128, |n, d| n.checked_mul(10)?.checked_add(u128::from(d - b'0')));
+        FtBalanceCursor { balance: balance.unwrap_or(u128::MAX), asset_identifier: asset.to_string() }
+    }
+}
+
+/// A position in a principal's NFT holdings (by asset identifier, then value).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NftBalanceCursor {
+    /// `0x` hex, as sent (compared as text, as the incumbent compares it).
+    pub value: String,
+    pub asset_identifier: String,
+}
+
+impl NftBalanceCursor {
+    /// A cursor that matched [`NFT_BALANCE`], split at its first colon.
+    pub fn parse(raw: &str) -> Self {
+        let (v, asset) = raw.split_once(':').unwrap_or((raw, ""));
+        NftBalanceCursor { value: v.to_string(), asset_identifier: asset.to_string() }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,5 +303,14 @@ mod tests {
         assert_eq!(TxCursor::parse("99999999999999999999999:0:0").block_height, u64::MAX);
         let m = MempoolCursor::parse(&format!("17:{}", "AB".repeat(32)));
         assert_eq!(m.to_string(), format!("17:0x{}", "ab".repeat(32)));
+    }
+
+    #[test]
+    fn balance_cursors_split_at_the_first_colon() {
+        let c = FtBalanceCursor::parse("0042:SP1.t::tok");
+        assert_eq!((c.balance, c.asset_identifier.as_str()), (42, "SP1.t::tok"));
+        assert_eq!(FtBalanceCursor::parse(&format!("{}0:x", u128::MAX)).balance, u128::MAX);
+        let n = NftBalanceCursor::parse("0x0a:SP1.n::m");
+        assert_eq!((n.value.as_str(), n.asset_identifier.as_str()), ("0x0a", "SP1.n::m"));
     }
 }

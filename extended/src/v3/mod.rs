@@ -9,7 +9,9 @@
 //!   current}, results}` (build it with `CursorPage::new`, render rows with `map`/`try_map`,
 //!   [`page::Cursors`] all `None` on an empty page), the limit rules ([`page::TX`],
 //!   [`page::EVENT`], [`page::FT_BALANCE`], [`page::NFT_BALANCE`], [`page::SIGNER`]) and
-//!   [`page::limit`] (absent: default; 0, above max, not an integer: the validator's message).
+//!   [`page::limit`] (absent: default; 0, above max, not an integer: the validator's message);
+//!   [`page::paged`] pages a list read whole, its `previous` cursor by one of the incumbent's two
+//!   lookups ([`page::Previous`]).
 //! * [`cursor`]: one [`cursor::Format`] per cursor schema of the incumbent ([`cursor::TX`],
 //!   [`cursor::MEMPOOL`], [`cursor::EVENT`], [`cursor::BOND`], [`cursor::FT_BALANCE`],
 //!   [`cursor::NFT_BALANCE`], [`cursor::SIGNER`], [`cursor::STAKER`], [`cursor::SIGNING_KEY`],
@@ -17,7 +19,8 @@
 //!   request's `cursor` against one (the message quotes its pattern); typed cursors
 //!   [`cursor::TxCursor`] (`height:microblock_sequence:tx_index`, [`cursor::ANCHORED_SEQUENCE`]
 //!   for anchored transactions, `H:0:0` naming block H: `may_name_block`, `block_end`) and
-//!   [`cursor::MempoolCursor`] (`receipt_time:tx_id`), both `Display` as the incumbent encodes.
+//!   [`cursor::MempoolCursor`] (`receipt_time:tx_id`), both `Display` as the incumbent encodes;
+//!   [`cursor::FtBalanceCursor`] and [`cursor::NftBalanceCursor`] (split at the first colon).
 //! * [`params`]: path parameters with the v3 schemas' messages: [`params::principal`] (v3's
 //!   anchored address pattern), [`params::tx_id`] / [`params::hash_named`] (lower-case `0x`
 //!   form), [`params::height_or_hash`] ([`params::HeightOrHash`]).
@@ -30,8 +33,9 @@
 //!   [`etag::value`] computes one, [`etag::cached`] answers the 304 or adds the header.
 //! * [`tx`] (the first family): [`tx::V3TxReader`], the entity renderers in [`tx::render`]
 //!   (`summary_json` is the `TransactionSummary` every transaction list shows, `transaction_json`,
-//!   the mempool ones, `event_json`, `memo_repr`), and [`tx::tx_page`], the incumbent's
-//!   transaction paging (`limit + 1` rows, `previous` by an ascending read, `H:0:0`).
+//!   the mempool ones, `event_json`, `memo_repr`), [`tx::tx_page`], the incumbent's transaction
+//!   paging (`limit + 1` rows, `previous` by an ascending read, `H:0:0`), and [`tx::mempool_page`],
+//!   its mempool paging (all pending transactions or a principal's, [`tx::MempoolScope`]).
 //! * [`staking`]: PoX-5 staking (bonds, signers, a principal's staking), read from one
 //!   [`staking::StakingState`] folded by the ledger from the canonical pox-5 events.
 //! * OpenAPI: declare routes in `openapi/registry/v3.rs` (builder `.cursor_paged(rule,

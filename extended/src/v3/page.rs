@@ -1,6 +1,8 @@
 //! The v3 list envelope `{total, limit, cursor: {next, previous, current}, results}` and the
 //! per-resource `limit` rules of the incumbent's `pagingQueryLimits`, validated as its v3
-//! schema validates them (`minimum: 1`, the resource's `maximum`; absent means the default).
+//! schema validates them (`minimum: 1`, the resource's `maximum`; absent means the default),
+//! and [`paged`], the pager of the lists read whole before paging (a principal's balances and
+//! balance changes).
 
 use serde::Serialize;
 
@@ -60,6 +62,47 @@ impl<T> CursorPage<T> {
     }
 }
 
+/// Where the previous page's cursor points: the incumbent finds it with one of two lookups
+/// from the page's first row, backwards in page order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Previous {
+    /// The furthest of up to `limit` rows before (`LIMIT limit`, its last row): any row before
+    /// the page gives one (FT and NFT balances, as every keyset list of the incumbent).
+    UpToLimit,
+    /// The row exactly `limit` rows before (`OFFSET limit - 1 LIMIT 1`): none unless a whole
+    /// page precedes (a principal's balance changes).
+    WholePage,
+}
+
+/// Pages `rows` (the whole list, in page order) from the first row `before` does not hold for
+/// (`before(row)`: the row comes before the request's cursor in page order; every cursor is
+/// inclusive, naming a page's first row). `total` is the list's length, 0 on an empty page as
+/// the incumbent reads it with the page's rows; `encode` writes a row's cursor.
+pub fn paged<T>(
+    rows: Vec<T>,
+    limit: u32,
+    previous: Previous,
+    before: impl Fn(&T) -> bool,
+    encode: impl Fn(&T) -> String,
+) -> CursorPage<T> {
+    let total = rows.len() as u64;
+    let n = limit as usize;
+    let start = rows.iter().position(|row| !before(row)).unwrap_or(rows.len());
+    if start == rows.len() {
+        return CursorPage::new(0, limit, Cursors::default(), vec![]);
+    }
+    let back = match previous {
+        Previous::UpToLimit => (start > 0).then(|| start.saturating_sub(n)),
+        Previous::WholePage => start.checked_sub(n),
+    };
+    let cursors = Cursors {
+        next: rows.get(start + n).map(&encode),
+        previous: back.map(|i| encode(&rows[i])),
+        current: Some(encode(&rows[start])),
+    };
+    CursorPage::new(total, limit, cursors, rows.into_iter().skip(start).take(n).collect())
+}
+
 /// The request's `limit` under `rule`: absent is the default; `0` or less, above the maximum,
 /// or not an integer is the validator's error (`querystring/limit must be >= 1`, ...).
 pub fn limit(q: &Query, rule: LimitRule) -> Result<u32, ApiError> {
@@ -101,6 +144,29 @@ mod tests {
             msg(limit(&Query::parse("limit=x"), TX).unwrap_err()),
             "querystring/limit must be integer"
         );
+    }
+
+    #[test]
+    fn pages_point_back_as_the_incumbents_two_lookups() {
+        let rows: Vec<u32> = (0..5).collect();
+        let page =
+            |limit, previous, from: u32| paged(rows.clone(), limit, previous, |v| *v < from, u32::to_string);
+        let p = page(2, Previous::UpToLimit, 3);
+        assert_eq!(p.results, [3, 4]);
+        assert_eq!(p.total, 5);
+        assert_eq!(
+            (p.cursor.previous.as_deref(), p.cursor.current.as_deref(), p.cursor.next.as_deref()),
+            (Some("1"), Some("3"), None)
+        );
+        // One row before a page of two: up to `limit` back finds it, a whole page back does not.
+        let p = page(2, Previous::UpToLimit, 1);
+        assert_eq!((p.cursor.previous.as_deref(), p.cursor.next.as_deref()), (Some("0"), Some("3")));
+        assert_eq!(page(2, Previous::WholePage, 1).cursor.previous, None);
+        assert_eq!(page(2, Previous::WholePage, 2).cursor.previous.as_deref(), Some("0"));
+        assert_eq!(page(2, Previous::UpToLimit, 0).cursor.previous, None);
+        // Past the end: the empty page, all cursors null and total 0.
+        let p = page(2, Previous::UpToLimit, 9);
+        assert_eq!((p.total, p.cursor, p.results.len()), (0, Cursors::default(), 0));
     }
 
     #[test]

@@ -153,7 +153,8 @@ fn staking() -> Vec<Route> {
     ]
 }
 
-/// A principal's transactions, balance changes, balances and nonces (issue 22 item 2).
+/// A principal's transactions, balance changes, balances, nonces and pending transactions (issue
+/// 22 item 2).
 fn principals() -> Vec<Route> {
     use crate::v3::{cursor, page};
     vec![
@@ -220,5 +221,13 @@ fn principals() -> Vec<Route> {
             "Get principal nonces",
             "V3PrincipalNonces",
         ),
+        get(
+            "/extended/v3/principals/{principal}/mempool/transactions",
+            "get_principal_mempool_transactions",
+            "Transactions",
+            "Get principal mempool transactions",
+            "V3MempoolTransactionSummaryPage",
+        )
+        .cursor_paged(page::TX, cursor::MEMPOOL),
     ]
 }

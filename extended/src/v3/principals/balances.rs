@@ -10,9 +10,9 @@ use crate::address::balances::nonces_json;
 use crate::error::{ApiError, In, Rule};
 use crate::params::Query;
 use crate::tx::clarity_json;
-use crate::v3::cursor;
+use crate::v3::cursor::{self, FtBalanceCursor, NftBalanceCursor};
 use crate::v3::etag::{self, Kind};
-use crate::v3::page::{self, CursorPage, Cursors};
+use crate::v3::page::{self, paged, Previous};
 use crate::v3::params::{self, ADDRESS_PATTERN};
 use crate::{AddressReader, ExtendedReader};
 
@@ -72,27 +72,6 @@ pub(super) async fn stx<R: ExtendedReader>(
     .await
 }
 
-/// Pages `rows` (sorted in page order) from the first row not before the cursor; the
-/// previous page's cursor is the furthest of up to `limit` rows before it.
-fn paged<T: Clone>(
-    rows: Vec<T>,
-    limit: u32,
-    before: impl Fn(&T) -> bool,
-    encode: impl Fn(&T) -> String,
-) -> CursorPage<T> {
-    let total = rows.len() as u64;
-    let start = rows.iter().position(|c| !before(c)).unwrap_or(rows.len());
-    let n = limit as usize;
-    let page: Vec<T> = rows[start..].iter().take(n).cloned().collect();
-    if page.is_empty() {
-        return CursorPage::new(0, limit, Cursors::default(), vec![]);
-    }
-    let next = rows.get(start + n).map(&encode);
-    let previous = (start > 0).then(|| encode(&rows[start.saturating_sub(n)]));
-    let cursors = Cursors { next, previous, current: Some(encode(&page[0])) };
-    CursorPage::new(total, limit, cursors, page)
-}
-
 pub(super) async fn ft<R: ExtendedReader>(
     r: &R,
     raw: &str,
@@ -101,24 +80,18 @@ pub(super) async fn ft<R: ExtendedReader>(
 ) -> Result<Response, ApiError> {
     let principal = params::principal(raw)?;
     let limit = page::limit(q, page::FT_BALANCE)?;
-    let from =
-        cursor::read(q, cursor::FT_BALANCE)?.map(|c| {
-            let (b, t) = c.split_once(':').unwrap_or((c, ""));
-            (
-                b.trim_start_matches('0')
-                    .parse::<u128>()
-                    .unwrap_or(if b.trim_start_matches('0').is_empty() { 0 } else { u128::MAX }),
-                t.to_string(),
-            )
-        });
+    let from = cursor::read(q, cursor::FT_BALANCE)?.map(FtBalanceCursor::parse);
     let tag = etag::value(r, Kind::Principal(&principal)).await?;
     etag::cached(tag, inm, async {
         let mut rows = r.ft_positions(&principal).await?;
         rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        // Before the cursor: a larger balance, or the same with an earlier asset.
         let before = |(t, b): &(String, u128)| {
-            from.as_ref().is_some_and(|(cb, ct)| *b > *cb || (*b == *cb && t.as_str() < ct.as_str()))
+            from.as_ref().is_some_and(|c| {
+                *b > c.balance || (*b == c.balance && t.as_str() < c.asset_identifier.as_str())
+            })
         };
-        let page = paged(rows, limit, before, |(t, b)| format!("{b}:{t}"));
+        let page = paged(rows, limit, Previous::UpToLimit, before, |(t, b)| format!("{b}:{t}"));
         json(&page.map(|(t, b)| json!({ "asset_identifier": t, "balance": b.to_string() })))
     })
     .await
@@ -150,19 +123,19 @@ pub(super) async fn nft<R: ExtendedReader>(
 ) -> Result<Response, ApiError> {
     let principal = params::principal(raw)?;
     let limit = page::limit(q, page::NFT_BALANCE)?;
-    let from = cursor::read(q, cursor::NFT_BALANCE)?.map(|c| {
-        let (v, a) = c.split_once(':').unwrap_or((c, ""));
-        (a.to_string(), v.to_string())
-    });
+    let from = cursor::read(q, cursor::NFT_BALANCE)?.map(NftBalanceCursor::parse);
     let tag = etag::value(r, Kind::Principal(&principal)).await?;
     etag::cached(tag, inm, async {
         let mut rows = r.nft_positions(&principal).await?;
         rows.sort();
+        // Before the cursor: an earlier asset, or the same with an earlier value.
         let before = |(a, v): &(String, String)| {
-            from.as_ref()
-                .is_some_and(|(ca, cv)| a.as_str() < ca.as_str() || (a == ca && v.as_str() < cv.as_str()))
+            from.as_ref().is_some_and(|c| {
+                a.as_str() < c.asset_identifier.as_str()
+                    || (*a == c.asset_identifier && v.as_str() < c.value.as_str())
+            })
         };
-        let page = paged(rows, limit, before, |(a, v)| format!("{v}:{a}"));
+        let page = paged(rows, limit, Previous::UpToLimit, before, |(a, v)| format!("{v}:{a}"));
         json(&page.map(|(a, v)| json!({ "asset_identifier": a, "value": clarity_json(&v) })))
     })
     .await
@@ -203,14 +176,5 @@ mod tests {
         assert!(is_asset("SP466FNC0P7JWTNM2R9T199QRZN1MYEDTAR0KP27.miamicoin-token::miamicoin"));
         assert!(!is_asset("SP466FNC0P7JWTNM2R9T199QRZN1MYEDTAR0KP27.miamicoin-token"));
         assert!(!is_asset("stx"));
-    }
-
-    #[test]
-    fn balance_pages_point_back_a_page_or_to_the_start() {
-        let rows: Vec<u32> = (0..5).collect();
-        let p = paged(rows.clone(), 2, |v| *v < 3, |v| v.to_string());
-        assert_eq!((p.cursor.current.as_deref(), p.cursor.previous.as_deref()), (Some("3"), Some("1")));
-        let p = paged(rows, 2, |v| *v < 1, |v| v.to_string());
-        assert_eq!((p.cursor.previous.as_deref(), p.cursor.next.as_deref()), (Some("0"), Some("3")));
     }
 }

@@ -2,8 +2,9 @@
 //! cursor `asset_type:asset_identifier`) and across a list of transactions
 //! (`…/balance-changes?tx_id=…`, cursor `height:microblock_sequence:tx_index:asset_type:asset`,
 //! newest transaction first, then by asset). Both cursors name the page's first row; the
-//! previous page's cursor exists only when a whole page precedes, as the incumbent's
-//! `OFFSET limit - 1` lookup finds it.
+//! previous page's cursor exists only when a whole page precedes ([`Previous::WholePage`]): the
+//! incumbent's two balance-change queries look it up with `OFFSET limit - 1 LIMIT 1`, unlike its
+//! balance lists' `LIMIT limit` (no recording pages with a cursor, so its source decides).
 
 use std::cmp::Ordering;
 
@@ -15,7 +16,7 @@ use crate::error::{ApiError, In, Rule};
 use crate::params::Query;
 use crate::v3::cursor::{self, number};
 use crate::v3::etag::{self, Kind};
-use crate::v3::page::{self, CursorPage, Cursors};
+use crate::v3::page::{self, paged, Previous};
 use crate::v3::params;
 use crate::ExtendedReader;
 
@@ -47,27 +48,6 @@ fn change_json(c: &BalanceChange, with_tx: bool) -> Value {
     }
 }
 
-/// Pages `rows` (in page order) from the first row not before the cursor (`before(row)`: the
-/// row comes before the cursor in page order).
-fn paged(
-    rows: Vec<BalanceChange>,
-    limit: u32,
-    before: impl Fn(&BalanceChange) -> bool,
-    encode: fn(&BalanceChange) -> String,
-) -> CursorPage<BalanceChange> {
-    let total = rows.len() as u64;
-    let start = rows.iter().position(|c| !before(c)).unwrap_or(rows.len());
-    let limit_n = limit as usize;
-    let page: Vec<BalanceChange> = rows[start..].iter().take(limit_n).cloned().collect();
-    if page.is_empty() {
-        return CursorPage::new(0, limit, Cursors::default(), vec![]);
-    }
-    let next = rows.get(start + limit_n).map(encode);
-    let previous = (start >= limit_n).then(|| encode(&rows[start - limit_n]));
-    let cursors = Cursors { next, previous, current: Some(encode(&page[0])) };
-    CursorPage::new(total, limit, cursors, page)
-}
-
 pub(super) async fn of_tx<R: ExtendedReader>(
     r: &R,
     raw: &str,
@@ -86,7 +66,7 @@ pub(super) async fn of_tx<R: ExtendedReader>(
     etag::cached(tag, inm, async {
         let rows = PrincipalsReader::balance_changes(r, &principal, std::slice::from_ref(&tx_id)).await?;
         let before = |c: &BalanceChange| from.as_ref().is_some_and(|(t, a)| asset_key(c) < (*t, a.as_str()));
-        json(&paged(rows, limit, before, tx_cursor).map(|c| change_json(&c, false)))
+        json(&paged(rows, limit, Previous::WholePage, before, tx_cursor).map(|c| change_json(&c, false)))
     })
     .await
 }
@@ -128,7 +108,7 @@ pub(super) async fn by_tx_ids<R: ExtendedReader>(
                 Ordering::Equal => asset_key(c) < (*t, a.as_str()),
             })
         };
-        json(&paged(rows, limit, before, list_cursor).map(|c| change_json(&c, true)))
+        json(&paged(rows, limit, Previous::WholePage, before, list_cursor).map(|c| change_json(&c, true)))
     })
     .await
 }
@@ -155,7 +135,7 @@ mod tests {
             change(9, AssetKind::Ft, "SP1.a::b"),
             change(5, AssetKind::Nft, "SP1.n::m"),
         ];
-        let p = paged(rows.clone(), 2, |_| false, list_cursor);
+        let p = paged(rows.clone(), 2, Previous::WholePage, |_| false, list_cursor);
         assert_eq!(p.total, 3);
         assert_eq!(p.cursor.current.as_deref(), Some("9:2147483647:0:1:stx"));
         assert_eq!(p.cursor.next.as_deref(), Some("5:2147483647:0:3:SP1.n::m"));
@@ -164,6 +144,7 @@ mod tests {
         let p = paged(
             rows,
             2,
+            Previous::WholePage,
             |c| c.position > pos || (c.position == pos && asset_key(c) < (t, a.as_str())),
             list_cursor,
         );

@@ -1,11 +1,12 @@
 //! `/extended/v3/principals/{p}/…` (issue 22 item 2, staking aside): a principal's
 //! transactions with its involvement and STX balance changes, its balance changes per
-//! transaction and asset, its STX, FT and NFT balances and its nonces. Balance changes are
-//! the principal's operations as the store folds them ([`PrincipalsReader`]); here they are
-//! only paged with the incumbent's cursors and rendered.
+//! transaction and asset, its STX, FT and NFT balances, its nonces and its pending mempool
+//! transactions. Balance changes are the principal's operations as the store folds them
+//! ([`PrincipalsReader`]); here they are only paged with the incumbent's cursors and rendered.
 
 mod balances;
 mod changes;
+mod mempool;
 mod reader;
 mod txs;
 
@@ -66,6 +67,7 @@ pub(crate) fn routes<R: ExtendedReader>(
                         }
                         ("balances", "ft") => balances::ft(&*r, &p, &q, inm).await,
                         ("balances", "nft") => balances::nft(&*r, &p, &q, inm).await,
+                        ("mempool", "transactions") => mempool::transactions(&*r, &p, &q, inm).await,
                         _ => return Err(warp::reject::not_found()),
                     };
                     super::reply(res)

@@ -5,5 +5,5 @@ pub mod reader;
 pub mod render;
 pub(crate) mod routes;
 
-pub use reader::{TxScope, V3AnyTx, V3Block, V3MempoolTx, V3Tx, V3TxReader};
-pub use routes::tx_page;
+pub use reader::{MempoolScope, TxScope, V3AnyTx, V3Block, V3MempoolTx, V3Tx, V3TxReader};
+pub use routes::{mempool_page, tx_page};

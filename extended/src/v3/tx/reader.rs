@@ -65,6 +65,16 @@ pub enum TxScope<'a> {
     Block(&'a str),
 }
 
+/// Which pending transactions a mempool list pages through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MempoolScope<'a> {
+    /// Every pending transaction.
+    All,
+    /// Those involving a principal as the incumbent counts it: its sender, a token transfer's
+    /// recipient, the deployed contract or the called contract (not its sponsor).
+    Principal(&'a str),
+}
+
 pub trait V3TxReader: Send + Sync + 'static {
     /// A transaction by `0x` id: its canonical (microblock-canonical) mined row, streamed and
     /// not yet anchored ones included; else its mempool entry if not pruned.
@@ -110,18 +120,21 @@ pub trait V3TxReader: Send + Sync + 'static {
         at: TxCursor,
     ) -> impl Future<Output = Result<bool, ReadError>> + Send;
 
-    /// The number of pending (not pruned) mempool transactions and up to `take` of them at or
-    /// after `from` in the mempool order (newest receipt first, then tx id descending).
+    /// The number of pending (not pruned) mempool transactions of `scope` and up to `take` of
+    /// them at or after `from` in the mempool order (newest receipt first, then tx id
+    /// descending).
     fn v3_mempool(
         &self,
+        scope: MempoolScope<'_>,
         from: Option<&MempoolCursor>,
         take: u32,
     ) -> impl Future<Output = Result<(u64, Vec<V3MempoolTx>), ReadError>> + Send;
 
-    /// The positions of up to `take` pending transactions before `before` in the mempool order,
-    /// nearest first (the previous page).
+    /// The positions of up to `take` pending transactions of `scope` before `before` in the
+    /// mempool order, nearest first (the previous page).
     fn v3_mempool_before(
         &self,
+        scope: MempoolScope<'_>,
         before: &MempoolCursor,
         take: u32,
     ) -> impl Future<Output = Result<Vec<MempoolCursor>, ReadError>> + Send;

@@ -1,6 +1,6 @@
 //! `/extended/v3/transactions…`, `/blocks/{height_or_hash}/transactions`,
 //! `/mempool/transactions` and `/tokens/stx/supply`: parameters in, the reader's rows through
-//! the v3 renderer out.
+//! the v3 renderer out. [`tx_page`] and [`mempool_page`] are the pagers other families reuse.
 
 use std::sync::Arc;
 
@@ -8,7 +8,7 @@ use serde_json::{json, Value as Json};
 use warp::reply::Response;
 use warp::{Filter, Rejection, Reply};
 
-use super::reader::{TxScope, V3AnyTx, V3Tx, V3TxReader};
+use super::reader::{MempoolScope, TxScope, V3AnyTx, V3MempoolTx, V3Tx, V3TxReader};
 use super::render::{
     event_json, mempool_summary_json, mempool_transaction_json, summary_json, transaction_json, Include,
 };
@@ -198,24 +198,34 @@ async fn block_transactions<R: ExtendedReader>(
     .await
 }
 
-async fn mempool<R: ExtendedReader>(r: &R, q: &Query) -> Result<Response, ApiError> {
-    let limit = page::limit(q, page::TX)?;
-    let from = cursor::read(q, cursor::MEMPOOL)?.map(MempoolCursor::parse);
-    let (total, mut rows) = r.v3_mempool(from.as_ref(), limit + 1).await?;
+/// A page of the pending transactions of `scope` from the request's cursor, rendered as the
+/// incumbent's mempool summaries: `limit + 1` rows tell whether a next page exists, the previous
+/// page is found by an ascending read from the first row, and `total` (the scope's pending
+/// count) is 0 on an empty page, as the incumbent reads it with the page's rows.
+pub async fn mempool_page<R: V3TxReader>(
+    r: &R,
+    scope: MempoolScope<'_>,
+    limit: u32,
+    cursor: Option<&str>,
+) -> Result<CursorPage<Json>, ApiError> {
+    let from = cursor.map(MempoolCursor::parse);
+    let (total, mut rows) = r.v3_mempool(scope, from.as_ref(), limit + 1).await?;
     let next = (rows.len() > limit as usize).then(|| rows[limit as usize].position().to_string());
     rows.truncate(limit as usize);
-    let cursors = match rows.first().map(|t| t.position()) {
-        None => Cursors::default(),
-        Some(first) => Cursors {
-            next,
-            previous: r.v3_mempool_before(&first, limit).await?.last().map(ToString::to_string),
-            current: Some(first.to_string()),
-        },
+    let Some(first) = rows.first().map(V3MempoolTx::position) else {
+        return Ok(CursorPage::new(0, limit, Cursors::default(), vec![]));
     };
-    let total = if rows.is_empty() { 0 } else { total };
+    let previous = r.v3_mempool_before(scope, &first, limit).await?.last().map(ToString::to_string);
+    let cursors = Cursors { next, previous, current: Some(first.to_string()) };
     let results: Vec<Json> =
         rows.iter().map(mempool_summary_json).collect::<Result<_, _>>().map_err(render_error)?;
-    Ok(json_reply(&CursorPage::new(total, limit, cursors, results)))
+    Ok(CursorPage::new(total, limit, cursors, results))
+}
+
+async fn mempool<R: ExtendedReader>(r: &R, q: &Query) -> Result<Response, ApiError> {
+    let limit = page::limit(q, page::TX)?;
+    let cursor = cursor::read(q, cursor::MEMPOOL)?;
+    Ok(json_reply(&mempool_page(r, MempoolScope::All, limit, cursor).await?))
 }
 
 async fn supply<R: ExtendedReader>(r: &R, inm: Option<&str>) -> Result<Response, ApiError> {
