@@ -8,7 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use sqlx::{AnyConnection, Row};
 use stacks_extended::{BnsName, BnsReader, BnsSubdomain, ReadError};
 
-use super::sql::{get_bool, insert_rows, query, Val};
+use super::db_row::DbRow;
+use super::sql::{get_bool, insert_rows, query, select, Val};
 use super::{Engine, Store};
 use crate::ledger::block::DerivedBlock;
 use crate::ledger::bns::{self, NameRow, NamespaceRow, SubdomainEntry, ZonefileAttachment};
@@ -333,7 +334,7 @@ impl Store {
     }
 
     async fn bns_strings(&self, sql: &str, vals: Vec<Val>) -> Result<Vec<String>, ReadError> {
-        let rows = query(sql, vals).fetch_all(&self.pool).await.map_err(super::StoreError::from)?;
+        let rows = select(sql, vals).fetch_all(self).await.map_err(super::StoreError::from)?;
         Ok(rows
             .iter()
             .map(|r| r.try_get::<String, _>(0))
@@ -376,11 +377,9 @@ impl BnsReader for Store {
              WHERE l.status <> 'name-revoke'",
             Store::latest_names("n.name = $1")
         );
-        let row = query(&sql, vec![name.into()])
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(super::StoreError::from)?;
-        let read = |r: sqlx::any::AnyRow| -> Result<BnsName, sqlx::Error> {
+        let row =
+            select(&sql, vec![name.into()]).fetch_optional(self).await.map_err(super::StoreError::from)?;
+        let read = |r: DbRow| -> Result<BnsName, sqlx::Error> {
             Ok(BnsName {
                 address: r.try_get("address")?,
                 expire_block: r.try_get("expire_block")?,
@@ -403,11 +402,9 @@ impl BnsReader for Store {
              AND z.index_block_hash = s.index_block_hash AND z.zonefile_hash = s.zonefile_hash \
              WHERE s.canonical = true AND s.fully_qualified_subdomain = $1 ORDER BY {SUBDOMAIN_ORDER_S} LIMIT 1"
         );
-        let row = query(&sql, vec![fqn.into()])
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(super::StoreError::from)?;
-        let read = |r: sqlx::any::AnyRow| -> Result<BnsSubdomain, sqlx::Error> {
+        let row =
+            select(&sql, vec![fqn.into()]).fetch_optional(self).await.map_err(super::StoreError::from)?;
+        let read = |r: DbRow| -> Result<BnsSubdomain, sqlx::Error> {
             Ok(BnsSubdomain {
                 owner: r.try_get("owner")?,
                 tx_id: r.try_get("tx_id")?,
@@ -498,7 +495,7 @@ impl BnsReader for Store {
         let sql = "SELECT DISTINCT fully_qualified_subdomain, name FROM bns_subdomains \
                    WHERE owner = $1 AND canonical = true";
         let rows =
-            query(sql, vec![address.into()]).fetch_all(&self.pool).await.map_err(super::StoreError::from)?;
+            select(sql, vec![address.into()]).fetch_all(self).await.map_err(super::StoreError::from)?;
         let mut subdomains: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for r in &rows {
             let fqs: String = r.try_get(0).map_err(super::StoreError::from)?;

@@ -1,9 +1,8 @@
 //! The reads the `/extended` routes need, answered from the ledger.
 
-use sqlx::Row;
 use stacks_extended::{ChainTip, ExplorerReader, ReadError};
 
-use super::sql::query;
+use super::sql::select;
 use super::{Store, StoreError};
 
 impl From<StoreError> for ReadError {
@@ -25,7 +24,7 @@ impl ExplorerReader for Store {
         const MICROBLOCK: &str = "FROM microblocks m WHERE m.parent_index_block_hash = k.index_block_hash \
              AND m.index_block_hash = '' AND m.microblock_canonical = true \
              ORDER BY m.microblock_sequence DESC LIMIT 1";
-        let row = query(
+        let row = select(
             &format!(
                 "SELECT k.index_block_hash, k.block_hash, k.block_height, k.burn_block_height, \
                  (SELECT m.microblock_hash {MICROBLOCK}) AS microblock_hash, \
@@ -36,7 +35,7 @@ impl ExplorerReader for Store {
             ),
             vec![],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await
         .map_err(StoreError::from)?;
         let Some(r) = row else { return Ok(None) };

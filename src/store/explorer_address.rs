@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use sqlx::Row;
 use stacks_codec::tx::{Payload, Transaction};
 use stacks_extended::tx::{MinedTx, TxEvent};
 use stacks_extended::{
@@ -12,7 +11,7 @@ use stacks_extended::{
 };
 
 use super::explorer_tx::{tx_event, EVENT_COLUMNS, SEQ};
-use super::sql::{query, Val};
+use super::sql::{select, Val};
 use super::write::ft_parse;
 use super::{Store, StoreError};
 use crate::ledger::Network;
@@ -60,12 +59,12 @@ impl Store {
 
     /// The tip's STX sums as the write path keeps them (`account_stx_totals`, migration 0017).
     pub async fn stx_sums_kept(&self, principal: &str) -> Result<StxTotals, StoreError> {
-        let row = query(
+        let row = select(
             "SELECT total_sent, total_received, total_fees_sent, total_miner_rewards FROM account_stx_totals \
              WHERE account = $1",
             vec![principal.into()],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await?;
         let mut t = StxTotals::default();
         if let Some(r) = row {
@@ -80,7 +79,7 @@ impl Store {
     /// The STX sums recomputed from the account's canonical operations up to `height` (all of
     /// them with `None`: what `stx_sums_kept` must equal).
     pub async fn stx_sums_at(&self, principal: &str, height: Option<u64>) -> Result<StxTotals, StoreError> {
-        let rows = query(
+        let rows = select(
             "SELECT op_type, CAST(COALESCE(SUM(CASE WHEN amount > 0 THEN amount ELSE 0 END), 0) AS BIGINT) AS plus, \
              CAST(COALESCE(SUM(CASE WHEN amount < 0 THEN -amount ELSE 0 END), 0) AS BIGINT) AS minus \
              FROM operations WHERE account = $1 AND canonical = true AND status = 'success' AND block_height <= $2 \
@@ -88,7 +87,7 @@ impl Store {
              GROUP BY op_type",
             vec![principal.into(), up_to(height).into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?;
         let mut t = StxTotals::default();
         for r in rows {
@@ -119,14 +118,14 @@ impl Store {
         let lock = match height {
             None => {
                 let sql = format!("SELECT {lock_cols} FROM stx_accounts WHERE account = $1");
-                query(&sql, vec![principal.into()]).fetch_optional(&self.pool).await?
+                select(&sql, vec![principal.into()]).fetch_optional(self).await?
             }
             Some(_) => {
                 let sql = format!(
                     "SELECT {lock_cols} FROM stx_balances WHERE account = $1 AND canonical = true \
                      AND block_height <= $2 ORDER BY block_height DESC LIMIT 1"
                 );
-                query(&sql, vec![principal.into(), up_to(height).into()]).fetch_optional(&self.pool).await?
+                select(&sql, vec![principal.into(), up_to(height).into()]).fetch_optional(self).await?
             }
         };
         if let Some(r) = lock {
@@ -145,7 +144,7 @@ impl Store {
     /// origin and its sponsor here), 2 = a transfer received.
     async fn mempool_delta_of(&self, principal: &str) -> Result<MempoolDelta, StoreError> {
         let mut d = MempoolDelta::default();
-        let rows = query(
+        let rows = select(
             "SELECT CAST(0 AS BIGINT) AS k, raw_tx, fee, tx_type FROM mempool_txs \
              WHERE sender_address = $1 AND pruned = false \
              UNION ALL SELECT CAST(1 AS BIGINT) AS k, '' AS raw_tx, fee, '' AS tx_type FROM mempool_txs \
@@ -154,7 +153,7 @@ impl Store {
              WHERE token_transfer_recipient = $1 AND pruned = false",
             vec![principal.into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?;
         for r in rows {
             match r.try_get::<i64, _>("k")? {
@@ -187,12 +186,12 @@ impl Store {
         &self,
         principal: &str,
     ) -> Result<(Vec<AssetTotals>, Vec<AssetTotals>), StoreError> {
-        let rows = query(
+        let rows = select(
             "SELECT asset_identifier, kind, total_sent, total_received FROM account_asset_totals \
              WHERE account = $1 AND events > 0",
             vec![principal.into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?;
         let mut ft: BTreeMap<String, (i128, i128)> = BTreeMap::new();
         let mut nft: BTreeMap<String, (i128, i128)> = BTreeMap::new();
@@ -216,7 +215,7 @@ impl Store {
         principal: &str,
         height: Option<u64>,
     ) -> Result<(Vec<AssetTotals>, Vec<AssetTotals>), StoreError> {
-        let rows = query(
+        let rows = select(
             "SELECT kind, asset_identifier, amount, 1 AS sent FROM events WHERE sender = $1 AND canonical = true \
              AND block_height <= $2 AND kind IN ('ft_transfer', 'ft_burn', 'nft_transfer', 'nft_burn') \
              UNION ALL \
@@ -224,7 +223,7 @@ impl Store {
              AND block_height <= $2 AND kind IN ('ft_transfer', 'ft_mint', 'nft_transfer', 'nft_mint')",
             vec![principal.into(), up_to(height).into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?;
         // asset → (sent, received), FTs and NFTs apart.
         let mut ft: BTreeMap<String, (i128, i128)> = BTreeMap::new();
@@ -265,7 +264,7 @@ impl Store {
             ),
         };
         let count_sql = format!("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM ft_balances WHERE {filter}");
-        let total: i64 = query(&count_sql, vals.clone()).fetch_one(&self.pool).await?.try_get("n")?;
+        let total: i64 = select(&count_sql, vals.clone()).fetch_one(self).await?.try_get("n")?;
         let n = vals.len();
         // The incumbent orders by `LOWER(token)`; the token itself breaks its ties.
         let sql = format!(
@@ -276,7 +275,7 @@ impl Store {
         );
         vals.push(i64::from(limit).into());
         vals.push(i64::try_from(offset).unwrap_or(i64::MAX).into());
-        let rows = query(&sql, vals).fetch_all(&self.pool).await?;
+        let rows = select(&sql, vals).fetch_all(self).await?;
         let page = rows
             .iter()
             .map(|r| Ok((r.try_get("asset_identifier")?, ft_parse(&r.try_get::<String, _>("balance")?))))
@@ -291,7 +290,7 @@ impl Store {
         }
         // One statement: the highest canonical nonces as origin and sponsor (`nonces_at`, kind
         // 0), then the pending ones (kind 1).
-        let rows = query(
+        let rows = select(
             "SELECT CAST(0 AS BIGINT) AS k, \
                (SELECT nonce FROM txs WHERE sender_address = $1 AND canonical = true \
                   AND is_burnchain_op = false ORDER BY block_height DESC, nonce DESC LIMIT 1) AS n, \
@@ -305,7 +304,7 @@ impl Store {
                WHERE sponsor_address = $1 AND pruned = false",
             vec![principal.into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?;
         let mut state = NonceState::default();
         for r in rows {
@@ -332,8 +331,8 @@ impl Store {
             return self.stx_holder_page(page).await;
         }
         // Balances are u128 text, so the supply is summed here rather than in SQL.
-        let all = query("SELECT balance FROM ft_balances WHERE asset_identifier = $1", vec![token.into()])
-            .fetch_all(&self.pool)
+        let all = select("SELECT balance FROM ft_balances WHERE asset_identifier = $1", vec![token.into()])
+            .fetch_all(self)
             .await?;
         let supply = all
             .iter()
@@ -341,12 +340,12 @@ impl Store {
             .sum::<Result<i128, sqlx::Error>>()?;
         let mut vals = vec![token.into()];
         vals.extend(page);
-        let rows = query(
+        let rows = select(
             "SELECT account, balance FROM ft_balances WHERE asset_identifier = $1 \
              ORDER BY balance DESC, account LIMIT $2 OFFSET $3",
             vals,
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?;
         let holders = super::explorer_holders::ft_holders(&rows)?;
         // Negative balances (a history starting mid-chain) come last, by value.
@@ -366,12 +365,12 @@ impl AddressReader for Store {
         match at {
             UntilBlock::Height(h) => Ok(Some(*h)),
             UntilBlock::Hash(hash) => {
-                let r = query(
+                let r = select(
                     "SELECT block_height FROM blocks WHERE block_hash = $1 OR index_block_hash = $1 \
                      ORDER BY canonical DESC LIMIT 1",
                     vec![hash.into()],
                 )
-                .fetch_optional(&self.pool)
+                .fetch_optional(self)
                 .await
                 .map_err(StoreError::from)?;
                 Ok(r.map(|r| r.try_get::<i64, _>("block_height"))
@@ -459,7 +458,7 @@ impl AddressReader for Store {
                 (&t.microblock_hash).into(),
                 principal.into(),
             ];
-            let rows = query(&sql, vals).fetch_all(&self.pool).await.map_err(StoreError::from)?;
+            let rows = select(&sql, vals).fetch_all(self).await.map_err(StoreError::from)?;
             out.push(rows.iter().map(tx_event).collect::<Result<_, _>>().map_err(StoreError::from)?);
         }
         Ok(out)
@@ -536,7 +535,7 @@ impl Store {
         } else {
             "CAST(NULL AS TEXT)"
         };
-        let r = query(
+        let r = select(
             &format!(
                 "SELECT (SELECT a.tx_id FROM account_txs a \
                  JOIN txs t ON t.tx_id = a.tx_id AND t.index_block_hash = a.index_block_hash \
@@ -549,7 +548,7 @@ impl Store {
             ),
             vec![principal.into()],
         )
-        .fetch_one(&self.pool)
+        .fetch_one(self)
         .await?;
         Ok(PrincipalActivity {
             last_tx_id: r.try_get("last_tx")?,
@@ -579,12 +578,12 @@ impl Store {
         // Running counts (listed entries, boot ones) of the principal's highest canonical block
         // at or below a height: the entries up to it.
         let counts_upto = |h: i64| async move {
-            let row = query(
+            let row = select(
                 "SELECT block_height, cum, cum_boot FROM account_block_txs WHERE principal = $1 \
                  AND block_height <= $2 ORDER BY block_height DESC LIMIT 1",
                 vec![principal.into(), h.into()],
             )
-            .fetch_optional(&self.pool)
+            .fetch_optional(self)
             .await?;
             row.map(|r| Ok::<_, sqlx::Error>((r.try_get::<i64, _>("cum")?, r.try_get::<i64, _>("cum_boot")?)))
                 .transpose()
@@ -596,7 +595,7 @@ impl Store {
         // boot entries leave out. (`offset` bounded: past every count, the page is empty.)
         const AT: &str = "FROM account_block_txs s WHERE s.principal = $1 AND s.cum > h.cum - 1 - $3 \
                           ORDER BY s.cum LIMIT 1";
-        let row = query(
+        let row = select(
             &format!(
                 "SELECT h.cum, h.cum_boot, (SELECT s.block_height {AT}) AS start_height, \
                  (SELECT s.cum {AT}) AS start_cum \
@@ -605,7 +604,7 @@ impl Store {
             ),
             vec![principal.into(), to.into(), offset.min(1 << 40).into()],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await?;
         let Some(row) = row else { return Ok((0, Vec::new())) };
         let hi: (i64, i64) = (row.try_get("cum")?, row.try_get("cum_boot")?);
@@ -649,8 +648,7 @@ impl Store {
         let filter = "FROM events e WHERE (e.sender = $1 OR e.recipient = $1) AND e.kind <> 'contract_log' \
              AND e.canonical = true AND e.block_height <= $2";
         let vals = vec![principal.into(), up_to(height).into()];
-        let count =
-            query(&format!("SELECT COUNT(*) AS n {filter}"), vals.clone()).fetch_one(&self.pool).await?;
+        let count = select(&format!("SELECT COUNT(*) AS n {filter}"), vals.clone()).fetch_one(self).await?;
         let total = u64::try_from(count.try_get::<i64, _>("n")?).unwrap_or_default();
         let cols =
             EVENT_COLUMNS.split(", ").map(|c| format!("e.{}", c.trim())).collect::<Vec<_>>().join(", ");
@@ -662,7 +660,7 @@ impl Store {
         );
         let mut vals = vals;
         vals.extend(page_vals(paging));
-        let rows = query(&sql, vals).fetch_all(&self.pool).await?;
+        let rows = select(&sql, vals).fetch_all(self).await?;
         Ok((total, rows.iter().map(tx_event).collect::<Result<_, _>>()?))
     }
 
@@ -704,9 +702,8 @@ impl Store {
             to.map_or(i64::MAX.into(), height_val),
             send_many_contract(self.network()).into(),
         ];
-        let count = query(&format!("SELECT COUNT(*) AS n FROM ({inbound}) x"), vals.clone())
-            .fetch_one(&self.pool)
-            .await?;
+        let count =
+            select(&format!("SELECT COUNT(*) AS n FROM ({inbound}) x"), vals.clone()).fetch_one(self).await?;
         let total = u64::try_from(count.try_get::<i64, _>("n")?).unwrap_or_default();
         let sql = format!(
             "SELECT * FROM ({inbound}) x \
@@ -714,7 +711,7 @@ impl Store {
         );
         let mut vals = vals;
         vals.extend(page_vals(paging));
-        let rows = query(&sql, vals).fetch_all(&self.pool).await?;
+        let rows = select(&sql, vals).fetch_all(self).await?;
         let page = rows
             .iter()
             .map(|r| {

@@ -7,13 +7,11 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use sqlx::AnyConnection;
-use sqlx::Row;
 use stacks_extended::{BlockContents, BlockRecord};
 
 use super::explorer_tx::shown_index_sql;
 use super::one_row::{decode_rows, rows_sql, Cols};
-use super::sql::fetch_in;
+use super::sql::select_in;
 use super::{Store, StoreError};
 
 impl Store {
@@ -32,7 +30,6 @@ impl Store {
 
         // The flag is tested through an expression so that SQLite seeks `txs_block` per block:
         // with `canonical = true` it walks `txs_canonical_order`, i.e. every canonical tx.
-        // One connection for the list's statements (not one checkout per statement).
         // Block 1's boot-block rows by the index the incumbent shows (`BootShift`), as in the
         // by-id answer; a boot row first on a tie.
         let shift = match blocks.iter().any(|b| b.block_height == 1) {
@@ -40,7 +37,6 @@ impl Store {
             false => None,
         };
         let index = shown_index_sql(shift);
-        let mut conn = self.pool.acquire().await?;
         // The transactions of 20 blocks are hundreds of rows: read as one row (`one_row`).
         let names = [String::from("tx_id"), String::from("index_block_hash")];
         let inner = format!(
@@ -50,12 +46,12 @@ impl Store {
         );
         let sql = format!("SELECT {} AS rows", rows_sql(self.engine, &names, &inner));
         let mut txs = Vec::new();
-        for chunk in fetch_in(&mut conn, &sql, vec![], &own).await? {
+        for chunk in select_in(self, &sql, vec![], &own).await? {
             let text: Option<String> = chunk.try_get("rows")?;
             txs.extend(decode_rows(&names, text.as_deref().unwrap_or("[]"))?);
         }
-        let mbs = fetch_in(
-            &mut conn,
+        let mbs = select_in(
+            self,
             "SELECT microblock_hash, parent_index_block_hash, index_block_hash FROM microblocks \
                  WHERE parent_index_block_hash IN ({in}) AND microblock_canonical = true \
                  ORDER BY microblock_sequence DESC",
@@ -100,7 +96,7 @@ impl Store {
         }
         accepted_all.sort();
         accepted_all.dedup();
-        let counts = self.microblock_tx_counts(&mut conn, &accepted_all).await?;
+        let counts = self.microblock_tx_counts(&accepted_all).await?;
         let mut out = Vec::with_capacity(blocks.len());
         for (b, (accepted, streamed)) in blocks.iter().zip(per_block) {
             let counts = accepted.iter().map(|h| (h.clone(), counts.get(h).copied().unwrap_or(0))).collect();
@@ -116,13 +112,9 @@ impl Store {
 
     /// The canonical transactions of each microblock (the incumbent counts them per list
     /// entry), keyed by microblock hash; microblocks without any are absent.
-    async fn microblock_tx_counts(
-        &self,
-        conn: &mut AnyConnection,
-        hashes: &[String],
-    ) -> Result<HashMap<String, u64>, StoreError> {
-        let rows = fetch_in(
-            conn,
+    async fn microblock_tx_counts(&self, hashes: &[String]) -> Result<HashMap<String, u64>, StoreError> {
+        let rows = select_in(
+            self,
             "SELECT microblock_hash, CAST(COUNT(DISTINCT tx_id) AS BIGINT) AS n FROM txs \
              WHERE microblock_hash IN ({in}) AND canonical = true GROUP BY microblock_hash",
             vec![],

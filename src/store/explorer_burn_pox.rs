@@ -1,10 +1,9 @@
 //! The PoX payout outputs of the burnchain (`burn_block_pox_txs`), behind v2
 //! `/burn-blocks/{h}/pox-transactions` and `/addresses/{btc}/pox-transactions`.
 
-use sqlx::Row;
 use stacks_extended::{BurnPoxTx, BurnRef, PoxTxsOf};
 
-use super::sql::{query, Val};
+use super::sql::{select, Val};
 use super::{Store, StoreError};
 
 fn u(v: i64) -> u64 {
@@ -33,17 +32,17 @@ impl Store {
             ),
             PoxTxsOf::Recipient(a) => ("recipient = $1", vec![a.into()]),
         };
-        let total = query(
+        let total = select(
             &format!("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM burn_block_pox_txs WHERE canonical = true AND {filter}"),
             vals.clone(),
         )
-        .fetch_one(&self.pool)
+        .fetch_one(self)
         .await?
         .try_get::<i64, _>("n")?;
         let n = vals.len();
         vals.push(i64::from(limit).into());
         vals.push(i(offset).into());
-        let rows = query(
+        let rows = select(
             &format!(
                 "SELECT burn_block_hash, burn_block_height, tx_id, recipient, utxo_idx, amount \
                  FROM burn_block_pox_txs WHERE canonical = true AND {filter} \
@@ -53,7 +52,7 @@ impl Store {
             ),
             vals,
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?;
         let txs = rows
             .iter()

@@ -3,14 +3,13 @@
 //! Canonical Stacks blocks occupy every height from 1 to the tip, so list pages seek by height
 //! (`(canonical, block_height)` index) instead of skipping `offset` rows.
 
-use sqlx::Row;
 use stacks_extended::{
     BlockContents, BlockRecord, BlockRef, BurnBlockRecord, BurnPoxTx, BurnRef, BurnchainReward, ChainReader,
     PoxTxsOf, ReadError, RewardSlotHolder, SupplyRecord,
 };
 
 use super::one_row::{column_names, decode_rows, rows_sql, Cols};
-use super::sql::{get_bool, query, Val};
+use super::sql::{get_bool, select, Val};
 use super::{Store, StoreError};
 
 /// The block columns of a [`BlockRecord`].
@@ -68,7 +67,7 @@ impl Store {
     async fn block_rows(&self, where_: &str, vals: Vec<Val>) -> Result<Vec<BlockRecord>, StoreError> {
         let inner = format!("SELECT {BLOCK_COLUMNS} FROM blocks {where_}");
         let sql = format!("SELECT {} AS rows", rows_sql(self.engine, block_names(), &inner));
-        let text: Option<String> = query(&sql, vals).fetch_one(&self.pool).await?.try_get("rows")?;
+        let text: Option<String> = select(&sql, vals).fetch_one(self).await?.try_get("rows")?;
         let rows = decode_rows(block_names(), text.as_deref().unwrap_or("[]"))?;
         let mut blocks: Vec<BlockRecord> = rows.iter().map(block_record).collect::<Result<_, _>>()?;
         for b in blocks.iter_mut().filter(|b| b.block_height == 1) {
@@ -106,12 +105,12 @@ impl Store {
     }
 
     async fn strings(&self, sql: &str, vals: Vec<Val>, col: &str) -> Result<Vec<String>, StoreError> {
-        let rows = query(sql, vals).fetch_all(&self.pool).await?;
+        let rows = select(sql, vals).fetch_all(self).await?;
         Ok(rows.iter().map(|r| r.try_get::<String, _>(col)).collect::<Result<_, _>>()?)
     }
 
     async fn int(&self, sql: &str, vals: Vec<Val>) -> Result<i64, StoreError> {
-        let r = query(sql, vals).fetch_one(&self.pool).await?;
+        let r = select(sql, vals).fetch_one(self).await?;
         Ok(r.try_get::<Option<i64>, _>(0)?.unwrap_or(0))
     }
 
@@ -125,7 +124,7 @@ impl Store {
             "SELECT burn_block_hash, burn_block_height, MAX(burn_block_time) AS burn_block_time FROM blocks \
              WHERE canonical = true {where_}"
         );
-        let rows = query(&sql, vals).fetch_all(&self.pool).await?;
+        let rows = select(&sql, vals).fetch_all(self).await?;
         Ok(rows
             .iter()
             .map(|r| {
@@ -248,14 +247,14 @@ impl ChainReader for Store {
         // The incumbent's accepted microblocks are the canonical-stream ones built on the
         // block's parent, whichever block confirmed them: the same as the block's own for a
         // canonical block, its canonical sibling's for an orphaned one.
-        let accepted = query(
+        let accepted = select(
             "SELECT microblock_hash, MIN(microblock_sequence) AS seq, MAX(tx_count) AS tx_count FROM microblocks \
              WHERE parent_index_block_hash = $1 \
              AND ((index_block_hash = '' AND microblock_canonical = true) OR (index_block_hash <> '' AND canonical = true)) \
              GROUP BY microblock_hash ORDER BY seq",
             vec![block.parent_index_block_hash.as_str().into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await
         .map_err(StoreError::from)?;
         let mut contents = BlockContents::default();
@@ -279,11 +278,11 @@ impl ChainReader for Store {
     }
 
     async fn block_signer_signatures(&self, block: &BlockRecord) -> Result<Vec<String>, ReadError> {
-        let row = query(
+        let row = select(
             "SELECT signer_signatures FROM blocks WHERE index_block_hash = $1",
             vec![(&block.index_block_hash).into()],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await
         .map_err(StoreError::from)?;
         let text: Option<String> = match row {
@@ -378,7 +377,7 @@ impl ChainReader for Store {
             win(4)
         );
         let vals = windows.iter().map(|w| (now - w).into()).collect();
-        let r = query(&sql, vals).fetch_one(&self.pool).await.map_err(StoreError::from)?;
+        let r = select(&sql, vals).fetch_one(self).await.map_err(StoreError::from)?;
         let mut out = [(0, 0); 4];
         for (k, slot) in out.iter_mut().enumerate() {
             let get = |c: String| r.try_get::<Option<i64>, _>(c.as_str()).map(Option::unwrap_or_default);
@@ -464,7 +463,7 @@ impl ChainReader for Store {
              LEFT JOIN burn_blocks b ON b.burn_block_hash = r.burn_block_hash WHERE r.canonical = true {filter} \
              ORDER BY r.burn_block_height DESC, r.reward_index DESC LIMIT $1 OFFSET $2"
         );
-        let rows = query(&sql, vals).fetch_all(&self.pool).await.map_err(StoreError::from)?;
+        let rows = select(&sql, vals).fetch_all(self).await.map_err(StoreError::from)?;
         let rows = rows
             .iter()
             .map(|r| {
@@ -532,7 +531,7 @@ impl ChainReader for Store {
             n + 1,
             n + 2
         );
-        let rows = query(&sql, vals).fetch_all(&self.pool).await.map_err(StoreError::from)?;
+        let rows = select(&sql, vals).fetch_all(self).await.map_err(StoreError::from)?;
         let rows = rows
             .iter()
             .map(|r| {

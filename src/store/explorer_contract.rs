@@ -2,11 +2,11 @@
 //! paging on the chain position) and deployment status.
 
 use serde_json::Value;
-use sqlx::Row;
 use stacks_extended::{ContractLog, ContractReader, DeployStatus, LogKey, ReadError, SmartContract};
 
+use super::db_row::DbRow;
 use super::explorer_tx::{shown_index_sql, CONTRACT_ORDER};
-use super::sql::{get_bool, query, Val};
+use super::sql::{get_bool, select, Val};
 use super::{Store, StoreError};
 
 /// `repr` of a Clarity value given as hex; empty when it does not decode.
@@ -34,7 +34,7 @@ const SEQ: &str = "COALESCE(t.microblock_sequence, 2147483647)";
 const CONTRACT_COLS: &str = "contract_id, tx_id, block_height, clarity_version, source_code, \
     abi_jsonb AS abi, (CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical";
 
-fn contract_row(r: &sqlx::any::AnyRow) -> Result<SmartContract, sqlx::Error> {
+fn contract_row(r: &DbRow) -> Result<SmartContract, sqlx::Error> {
     Ok(SmartContract {
         tx_id: r.try_get("tx_id")?,
         canonical: get_bool(r, "canonical")?,
@@ -46,7 +46,7 @@ fn contract_row(r: &sqlx::any::AnyRow) -> Result<SmartContract, sqlx::Error> {
     })
 }
 
-fn log_row(r: &sqlx::any::AnyRow) -> Result<ContractLog, sqlx::Error> {
+fn log_row(r: &DbRow) -> Result<ContractLog, sqlx::Error> {
     let u = |c: &str| r.try_get::<i64, _>(c).map(|v| u64::try_from(v).unwrap_or(0));
     let seq = u("seq")?;
     let hex: String = r.try_get::<Option<String>, _>("value_hex")?.unwrap_or_default();
@@ -90,8 +90,8 @@ impl Store {
         // Block 1's rows by the index the incumbent shows (and puts in its cursors).
         let idx = shown_index_sql(shift);
         let total: i64 =
-            query(&format!("SELECT CAST(COUNT(*) AS BIGINT) AS n {base}{boot}"), vec![contract_id.into()])
-                .fetch_one(&self.pool)
+            select(&format!("SELECT CAST(COUNT(*) AS BIGINT) AS n {base}{boot}"), vec![contract_id.into()])
+                .fetch_one(self)
                 .await?
                 .try_get("n")?;
         let mut vals: Vec<Val> = vec![contract_id.into()];
@@ -111,7 +111,7 @@ impl Store {
         );
         vals.push(i64::from(limit).into());
         vals.push(i64::try_from(offset).unwrap_or(i64::MAX).into());
-        let rows = query(&sql, vals).fetch_all(&self.pool).await?;
+        let rows = select(&sql, vals).fetch_all(self).await?;
         let logs = rows.iter().map(log_row).collect::<Result<_, _>>()?;
         Ok((u64::try_from(total).unwrap_or(0), logs))
     }
@@ -134,7 +134,7 @@ impl Store {
              AND (e.block_height, {SEQ}, {idx}, e.event_index) > ($2, $3, $4, $5) \
              ORDER BY e.block_height, seq, {idx}, e.tx_index, e.event_index LIMIT $6"
         );
-        let rows = query(&sql, vals).fetch_all(&self.pool).await?;
+        let rows = select(&sql, vals).fetch_all(self).await?;
         Ok(rows.iter().map(log_row).collect::<Result<_, _>>()?)
     }
 }
@@ -145,10 +145,8 @@ impl ContractReader for Store {
             "SELECT {CONTRACT_COLS} FROM smart_contracts WHERE contract_id = $1 \
              ORDER BY {CONTRACT_ORDER} LIMIT 1"
         );
-        let r = query(&sql, vec![contract_id.into()])
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(StoreError::from)?;
+        let r =
+            select(&sql, vec![contract_id.into()]).fetch_optional(self).await.map_err(StoreError::from)?;
         Ok(r.as_ref().map(contract_row).transpose().map_err(StoreError::from)?)
     }
 
@@ -172,12 +170,12 @@ impl ContractReader for Store {
     }
 
     async fn deploy_status(&self, contract_id: &str) -> Result<Option<DeployStatus>, ReadError> {
-        let mined = query(
+        let mined = select(
             "SELECT tx_id, status, block_height FROM txs WHERE contract_id = $1 AND tx_type = 'smart_contract' \
              AND index_block_hash <> '' ORDER BY canonical DESC, block_height DESC LIMIT 1",
             vec![contract_id.into()],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await
         .map_err(StoreError::from)?;
         if let Some(r) = mined {
@@ -189,11 +187,11 @@ impl ContractReader for Store {
             };
             return Ok(Some(status));
         }
-        let pending = query(
+        let pending = select(
             "SELECT tx_id FROM mempool_txs WHERE contract_id = $1 AND tx_type = 'smart_contract' AND pruned = false LIMIT 1",
             vec![contract_id.into()],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await
         .map_err(StoreError::from)?;
         Ok(pending
@@ -214,7 +212,7 @@ impl ContractReader for Store {
             "SELECT {CONTRACT_COLS} FROM smart_contracts WHERE canonical = true AND abi IS NOT NULL \
              ORDER BY block_height DESC, contract_id"
         );
-        let rows = query(&sql, vec![]).fetch_all(&self.pool).await.map_err(StoreError::from)?;
+        let rows = select(&sql, vec![]).fetch_all(self).await.map_err(StoreError::from)?;
         let mut out = Vec::new();
         for r in &rows {
             let c = contract_row(r).map_err(StoreError::from)?;

@@ -4,11 +4,10 @@
 //! accounts of `stx_holders` and the FT rows of `ft_balances` including their zero and negative
 //! balances, ordered by value.
 
-use sqlx::any::AnyRow;
-use sqlx::Row;
+use super::db_row::DbRow;
 use stacks_extended::FtHolder;
 
-use super::sql::{query, Val};
+use super::sql::{select, Val};
 use super::write::ft_parse;
 use super::{Store, StoreError};
 
@@ -19,24 +18,24 @@ impl Store {
         &self,
         page: Vec<Val>,
     ) -> Result<(u64, i128, Vec<FtHolder>), StoreError> {
-        let n: i64 = query("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM stx_holders", vec![])
-            .fetch_one(&self.pool)
+        let n: i64 = select("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM stx_holders", vec![])
+            .fetch_one(self)
             .await?
             .try_get("n")?;
-        let supply: i64 = query(
+        let supply: i64 = select(
             "SELECT CAST(COALESCE(SUM(liquid + locked), 0) AS BIGINT) AS supply FROM stx_accounts",
             vec![],
         )
-        .fetch_one(&self.pool)
+        .fetch_one(self)
         .await?
         .try_get("supply")?;
-        let rows = query(
+        let rows = select(
             "SELECT h.account AS account, CAST(COALESCE(a.liquid + a.locked, 0) AS BIGINT) AS balance \
              FROM stx_holders h LEFT JOIN stx_accounts a ON a.account = h.account \
              ORDER BY balance DESC, h.account LIMIT $1 OFFSET $2",
             page,
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?;
         let holders = rows
             .iter()
@@ -67,7 +66,7 @@ impl Store {
             return Ok(vec![]);
         }
         let skip = offset.saturating_sub(non_negative);
-        let rows = query(
+        let rows = select(
             "SELECT account, balance FROM ft_balances WHERE asset_identifier = $1 AND balance LIKE '-%' \
              ORDER BY balance, account LIMIT $2 OFFSET $3",
             vec![
@@ -76,14 +75,14 @@ impl Store {
                 i64::try_from(skip).unwrap_or(i64::MAX).into(),
             ],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?;
         Ok(ft_holders(&rows)?)
     }
 }
 
 /// `ft_balances` rows (`account`, `balance` as u128 text) as holders.
-pub(super) fn ft_holders(rows: &[AnyRow]) -> Result<Vec<FtHolder>, sqlx::Error> {
+pub(super) fn ft_holders(rows: &[DbRow]) -> Result<Vec<FtHolder>, sqlx::Error> {
     rows.iter()
         .map(|r| {
             Ok(FtHolder {

@@ -5,13 +5,12 @@
 //! microblock: the confirmed one once there is one. Its `parent_burn_block_*` is the burn block
 //! the stream announced when it was streamed, else the confirming block's parent burn block.
 
-use sqlx::any::AnyRow;
-use sqlx::Row;
 use stacks_extended::tx::MinedTx;
 use stacks_extended::{MicroblockReader, MicroblockRecord, Paging, ReadError};
 
+use super::db_row::DbRow;
 use super::explorer_tx::MINED_TX_COLUMNS;
-use super::sql::{get_bool, query, Val};
+use super::sql::{get_bool, select, Val};
 use super::{Store, StoreError};
 
 /// `m` is the microblock row, `p` its parent anchor block, `b` the confirming one (LEFT JOINed:
@@ -38,7 +37,7 @@ fn u(v: i64) -> u64 {
     u64::try_from(v).unwrap_or_default()
 }
 
-fn record(r: &AnyRow) -> Result<MicroblockRecord, sqlx::Error> {
+fn record(r: &DbRow) -> Result<MicroblockRecord, sqlx::Error> {
     Ok(MicroblockRecord {
         canonical: get_bool(r, "canonical")?,
         microblock_canonical: get_bool(r, "microblock_canonical")?,
@@ -64,16 +63,16 @@ fn record(r: &AnyRow) -> Result<MicroblockRecord, sqlx::Error> {
 
 impl Store {
     /// Rows with their transaction ids filled in (the index block hash is in the row).
-    async fn with_txs(&self, rows: &[AnyRow]) -> Result<Vec<MicroblockRecord>, StoreError> {
+    async fn with_txs(&self, rows: &[DbRow]) -> Result<Vec<MicroblockRecord>, StoreError> {
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
             let mut m = record(r)?;
             let index_block_hash: String = r.try_get("index_block_hash")?;
-            let txs = query(
+            let txs = select(
                 "SELECT tx_id FROM txs WHERE index_block_hash = $1 AND microblock_hash = $2 ORDER BY tx_index DESC",
                 vec![index_block_hash.into(), m.microblock_hash.clone().into()],
             )
-            .fetch_all(&self.pool)
+            .fetch_all(self)
             .await?;
             m.txs = txs.iter().map(|t| t.try_get("tx_id")).collect::<Result<_, _>>()?;
             out.push(m);
@@ -91,8 +90,8 @@ impl MicroblockReader for Store {
     async fn microblocks(&self, paging: Paging) -> Result<(u64, Vec<MicroblockRecord>), ReadError> {
         // The incumbent's total is its chain tip's `microblock_count`: the microblocks accepted
         // from streams, whatever became of them since.
-        let n = query("SELECT COUNT(*) AS n FROM microblocks WHERE index_block_hash = ''", vec![])
-            .fetch_one(&self.pool)
+        let n = select("SELECT COUNT(*) AS n FROM microblocks WHERE index_block_hash = ''", vec![])
+            .fetch_one(self)
             .await
             .map_err(StoreError::from)?;
         let total = u(n.try_get("n").map_err(StoreError::from)?);
@@ -101,7 +100,7 @@ impl MicroblockReader for Store {
         // tip (not confirmed yet, so above every confirmed microblock) comes first, then the
         // confirmed canonical microblocks by (block height, sequence): an index range.
         let tip = self.tip_index_block_hash().await?;
-        let streamed = query(
+        let streamed = select(
             &format!(
                 "SELECT {COLUMNS}, t.tx_id {FROM} {TXS} WHERE m.parent_index_block_hash = $1 \
                  AND m.index_block_hash = '' AND m.microblock_canonical = true \
@@ -109,27 +108,27 @@ impl MicroblockReader for Store {
             ),
             vec![tip.into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await
         .map_err(StoreError::from)?;
         let streamed_count = streamed.len() as u64;
         let offset = usize::try_from(paging.offset).unwrap_or(usize::MAX);
         let limit = paging.limit as usize;
-        let mut rows: Vec<AnyRow> = streamed.into_iter().skip(offset).take(limit).collect();
+        let mut rows: Vec<DbRow> = streamed.into_iter().skip(offset).take(limit).collect();
         if rows.len() < limit {
             let off = paging.offset.saturating_sub(streamed_count);
             let vals: Vec<Val> = vec![
                 i64::try_from(limit - rows.len()).unwrap_or(i64::MAX).into(),
                 i64::try_from(off).unwrap_or(i64::MAX).into(),
             ];
-            let more = query(
+            let more = select(
                 &format!(
                     "SELECT {COLUMNS}, t.tx_id {FROM} {TXS} WHERE m.canonical = true \
                      ORDER BY m.block_height DESC, m.microblock_sequence DESC, t.tx_index DESC LIMIT $1 OFFSET $2"
                 ),
                 vals,
             )
-            .fetch_all(&self.pool)
+            .fetch_all(self)
             .await
             .map_err(StoreError::from)?;
             rows.extend(more);
@@ -152,7 +151,7 @@ impl MicroblockReader for Store {
     }
 
     async fn microblock(&self, hash: &str) -> Result<Option<MicroblockRecord>, ReadError> {
-        let rows = query(
+        let rows = select(
             &format!(
                 "SELECT {COLUMNS} {FROM} WHERE m.microblock_hash = $1 \
                  ORDER BY m.canonical DESC, (CASE WHEN m.index_block_hash = '' THEN 1 ELSE 0 END) DESC, \
@@ -160,7 +159,7 @@ impl MicroblockReader for Store {
             ),
             vec![hash.into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await
         .map_err(StoreError::from)?;
         Ok(self.with_txs(&rows).await?.pop())
@@ -176,7 +175,7 @@ impl MicroblockReader for Store {
                 PREVIEW_BLOCK,
             )
             .replace("(CASE WHEN t.canonical THEN 1 ELSE 0 END) AS canonical", "1 AS canonical");
-        let rows = query(
+        let rows = select(
             &format!(
                 "SELECT {columns} FROM microblocks m JOIN txs t ON t.index_block_hash = '' \
                  AND t.microblock_hash = m.microblock_hash JOIN blocks p ON p.index_block_hash = m.parent_index_block_hash \
@@ -185,7 +184,7 @@ impl MicroblockReader for Store {
             ),
             vec![tip.into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await
         .map_err(StoreError::from)?;
         Ok(self.with_abis(&rows).await?)

@@ -1,14 +1,13 @@
 //! The reads behind `/extended/v1/{pox2,pox3,pox4}/*`.
 
-use sqlx::any::AnyRow;
-use sqlx::Row;
 use stacks_codec::address::StacksAddress;
 use stacks_extended::{
     CycleSigner, CycleStacker, Paging, PoolDelegation, PoxCycleReader, PoxCycleRecord, PoxEventRecord,
     PoxReader, ReadError,
 };
 
-use super::sql::query;
+use super::db_row::DbRow;
+use super::sql::select;
 use super::{Store, StoreError};
 
 const COLUMNS: &str = "block_height, tx_id, tx_index, event_index, stacker, locked, balance, \
@@ -21,7 +20,7 @@ fn u(v: i64) -> u64 {
     u64::try_from(v).unwrap_or_default()
 }
 
-fn record(r: &AnyRow) -> Result<PoxEventRecord, sqlx::Error> {
+fn record(r: &DbRow) -> Result<PoxEventRecord, sqlx::Error> {
     Ok(PoxEventRecord {
         block_height: u(r.try_get("block_height")?),
         tx_id: r.try_get("tx_id")?,
@@ -38,14 +37,14 @@ fn record(r: &AnyRow) -> Result<PoxEventRecord, sqlx::Error> {
     })
 }
 
-fn records(rows: &[AnyRow]) -> Result<Vec<PoxEventRecord>, StoreError> {
+fn records(rows: &[DbRow]) -> Result<Vec<PoxEventRecord>, StoreError> {
     Ok(rows.iter().map(record).collect::<Result<_, _>>()?)
 }
 
 /// The rows of one contract. The tx and stacker lookups filter the contract here, not in SQL,
 /// so the planner seeks on the tx or stacker index instead of ranging over the contract's
 /// whole event history.
-fn of_contract(rows: &[AnyRow], contract: &str) -> Result<Vec<AnyRow>, StoreError> {
+fn of_contract(rows: &[DbRow], contract: &str) -> Result<Vec<DbRow>, StoreError> {
     let mut out = Vec::new();
     for r in rows {
         if r.try_get::<String, _>("pox_contract")? == contract {
@@ -57,7 +56,7 @@ fn of_contract(rows: &[AnyRow], contract: &str) -> Result<Vec<AnyRow>, StoreErro
 
 impl PoxReader for Store {
     async fn pox_events(&self, contract: &str, paging: Paging) -> Result<Vec<PoxEventRecord>, ReadError> {
-        let rows = query(
+        let rows = select(
             &format!(
                 "SELECT {COLUMNS} FROM pox_events WHERE pox_contract = $1 AND canonical = true \
                  ORDER BY {ORDER} LIMIT $2 OFFSET $3"
@@ -68,7 +67,7 @@ impl PoxReader for Store {
                 i64::try_from(paging.offset).unwrap_or(i64::MAX).into(),
             ],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await
         .map_err(StoreError::from)?;
         Ok(records(&rows)?)
@@ -79,18 +78,18 @@ impl PoxReader for Store {
         contract: &str,
         tx_id: &str,
     ) -> Result<Option<Vec<PoxEventRecord>>, ReadError> {
-        let known = query("SELECT 1 AS one FROM txs WHERE tx_id = $1 LIMIT 1", vec![tx_id.into()])
-            .fetch_optional(&self.pool)
+        let known = select("SELECT 1 AS one FROM txs WHERE tx_id = $1 LIMIT 1", vec![tx_id.into()])
+            .fetch_optional(self)
             .await
             .map_err(StoreError::from)?;
         if known.is_none() {
             return Ok(None);
         }
-        let rows = query(
+        let rows = select(
             &format!("SELECT {COLUMNS}, pox_contract FROM pox_events WHERE tx_id = $1 AND canonical = true ORDER BY {ORDER}"),
             vec![tx_id.into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await
         .map_err(StoreError::from)?;
         Ok(Some(records(&of_contract(&rows, contract)?)?))
@@ -101,13 +100,13 @@ impl PoxReader for Store {
         contract: &str,
         stacker: &str,
     ) -> Result<Vec<PoxEventRecord>, ReadError> {
-        let rows = query(
+        let rows = select(
             &format!(
                 "SELECT {COLUMNS}, pox_contract FROM pox_events WHERE stacker = $1 AND canonical = true ORDER BY {ORDER}"
             ),
             vec![stacker.into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await
         .map_err(StoreError::from)?;
         Ok(records(&of_contract(&rows, contract)?)?)
@@ -154,7 +153,7 @@ impl Store {
                 vec![],
             ),
         };
-        let row = query(sql, vals).fetch_optional(&self.pool).await?;
+        let row = select(sql, vals).fetch_optional(self).await?;
         Ok(match row {
             Some(r) => Some((r.try_get("block_height")?, r.try_get("burn_block_height")?)),
             None => None,
@@ -173,7 +172,7 @@ impl Store {
         after_block: u64,
         burn_height: i64,
     ) -> Result<Vec<PoolDelegation>, StoreError> {
-        let rows = query(
+        let rows = select(
             &format!(
                 "SELECT stacker, pox_addr, amount_ustx, data, block_height, tx_id, pox_contract, name \
                  FROM pox_events WHERE delegate_to = $1 AND canonical = true AND block_height <= $2 \
@@ -181,7 +180,7 @@ impl Store {
             ),
             vec![pool.into(), height.into(), i64::try_from(after_block).unwrap_or(i64::MAX).into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?;
         let mut seen = std::collections::HashSet::new();
         let mut out = Vec::new();
@@ -228,12 +227,12 @@ impl Store {
     /// The cycle announced by the canonical block at `height` with its signers parsed from the
     /// stored reward set.
     async fn cycle_at(&self, cycle: i64, height: i64) -> Result<Option<PoxCycleRecord>, StoreError> {
-        let row = query(
+        let row = select(
             "SELECT index_block_hash, reward_set FROM blocks WHERE cycle_number = $1 AND canonical = true \
              AND block_height = $2 AND reward_set IS NOT NULL LIMIT 1",
             vec![cycle.into(), height.into()],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await?;
         let Some(r) = row else { return Ok(None) };
         let reward_set: String = r.try_get("reward_set")?;
@@ -276,16 +275,16 @@ const CYCLES: &str = "SELECT cycle_number, \
 
 impl PoxCycleReader for Store {
     async fn pox_cycles(&self, paging: Paging) -> Result<(u64, Vec<PoxCycleRecord>), ReadError> {
-        let n = query(&format!("SELECT COUNT(*) AS n FROM ({CYCLES}) c"), vec![])
-            .fetch_one(&self.pool)
+        let n = select(&format!("SELECT COUNT(*) AS n FROM ({CYCLES}) c"), vec![])
+            .fetch_one(self)
             .await
             .map_err(StoreError::from)?;
         let total = u(n.try_get("n").map_err(StoreError::from)?);
-        let rows = query(
+        let rows = select(
             &format!("{CYCLES} ORDER BY cycle_number DESC LIMIT $1 OFFSET $2"),
             vec![i64::from(paging.limit).into(), i64::try_from(paging.offset).unwrap_or(i64::MAX).into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await
         .map_err(StoreError::from)?;
         let mut out = Vec::with_capacity(rows.len());
@@ -299,12 +298,12 @@ impl PoxCycleReader for Store {
 
     async fn pox_cycle(&self, cycle: u64) -> Result<Option<PoxCycleRecord>, ReadError> {
         let cycle = i64::try_from(cycle).unwrap_or(i64::MAX);
-        let row = query(
+        let row = select(
             "SELECT MIN(block_height) AS block_height FROM blocks WHERE cycle_number = $1 AND canonical = true \
              AND reward_set IS NOT NULL",
             vec![cycle.into()],
         )
-        .fetch_one(&self.pool)
+        .fetch_one(self)
         .await
         .map_err(StoreError::from)?;
         let Some(height) = row.try_get::<Option<i64>, _>("block_height").map_err(StoreError::from)? else {
@@ -318,24 +317,24 @@ impl PoxCycleReader for Store {
         // Each stacker's latest pox-4 event that covers the cycle, solo and pooled apart (the
         // incumbent's solo names include a misspelt `stacks-increase`, so stack-increase
         // events never count as the latest solo event).
-        let rows = query(
+        let rows = select(
             "SELECT stacker, name, signer_key, locked, amount_ustx, pox_addr, data FROM pox_events \
              WHERE pox_contract = 'pox-4' AND canonical = true AND start_cycle_id <= $1 AND end_cycle_id > $1 \
              AND name IN ('stack-stx', 'stack-extend', 'delegate-stack-stx', 'delegate-stack-increase', \
              'delegate-stack-extend') ORDER BY stacker, block_height DESC, tx_index DESC, event_index DESC",
             vec![cycle.into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await
         .map_err(StoreError::from)?;
         // Pools sign with the key of their aggregation commit for exactly this cycle.
-        let commits = query(
+        let commits = select(
             "SELECT stacker, signer_key FROM pox_events WHERE pox_contract = 'pox-4' AND canonical = true \
              AND name IN ('stack-aggregation-commit', 'stack-aggregation-commit-indexed') \
              AND start_cycle_id = $1 AND end_cycle_id = $2 ORDER BY stacker, block_height DESC, tx_index DESC, event_index DESC",
             vec![cycle.into(), cycle.saturating_add(1).into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await
         .map_err(StoreError::from)?;
         let mut pool_keys: std::collections::HashMap<String, Option<String>> = Default::default();

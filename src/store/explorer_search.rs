@@ -1,9 +1,9 @@
 //! The reads behind search: exact lookups by hash, contract id or address, each one index seek.
 
-use sqlx::Row;
 use stacks_extended::{ContractHit, HashHit, MinedAt, ReadError, SearchReader};
 
-use super::sql::{get_bool, query};
+use super::db_row::DbRow;
+use super::sql::{get_bool, select};
 use super::{Store, StoreError};
 
 /// A mined row of a transaction, streamed (not yet anchored, `index_block_hash` empty) ones
@@ -14,7 +14,7 @@ const MINED: &str = "SELECT t.tx_id, t.tx_type, \
     COALESCE(b.block_hash, '0x') AS block_hash, COALESCE(b.burn_block_time, -1) AS burn_block_time, \
     t.block_height FROM txs t LEFT JOIN blocks b ON b.index_block_hash = t.index_block_hash";
 
-fn mined_at(r: &sqlx::any::AnyRow) -> Result<MinedAt, sqlx::Error> {
+fn mined_at(r: &DbRow) -> Result<MinedAt, sqlx::Error> {
     Ok(MinedAt {
         canonical: get_bool(r, "canonical")?,
         block_hash: r.try_get("block_hash")?,
@@ -35,23 +35,23 @@ impl Store {
             "{MINED} WHERE t.tx_id = $1 ORDER BY t.canonical DESC, \
              (CASE WHEN t.index_block_hash = '' THEN 1 ELSE 0 END), b.raw_event_id LIMIT 1"
         );
-        if let Some(r) = query(&sql, vec![hash.into()]).fetch_optional(&self.pool).await? {
+        if let Some(r) = select(&sql, vec![hash.into()]).fetch_optional(self).await? {
             return Ok(Some(HashHit::Tx { tx_type: r.try_get("tx_type")?, at: mined_at(&r)? }));
         }
         let pending =
-            query("SELECT tx_type FROM mempool_txs WHERE tx_id = $1 AND pruned = false", vec![hash.into()])
-                .fetch_optional(&self.pool)
+            select("SELECT tx_type FROM mempool_txs WHERE tx_id = $1 AND pruned = false", vec![hash.into()])
+                .fetch_optional(self)
                 .await?;
         if let Some(r) = pending {
             return Ok(Some(HashHit::MempoolTx { tx_type: r.try_get("tx_type")? }));
         }
-        let block = query(
+        let block = select(
             "SELECT block_hash, parent_block_hash, burn_block_time, block_height, \
              (CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical FROM blocks WHERE block_hash = $1 \
              ORDER BY canonical DESC LIMIT 1",
             vec![hash.into()],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await?;
         Ok(block
             .map(|r| {
@@ -67,12 +67,12 @@ impl Store {
     }
 
     async fn contract_hit(&self, contract_id: &str) -> Result<Option<ContractHit>, StoreError> {
-        let pending = query(
+        let pending = select(
             "SELECT tx_id, tx_type FROM mempool_txs WHERE contract_id = $1 AND tx_type = 'smart_contract' \
              AND pruned = false LIMIT 1",
             vec![contract_id.into()],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await?;
         if let Some(r) = pending {
             return Ok(Some(ContractHit {
@@ -85,7 +85,7 @@ impl Store {
             "{MINED} WHERE t.contract_id = $1 AND t.tx_type = 'smart_contract' AND t.index_block_hash <> '' \
              ORDER BY t.canonical DESC, b.block_height DESC LIMIT 1"
         );
-        let Some(r) = query(&sql, vec![contract_id.into()]).fetch_optional(&self.pool).await? else {
+        let Some(r) = select(&sql, vec![contract_id.into()]).fetch_optional(self).await? else {
             return Ok(None);
         };
         Ok(Some(ContractHit {
@@ -106,8 +106,8 @@ impl SearchReader for Store {
     }
 
     async fn address_seen(&self, address: &str) -> Result<bool, ReadError> {
-        let r = query("SELECT 1 AS one FROM account_txs WHERE principal = $1 LIMIT 1", vec![address.into()])
-            .fetch_optional(&self.pool)
+        let r = select("SELECT 1 AS one FROM account_txs WHERE principal = $1 LIMIT 1", vec![address.into()])
+            .fetch_optional(self)
             .await
             .map_err(StoreError::from)?;
         Ok(r.is_some())

@@ -1,21 +1,21 @@
 //! The reads behind the NFT routes: current custody by owner (`nft_custody`) and a token's or
 //! an asset's canonical events (`events`, indexed by asset and value).
 
-use sqlx::Row;
 use stacks_extended::{NftEvent, NftHolding, ReadError, TokenReader};
 
+use super::db_row::DbRow;
 use super::explorer_contract::clarity_repr;
 use super::one_row::{decode_rows, rows_sql, Cols};
-use super::sql::{query, Val};
+use super::sql::{select, Val};
 use super::{Store, StoreError};
 
 const ORDER: &str = "ORDER BY block_height DESC, tx_index DESC, event_index DESC";
 
-fn u(r: &sqlx::any::AnyRow, col: &str) -> Result<u64, sqlx::Error> {
+fn u(r: &DbRow, col: &str) -> Result<u64, sqlx::Error> {
     Ok(u64::try_from(r.try_get::<i64, _>(col)?).unwrap_or(0))
 }
 
-fn event_row(r: &sqlx::any::AnyRow) -> Result<NftEvent, sqlx::Error> {
+fn event_row(r: &DbRow) -> Result<NftEvent, sqlx::Error> {
     let kind: String = r.try_get("kind")?;
     let hex: String = r.try_get::<Option<String>, _>("value_hex")?.unwrap_or_default();
     Ok(NftEvent {
@@ -37,7 +37,7 @@ fn page_vals(mut vals: Vec<Val>, limit: u32, offset: u64) -> Vec<Val> {
 
 impl Store {
     async fn count_rows(&self, sql: &str, vals: Vec<Val>) -> Result<u64, StoreError> {
-        let n: i64 = query(sql, vals).fetch_one(&self.pool).await?.try_get("n")?;
+        let n: i64 = select(sql, vals).fetch_one(self).await?.try_get("n")?;
         Ok(u64::try_from(n).unwrap_or(0))
     }
 
@@ -68,7 +68,7 @@ impl Store {
             "SELECT (SELECT CAST(COUNT(*) AS BIGINT) FROM nft_custody WHERE {filter}) AS n, {} AS rows",
             rows_sql(self.engine, &names, &inner)
         );
-        let row = query(&sql, page_vals(vals, limit, offset)).fetch_one(&self.pool).await?;
+        let row = select(&sql, page_vals(vals, limit, offset)).fetch_one(self).await?;
         let total = u(&row, "n")?;
         let text: Option<String> = row.try_get("rows")?;
         let out = decode_rows(&names, text.as_deref().unwrap_or("[]"))?
@@ -103,7 +103,7 @@ impl Store {
             n + 1,
             n + 2
         );
-        let rows = query(&sql, page_vals(vals, limit, offset)).fetch_all(&self.pool).await?;
+        let rows = select(&sql, page_vals(vals, limit, offset)).fetch_all(self).await?;
         Ok((total, rows.iter().map(event_row).collect::<Result<_, _>>()?))
     }
 }

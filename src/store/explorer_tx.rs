@@ -1,14 +1,13 @@
 //! The reads behind the transaction entity and the `/extended/v1/tx/*` routes.
 
-use sqlx::any::AnyRow;
-use sqlx::Row;
+use super::db_row::DbRow;
 use stacks_extended::tx::{
     AnyTx, BlockRef, MempoolFilter, MempoolSort, MempoolTx, MinedTx, TxEvent, TxListFilter, TxReader, TxSort,
 };
 use stacks_extended::{Paging, ReadError};
 
 use super::one_row::{column_names, decode_rows, rows_sql, Cols};
-use super::sql::{fetch_in, query, Val};
+use super::sql::{select, select_in, Val};
 use super::{Store, StoreError};
 
 /// The columns of a mined transaction with its block, for [`mined_tx`]. `t` is `txs`, `b` the
@@ -31,7 +30,7 @@ fn u(v: i64) -> u64 {
     u64::try_from(v).unwrap_or_default()
 }
 
-/// A row selected with [`MINED_TX_COLUMNS`] (an `AnyRow`, or a row of a page read as one row,
+/// A row selected with [`MINED_TX_COLUMNS`] (an `DbRow`, or a row of a page read as one row,
 /// `one_row`); the ABI is filled in by [`Store::with_abis`].
 pub(super) fn mined_tx(r: &impl Cols) -> Result<MinedTx, sqlx::Error> {
     let synthetic = r.opt_text("synthetic_tx")?;
@@ -84,7 +83,7 @@ pub(super) const EVENT_COLUMNS: &str =
     "tx_id, event_index, kind, sender, recipient, amount, asset_identifier, \
     value_hex, contract_identifier, topic, memo, unlock_height";
 
-pub(super) fn tx_event(r: &AnyRow) -> Result<TxEvent, sqlx::Error> {
+pub(super) fn tx_event(r: &DbRow) -> Result<TxEvent, sqlx::Error> {
     Ok(TxEvent {
         tx_id: r.try_get("tx_id")?,
         event_index: u(r.try_get("event_index")?),
@@ -157,9 +156,8 @@ impl Store {
         if contract_ids.is_empty() {
             return Ok(out);
         }
-        let mut conn = self.pool.acquire().await?;
-        let rows = fetch_in(
-            &mut conn,
+        let rows = select_in(
+            self,
             &format!(
                 "SELECT contract_id, abi FROM smart_contracts WHERE contract_id IN ({{in}}) \
                  ORDER BY contract_id, {CONTRACT_ORDER}"
@@ -185,8 +183,8 @@ impl Store {
             return Ok(all);
         }
         let w = preview_where(f);
-        let rows = query(&format!("SELECT t.tx_id {}", w.sql), w.vals)
-            .fetch_all(&self.pool)
+        let rows = select(&format!("SELECT t.tx_id {}", w.sql), w.vals)
+            .fetch_all(self)
             .await
             .map_err(StoreError::from)?;
         let ids: std::collections::HashSet<String> = rows
@@ -207,7 +205,7 @@ impl Store {
             Some(h) => ("b.index_block_hash = $1", vec![h.into()]),
             None => ("b.canonical = true", vec![]),
         };
-        let row = query(
+        let row = select(
             &format!(
                 "SELECT b.tx_count - g.tx_count AS own, g.burn_block_time AS boot_time FROM blocks b \
                  JOIN blocks g ON g.index_block_hash = b.parent_index_block_hash AND g.block_height = 0 \
@@ -215,7 +213,7 @@ impl Store {
             ),
             vals,
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await?;
         Ok(match row {
             Some(r) => Some(BootShift { own: r.try_get("own")?, boot_time: r.try_get("boot_time")? }),
@@ -291,7 +289,7 @@ impl Store {
             "CAST(0 AS BIGINT)".into()
         };
         let sql = format!("SELECT {total} AS n, {} AS rows", rows_sql(self.engine, names, &inner));
-        let row = query(&sql, vals).fetch_one(&self.pool).await?;
+        let row = select(&sql, vals).fetch_one(self).await?;
         let total = u(row.try_get("n")?);
         let text: Option<String> = row.try_get("rows")?;
         let rows = decode_rows(names, text.as_deref().unwrap_or("[]"))?;
@@ -313,23 +311,23 @@ impl Store {
              ORDER BY t.canonical DESC, t.block_height DESC, t.index_block_hash DESC LIMIT 1"
         );
         let rows =
-            query(&sql, vec![tx_id.into(), unanchored.into(), any_fork.into()]).fetch_all(&self.pool).await?;
+            select(&sql, vec![tx_id.into(), unanchored.into(), any_fork.into()]).fetch_all(self).await?;
         Ok(self.with_abis(&rows).await?.pop())
     }
 
     async fn mempool_tx_by_id(&self, tx_id: &str) -> Result<Option<MempoolTx>, StoreError> {
-        let row = query(
+        let row = select(
             "SELECT tx_id, raw_tx, status, replaced_by_tx_id, receipt_time, tx_type, contract_id \
              FROM mempool_txs WHERE tx_id = $1",
             vec![tx_id.into()],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await?;
         let Some(r) = row else { return Ok(None) };
         Ok(self.mempool_with_abis(&[r]).await?.pop())
     }
 
-    pub(super) async fn mempool_with_abis(&self, rows: &[AnyRow]) -> Result<Vec<MempoolTx>, StoreError> {
+    pub(super) async fn mempool_with_abis(&self, rows: &[DbRow]) -> Result<Vec<MempoolTx>, StoreError> {
         let mut out = Vec::with_capacity(rows.len());
         let mut calls = Vec::with_capacity(rows.len());
         for r in rows {
@@ -370,14 +368,14 @@ impl Store {
                 return Ok(n);
             }
         }
-        let r = query(
+        let r = select(
             &format!(
                 "SELECT ({TIP}) AS tip, (SELECT COUNT(*) FROM txs t JOIN blocks b \
                  ON b.index_block_hash = t.index_block_hash WHERE t.canonical = true) AS n"
             ),
             vec![],
         )
-        .fetch_one(&self.pool)
+        .fetch_one(self)
         .await?;
         let n = u(r.try_get("n")?);
         if let Some(tip) = r.try_get::<Option<String>, _>("tip")? {
@@ -388,7 +386,7 @@ impl Store {
 
     /// The canonical tip's index block hash (`None` for a store without blocks).
     async fn canonical_tip_hash(&self) -> Result<Option<String>, StoreError> {
-        let tip = query(TIP, vec![]).fetch_optional(&self.pool).await?;
+        let tip = select(TIP, vec![]).fetch_optional(self).await?;
         Ok(tip.map(|r| r.try_get("index_block_hash")).transpose()?)
     }
 
@@ -415,13 +413,13 @@ impl Store {
         order: &str,
         mut vals: Vec<Val>,
         paging: Paging,
-    ) -> Result<Vec<AnyRow>, StoreError> {
+    ) -> Result<Vec<DbRow>, StoreError> {
         let n = vals.len();
         vals.push(i64::from(paging.limit).into());
         vals.push(i64::try_from(paging.offset).unwrap_or(i64::MAX).into());
         let sql =
             format!("SELECT {columns} {from_where} ORDER BY {order} LIMIT ${} OFFSET ${}", n + 1, n + 2);
-        Ok(query(&sql, vals).fetch_all(&self.pool).await?)
+        Ok(select(&sql, vals).fetch_all(self).await?)
     }
 
     /// `COUNT(*)` and one page of `FROM … WHERE …` (`from_where`), ordered by `order`.
@@ -432,9 +430,9 @@ impl Store {
         order: &str,
         vals: Vec<Val>,
         paging: Paging,
-    ) -> Result<(u64, Vec<AnyRow>), StoreError> {
+    ) -> Result<(u64, Vec<DbRow>), StoreError> {
         let count =
-            query(&format!("SELECT COUNT(*) AS n {from_where}"), vals.clone()).fetch_one(&self.pool).await?;
+            select(&format!("SELECT COUNT(*) AS n {from_where}"), vals.clone()).fetch_one(self).await?;
         let total = u(count.try_get("n")?);
         Ok((total, self.page(columns, from_where, order, vals, paging).await?))
     }
@@ -608,7 +606,7 @@ impl TxReader for Store {
             "SELECT {EVENT_COLUMNS} FROM events WHERE tx_id = $1 AND index_block_hash = $2 \
              AND microblock_hash = $3 ORDER BY event_index LIMIT $4 OFFSET $5"
         );
-        let rows = query(
+        let rows = select(
             &sql,
             vec![
                 tx.tx_id.clone().into(),
@@ -618,7 +616,7 @@ impl TxReader for Store {
                 i64::try_from(paging.offset).unwrap_or(i64::MAX).into(),
             ],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await
         .map_err(StoreError::from)?;
         Ok(rows.iter().map(tx_event).collect::<Result<_, _>>().map_err(StoreError::from)?)
@@ -651,8 +649,7 @@ impl TxReader for Store {
                     "SELECT COUNT(*) AS n {} AND t.block_height = 1 AND t.tx_index >= {}",
                     w.sql, s.own
                 );
-                let row =
-                    query(&sql, w.vals.clone()).fetch_one(&self.pool).await.map_err(StoreError::from)?;
+                let row = select(&sql, w.vals.clone()).fetch_one(self).await.map_err(StoreError::from)?;
                 let n = u(row.try_get("n").map_err(StoreError::from)?);
                 remember(&|m| m.boot_listed = Some(n));
                 n
@@ -727,7 +724,7 @@ impl TxReader for Store {
                 i64::try_from(*h).unwrap_or(i64::MAX).into(),
             ),
         };
-        Ok(query(sql, vec![val]).fetch_optional(&self.pool).await.map_err(StoreError::from)?.is_some())
+        Ok(select(sql, vec![val]).fetch_optional(self).await.map_err(StoreError::from)?.is_some())
     }
 
     async fn mempool_list(
@@ -761,8 +758,8 @@ impl TxReader for Store {
     }
 
     async fn mempool_fees(&self) -> Result<Vec<(String, u64)>, ReadError> {
-        let rows = query("SELECT tx_type, fee FROM mempool_txs WHERE pruned = false", vec![])
-            .fetch_all(&self.pool)
+        let rows = select("SELECT tx_type, fee FROM mempool_txs WHERE pruned = false", vec![])
+            .fetch_all(self)
             .await
             .map_err(StoreError::from)?;
         Ok(rows

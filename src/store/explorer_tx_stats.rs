@@ -1,11 +1,10 @@
 //! The reads behind `/extended/v1/tx/mempool/stats` and `/extended/v1/tx/events`.
 
-use sqlx::Row;
 use stacks_extended::tx::{EventFilter, EventOwner, MempoolStatRow, TxEvent, TxStatsReader};
 use stacks_extended::{Paging, ReadError};
 
 use super::explorer_tx::{tx_event, EVENT_COLUMNS};
-use super::sql::{query, Val};
+use super::sql::{select, Val};
 use super::{Store, StoreError};
 
 fn u(v: i64) -> u64 {
@@ -49,14 +48,14 @@ fn branches(filter: &EventFilter) -> Vec<(&'static str, Vec<String>)> {
 
 impl TxStatsReader for Store {
     async fn mempool_stat_rows(&self) -> Result<Vec<MempoolStatRow>, ReadError> {
-        let rows = query(
+        let rows = select(
             "SELECT tx_type, fee, raw_size, receipt_block_height FROM mempool_txs WHERE pruned = false",
             vec![],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await
         .map_err(StoreError::from)?;
-        let row = |r: &sqlx::any::AnyRow| -> Result<MempoolStatRow, sqlx::Error> {
+        let row = |r: &super::db_row::DbRow| -> Result<MempoolStatRow, sqlx::Error> {
             Ok(MempoolStatRow {
                 tx_type: r.try_get("tx_type")?,
                 fee: u(r.try_get("fee")?),
@@ -102,7 +101,7 @@ impl TxStatsReader for Store {
             n + 1,
             n + 2
         );
-        let rows = query(&sql, vals).fetch_all(&self.pool).await.map_err(StoreError::from)?;
+        let rows = select(&sql, vals).fetch_all(self).await.map_err(StoreError::from)?;
         Ok(rows.iter().map(tx_event).collect::<Result<_, _>>().map_err(StoreError::from)?)
     }
 }

@@ -1,5 +1,6 @@
 //! The ledger store: the only module that knows SQL. SQLite (embedded default) and PostgreSQL
-//! through one `sqlx::Any` query path; see `docs/store.md` for the schema and reorg handling.
+//! through one `sqlx::Any` query path (SQLite reads: the same statements on the calling thread,
+//! `lite`); see `docs/store.md` for the schema and reorg handling.
 //!
 //! Ingestion parses an event, derives its rows (`crate::ledger`, pure) and writes the raw event
 //! and its effects in **one** database transaction, one writer at a time.
@@ -10,6 +11,7 @@ mod backfill_0035;
 mod bns;
 mod bns_import;
 mod bulk;
+mod db_row;
 mod digest;
 mod explorer;
 mod explorer_address;
@@ -25,6 +27,7 @@ mod explorer_tokens;
 mod explorer_tx;
 mod explorer_tx_stats;
 mod faucet;
+mod lite;
 mod live;
 mod one_row;
 mod prepare;
@@ -229,6 +232,8 @@ pub struct Store {
     /// A `readonly` process's PostgreSQL primary, when `pool` reads a streaming replica: what
     /// the API records goes there, and live updates are heard there.
     primary: Option<replica::Primary>,
+    /// SQLite: the read path without sqlx's worker threads (`lite`, `sql::select`).
+    lite: Option<lite::LiteReader>,
 }
 
 /// SQLite in WAL mode appends commits to the WAL file; a checkpoint copies them back into the
@@ -379,6 +384,12 @@ async fn connect(
     Ok((engine, url, options, pool))
 }
 
+/// The file of a `sqlite://PATH?…` URL as `connect` makes it.
+fn sqlite_path(url: &str) -> Option<&str> {
+    let path = url.strip_prefix("sqlite://")?;
+    Some(path.split('?').next().unwrap_or(path))
+}
+
 fn migrator(engine: Engine) -> &'static sqlx::migrate::Migrator {
     match engine {
         Engine::Sqlite => &SQLITE_MIGRATIONS,
@@ -419,7 +430,7 @@ impl Store {
             Engine::Sqlite => Some(Checkpointer::start(&options).await?),
             Engine::Postgres => None,
         };
-        Ok(Store::assemble(pool, engine, network, url, checkpointer, None))
+        Store::assemble(pool, engine, network, url, checkpointer, None)
     }
 
     /// Opens `url` for a `readonly` process (`serve --mode readonly`): no migrations, backfills
@@ -438,7 +449,7 @@ impl Store {
             Some(primary) => Some(replica::Primary::connect(engine, primary).await?),
             None => None,
         };
-        let mut store = Store::assemble(pool, engine, network, url, None, primary);
+        let mut store = Store::assemble(pool, engine, network, url, None, primary)?;
         store.readonly = true;
         Ok(store)
     }
@@ -450,8 +461,14 @@ impl Store {
         url: String,
         checkpointer: Option<Checkpointer>,
         primary: Option<replica::Primary>,
-    ) -> Store {
-        Store {
+    ) -> Result<Store, StoreError> {
+        let lite = match sqlite_path(&url) {
+            Some(path) if engine == Engine::Sqlite && path != ":memory:" => {
+                Some(lite::LiteReader::open(path)?)
+            }
+            _ => None,
+        };
+        Ok(Store {
             pool,
             engine,
             network,
@@ -461,7 +478,8 @@ impl Store {
             tip_memo: std::sync::Mutex::new(Default::default()),
             readonly: false,
             primary,
-        }
+            lite,
+        })
     }
 
     /// Whether a `readonly` process opened this store.
@@ -497,6 +515,9 @@ impl Store {
         // empties it (TRUNCATE) before it closes too: nothing is left to replay at the next open.
         // A `readonly` process leaves that to the writer's process.
         let writer = self.writer.lock().await.take();
+        if let Some(lite) = &self.lite {
+            lite.close();
+        }
         self.pool.close().await;
         if let Some(primary) = &self.primary {
             primary.pool.close().await;

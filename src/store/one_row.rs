@@ -108,7 +108,7 @@ impl Cols for AnyRow {
         self.try_get(col)
     }
     fn flag(&self, col: &str) -> Result<bool, sqlx::Error> {
-        super::sql::get_bool(self, col)
+        Ok(self.try_get::<i64, _>(col)? != 0)
     }
 }
 

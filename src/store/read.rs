@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use sqlx::{AnyPool, Row};
 
-use super::sql::{get_bool, query};
+use super::db_row::DbRow;
+use super::sql::{get_bool, query, select};
 use super::{Store, StoreError};
 use crate::events::RawEvent;
 
@@ -67,7 +68,7 @@ pub struct NonceUsage {
 const BLOCK_INFO: &str = "SELECT index_block_hash, block_hash, block_height, parent_index_block_hash, \
     burn_block_height, tx_count, (CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical FROM blocks";
 
-fn block_info(r: &sqlx::any::AnyRow) -> Result<BlockInfo, sqlx::Error> {
+fn block_info(r: &DbRow) -> Result<BlockInfo, sqlx::Error> {
     Ok(BlockInfo {
         index_block_hash: r.try_get("index_block_hash")?,
         block_hash: r.try_get("block_hash")?,
@@ -113,13 +114,13 @@ impl Store {
     /// The highest canonical block.
     pub async fn chain_tip(&self) -> Result<Option<BlockInfo>, StoreError> {
         let sql = format!("{BLOCK_INFO} WHERE canonical = true ORDER BY block_height DESC LIMIT 1");
-        Ok(query(&sql, vec![]).fetch_optional(&self.pool).await?.as_ref().map(block_info).transpose()?)
+        Ok(select(&sql, vec![]).fetch_optional(self).await?.as_ref().map(block_info).transpose()?)
     }
 
     /// Every stored block at `height` (canonical first).
     pub async fn blocks_at_height(&self, height: i64) -> Result<Vec<BlockInfo>, StoreError> {
         let sql = format!("{BLOCK_INFO} WHERE block_height = $1 ORDER BY canonical DESC, index_block_hash");
-        let rows = query(&sql, vec![height.into()]).fetch_all(&self.pool).await?;
+        let rows = select(&sql, vec![height.into()]).fetch_all(self).await?;
         Ok(rows.iter().map(block_info).collect::<Result<_, _>>()?)
     }
 
@@ -134,25 +135,20 @@ impl Store {
         let sql = format!(
             "{BLOCK_INFO} WHERE index_block_hash = $1 OR block_hash = $1 ORDER BY canonical DESC LIMIT 1"
         );
-        Ok(query(&sql, vec![h.into()])
-            .fetch_optional(&self.pool)
-            .await?
-            .as_ref()
-            .map(block_info)
-            .transpose()?)
+        Ok(select(&sql, vec![h.into()]).fetch_optional(self).await?.as_ref().map(block_info).transpose()?)
     }
 
     /// Every stored row of a transaction: canonical first, then other forks, then a streamed
     /// microblock preview.
     pub async fn tx(&self, tx_id: &str) -> Result<Vec<TxInfo>, StoreError> {
-        let rows = query(
+        let rows = select(
             "SELECT tx_id, index_block_hash, block_height, tx_index, tx_type, status, \
              (CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical, microblock_hash, \
              sender_address, nonce, fee, event_count FROM txs WHERE tx_id = $1 \
              ORDER BY canonical DESC, block_height DESC, index_block_hash DESC",
             vec![crate::ledger::normalize_hex(tx_id).into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?;
         Ok(rows
             .iter()
@@ -179,15 +175,15 @@ impl Store {
     /// `None`); `(0, 0)` for an account never touched. One index seek either way.
     pub async fn balance(&self, account: &str, height: Option<i64>) -> Result<(i64, i64), StoreError> {
         let row = match height {
-            None => query("SELECT liquid, locked FROM stx_accounts WHERE account = $1", vec![account.into()])
-                .fetch_optional(&self.pool)
+            None => select("SELECT liquid, locked FROM stx_accounts WHERE account = $1", vec![account.into()])
+                .fetch_optional(self)
                 .await?,
-            Some(h) => query(
+            Some(h) => select(
                 "SELECT liquid, locked FROM stx_balances WHERE account = $1 AND canonical = true AND block_height <= $2 \
                  ORDER BY block_height DESC LIMIT 1",
                 vec![account.into(), h.into()],
             )
-            .fetch_optional(&self.pool)
+            .fetch_optional(self)
             .await?,
         };
         Ok(match row {
@@ -198,20 +194,20 @@ impl Store {
 
     /// `(Σ amount, Σ locked_delta)` of `account`'s canonical successful operations.
     pub async fn operations_sum(&self, account: &str) -> Result<(i64, i64), StoreError> {
-        let r = query(
+        let r = select(
             "SELECT CAST(COALESCE(SUM(amount), 0) AS BIGINT) AS liquid, CAST(COALESCE(SUM(locked_delta), 0) AS BIGINT) AS locked \
              FROM operations WHERE account = $1 AND canonical = true AND status = 'success' AND asset_identifier IS NULL",
             vec![account.into()],
         )
-        .fetch_one(&self.pool)
+        .fetch_one(self)
         .await?;
         Ok((r.try_get("liquid")?, r.try_get("locked")?))
     }
 
     /// Every account with a balance state, with its tip `(liquid, locked)`.
     pub async fn accounts(&self) -> Result<Vec<(String, i64, i64)>, StoreError> {
-        let rows = query("SELECT account, liquid, locked FROM stx_accounts ORDER BY account", vec![])
-            .fetch_all(&self.pool)
+        let rows = select("SELECT account, liquid, locked FROM stx_accounts ORDER BY account", vec![])
+            .fetch_all(self)
             .await?;
         Ok(rows
             .iter()
@@ -221,22 +217,22 @@ impl Store {
 
     /// Accounts with canonical operations (whether or not their balance is zero).
     pub async fn operation_accounts(&self) -> Result<Vec<String>, StoreError> {
-        let rows = query(
+        let rows = select(
             "SELECT DISTINCT account FROM operations WHERE canonical = true AND status = 'success' AND asset_identifier IS NULL ORDER BY account",
             vec![],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?;
         Ok(rows.iter().map(|r| r.try_get("account")).collect::<Result<_, _>>()?)
     }
 
     pub async fn supply(&self) -> Result<Supply, StoreError> {
-        let rows = query(
+        let rows = select(
             "SELECT op_type, CAST(COALESCE(SUM(amount), 0) AS BIGINT) AS total FROM operations \
              WHERE canonical = true AND status = 'success' AND op_type IN ('mint', 'miner_reward', 'burn', 'fee') GROUP BY op_type",
             vec![],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?;
         let mut s = Supply::default();
         for r in rows {
@@ -264,7 +260,7 @@ impl Store {
         account: &str,
         height: i64,
     ) -> Result<(Option<i64>, Option<i64>), StoreError> {
-        let r = query(
+        let r = select(
             "SELECT \
                (SELECT nonce FROM txs WHERE sender_address = $1 AND canonical = true \
                   AND block_height <= $2 AND is_burnchain_op = false \
@@ -274,7 +270,7 @@ impl Store {
                   ORDER BY block_height DESC, sponsor_nonce DESC LIMIT 1) AS s",
             vec![account.into(), height.into()],
         )
-        .fetch_one(&self.pool)
+        .fetch_one(self)
         .await?;
         Ok((r.try_get("n")?, r.try_get("s")?))
     }
@@ -282,14 +278,14 @@ impl Store {
     /// The next nonce of `account`: one past the highest nonce it used as origin or sponsor
     /// in a canonical transaction (0 if none).
     pub async fn next_nonce(&self, account: &str) -> Result<i64, StoreError> {
-        let r = query(
+        let r = select(
             "SELECT CAST(COALESCE(MAX(n), -1) AS BIGINT) AS n FROM ( \
                SELECT MAX(nonce) AS n FROM txs WHERE sender_address = $1 AND canonical = true AND is_burnchain_op = false \
                UNION ALL \
                SELECT MAX(sponsor_nonce) AS n FROM txs WHERE sponsor_address = $1 AND canonical = true) m",
             vec![account.into()],
         )
-        .fetch_one(&self.pool)
+        .fetch_one(self)
         .await?;
         Ok(r.try_get::<i64, _>("n")? + 1)
     }
@@ -299,21 +295,21 @@ impl Store {
     /// sponsor). What `/construction/metadata` hands out.
     pub async fn next_nonce_with_mempool(&self, account: &str) -> Result<i64, StoreError> {
         let chain = self.next_nonce(account).await?;
-        let r = query(
+        let r = select(
             "SELECT CAST(COALESCE(MAX(n), -1) AS BIGINT) AS n FROM ( \
                SELECT MAX(nonce) AS n FROM mempool_txs WHERE sender_address = $1 AND pruned = false \
                UNION ALL \
                SELECT MAX(sponsor_nonce) AS n FROM mempool_txs WHERE sponsor_address = $1 AND pruned = false) m",
             vec![account.into()],
         )
-        .fetch_one(&self.pool)
+        .fetch_one(self)
         .await?;
         Ok(chain.max(r.try_get::<i64, _>("n")? + 1))
     }
 
     /// Nonce usage of every account with canonical transactions (for consistency checks).
     pub async fn nonce_usage(&self) -> Result<Vec<NonceUsage>, StoreError> {
-        let rows = query(
+        let rows = select(
             "SELECT account, CAST(COUNT(*) AS BIGINT) AS c, CAST(COUNT(DISTINCT n) AS BIGINT) AS d, \
              CAST(MIN(n) AS BIGINT) AS lo, CAST(MAX(n) AS BIGINT) AS hi FROM ( \
                SELECT sender_address AS account, nonce AS n FROM txs WHERE canonical = true AND is_burnchain_op = false \
@@ -322,7 +318,7 @@ impl Store {
              GROUP BY account ORDER BY account",
             vec![],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?;
         Ok(rows
             .iter()
@@ -341,8 +337,8 @@ impl Store {
     /// Pending (not pruned) mempool transaction ids, oldest first.
     pub async fn mempool_tx_ids(&self) -> Result<Vec<String>, StoreError> {
         let rows =
-            query("SELECT tx_id FROM mempool_txs WHERE pruned = false ORDER BY receipt_time, tx_id", vec![])
-                .fetch_all(&self.pool)
+            select("SELECT tx_id FROM mempool_txs WHERE pruned = false ORDER BY receipt_time, tx_id", vec![])
+                .fetch_all(self)
                 .await?;
         Ok(rows.iter().map(|r| r.try_get("tx_id")).collect::<Result<_, _>>()?)
     }
@@ -352,11 +348,11 @@ impl Store {
         &self,
         tx_id: &str,
     ) -> Result<Option<(String, Option<String>, bool)>, StoreError> {
-        let r = query(
+        let r = select(
             "SELECT status, replaced_by_tx_id, (CASE WHEN pruned THEN 1 ELSE 0 END) AS pruned FROM mempool_txs WHERE tx_id = $1",
             vec![crate::ledger::normalize_hex(tx_id).into()],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await?;
         Ok(r.map(|r| {
             Ok::<_, sqlx::Error>((
@@ -374,22 +370,22 @@ impl Store {
         asset_identifier: &str,
         value_hex: &str,
     ) -> Result<Option<String>, StoreError> {
-        let r = query(
+        let r = select(
             "SELECT owner FROM nft_custody WHERE asset_identifier = $1 AND value_hex = $2",
             vec![asset_identifier.into(), value_hex.into()],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await?;
         Ok(r.map(|r| r.try_get("owner")).transpose()?)
     }
 
     /// `(asset_identifier, balance)` of every FT `account` holds.
     pub async fn ft_balances(&self, account: &str) -> Result<Vec<(String, i128)>, StoreError> {
-        let rows = query(
+        let rows = select(
             "SELECT asset_identifier, balance FROM ft_balances WHERE account = $1 ORDER BY asset_identifier",
             vec![account.into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?;
         Ok(rows
             .iter()
@@ -426,8 +422,8 @@ impl Store {
         ];
         let mut out = BTreeMap::new();
         for t in TABLES {
-            let r = query(&format!("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM {t}"), vec![])
-                .fetch_one(&self.pool)
+            let r = select(&format!("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM {t}"), vec![])
+                .fetch_one(self)
                 .await?;
             out.insert(*t, r.try_get("n")?);
         }
@@ -436,8 +432,8 @@ impl Store {
 
     /// The number of canonical transactions (one index scan; the benches' header line).
     pub async fn canonical_tx_count(&self) -> Result<i64, StoreError> {
-        let r = query("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM txs WHERE canonical = true", vec![])
-            .fetch_one(&self.pool)
+        let r = select("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM txs WHERE canonical = true", vec![])
+            .fetch_one(self)
             .await?;
         Ok(r.try_get("n")?)
     }
@@ -456,8 +452,8 @@ impl Store {
             "pox_events",
             "microblocks",
         ] {
-            let rows = query(&format!("SELECT (CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical, CAST(COUNT(*) AS BIGINT) AS n FROM {t} GROUP BY 1"), vec![])
-                .fetch_all(&self.pool)
+            let rows = select(&format!("SELECT (CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical, CAST(COUNT(*) AS BIGINT) AS n FROM {t} GROUP BY 1"), vec![])
+                .fetch_all(self)
                 .await?;
             for r in rows {
                 let c = get_bool(&r, "canonical")?;
@@ -489,13 +485,13 @@ impl Store {
     /// for every process reading the database. The receive time tells apart a store wiped
     /// and refilled to the same id from another log. One statement: two primary-key seeks.
     pub async fn generation(&self) -> Result<Generation, StoreError> {
-        let row = query(
+        let row = select(
             "SELECT r.id, r.receive_timestamp, c.n FROM store_changes c LEFT JOIN \
              (SELECT id, receive_timestamp FROM raw_events ORDER BY id DESC LIMIT 1) r ON 1 = 1 \
              WHERE c.id = 1",
             vec![],
         )
-        .fetch_one(&self.pool)
+        .fetch_one(self)
         .await?;
         let id: Option<i64> = row.try_get("id")?;
         let last_event = match id {

@@ -1,9 +1,8 @@
 //! The reads the Rosetta Data API needs, answered from the ledger. Every query is an index seek
 //! (blocks by height or hash, operations and txs by block, balance rows by account and height).
 
-use sqlx::Row;
-
-use super::sql::{get_bool, query};
+use super::db_row::DbRow;
+use super::sql::{get_bool, select};
 use super::{Store, StoreError};
 
 /// A block as Rosetta shows it.
@@ -87,7 +86,7 @@ const BLOCK_COLS: &str = "SELECT index_block_hash, block_hash, block_height, par
      (CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical, \
      (CASE WHEN materialized THEN 1 ELSE 0 END) AS materialized FROM blocks";
 
-fn rosetta_block(r: &sqlx::any::AnyRow) -> Result<RosettaBlock, sqlx::Error> {
+fn rosetta_block(r: &DbRow) -> Result<RosettaBlock, sqlx::Error> {
     let nakamoto = get_bool(r, "nakamoto")?;
     let seconds: i64 = if nakamoto { r.try_get("block_time")? } else { r.try_get("burn_block_time")? };
     Ok(RosettaBlock {
@@ -106,7 +105,7 @@ impl Store {
     /// The canonical block at `height`.
     pub async fn rosetta_block_at(&self, height: i64) -> Result<Option<RosettaBlock>, StoreError> {
         let sql = format!("{BLOCK_COLS} WHERE canonical = true AND block_height = $1");
-        let row = query(&sql, vec![height.into()]).fetch_optional(&self.pool).await?;
+        let row = select(&sql, vec![height.into()]).fetch_optional(self).await?;
         Ok(row.as_ref().map(rosetta_block).transpose()?)
     }
 
@@ -115,27 +114,27 @@ impl Store {
         let sql = format!(
             "{BLOCK_COLS} WHERE block_hash = $1 ORDER BY canonical DESC, block_height DESC, index_block_hash LIMIT 1"
         );
-        let row = query(&sql, vec![block_hash.into()]).fetch_optional(&self.pool).await?;
+        let row = select(&sql, vec![block_hash.into()]).fetch_optional(self).await?;
         Ok(row.as_ref().map(rosetta_block).transpose()?)
     }
 
     /// The canonical tip.
     pub async fn rosetta_tip(&self) -> Result<Option<RosettaBlock>, StoreError> {
         let sql = format!("{BLOCK_COLS} WHERE canonical = true ORDER BY block_height DESC LIMIT 1");
-        let row = query(&sql, vec![]).fetch_optional(&self.pool).await?;
+        let row = select(&sql, vec![]).fetch_optional(self).await?;
         Ok(row.as_ref().map(rosetta_block).transpose()?)
     }
 
     /// The lowest canonical block (the genesis block Rosetta reports).
     pub async fn rosetta_genesis(&self) -> Result<Option<RosettaBlock>, StoreError> {
         let sql = format!("{BLOCK_COLS} WHERE canonical = true ORDER BY block_height ASC LIMIT 1");
-        let row = query(&sql, vec![]).fetch_optional(&self.pool).await?;
+        let row = select(&sql, vec![]).fetch_optional(self).await?;
         Ok(row.as_ref().map(rosetta_block).transpose()?)
     }
 
     /// The transactions and operations of the block `index_block_hash`, in ledger order.
     pub async fn rosetta_block_contents(&self, index_block_hash: &str) -> Result<BlockContents, StoreError> {
-        let txs = query(
+        let txs = select(
             &format!(
                 "SELECT tx_id, tx_index, tx_type, status, contract_id, function_name, \
                  CASE WHEN {PAYLOAD_NEEDED} THEN raw_tx END AS raw_tx, \
@@ -144,7 +143,7 @@ impl Store {
             ),
             vec![index_block_hash.into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?
         .iter()
         .map(|r| {
@@ -160,12 +159,12 @@ impl Store {
             })
         })
         .collect::<Result<Vec<_>, sqlx::Error>>()?;
-        let ops = query(
+        let ops = select(
             "SELECT tx_id, tx_index, op_index, op_type, status, account, amount, locked_delta, related_op_index, \
              metadata FROM operations WHERE index_block_hash = $1 AND asset_identifier IS NULL ORDER BY tx_index, op_index",
             vec![index_block_hash.into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?
         .iter()
         .map(|r| {
@@ -188,12 +187,12 @@ impl Store {
 
     /// `account`'s liquid and locked balance and next nonce after the canonical block at `height`.
     pub async fn rosetta_account_at(&self, account: &str, height: i64) -> Result<AccountAt, StoreError> {
-        let bal = query(
+        let bal = select(
             "SELECT liquid, locked FROM stx_balances WHERE account = $1 AND canonical = true AND block_height <= $2 \
              ORDER BY block_height DESC LIMIT 1",
             vec![account.into(), height.into()],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await?;
         let (liquid, locked) = match bal {
             Some(r) => (r.try_get("liquid")?, r.try_get("locked")?),
@@ -206,11 +205,11 @@ impl Store {
 
     /// Where the transaction `tx_id` is mined on the canonical chain: its block's index hash.
     pub async fn rosetta_tx_block(&self, tx_id: &str) -> Result<Option<String>, StoreError> {
-        let row = query(
+        let row = select(
             "SELECT index_block_hash FROM txs WHERE tx_id = $1 AND canonical = true AND index_block_hash <> '' LIMIT 1",
             vec![tx_id.into()],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await?;
         Ok(row.map(|r| r.try_get("index_block_hash")).transpose()?)
     }
@@ -218,8 +217,8 @@ impl Store {
     /// Pending mempool transaction ids, oldest first.
     pub async fn rosetta_mempool_ids(&self) -> Result<Vec<String>, StoreError> {
         let rows =
-            query("SELECT tx_id FROM mempool_txs WHERE pruned = false ORDER BY receipt_time, tx_id", vec![])
-                .fetch_all(&self.pool)
+            select("SELECT tx_id FROM mempool_txs WHERE pruned = false ORDER BY receipt_time, tx_id", vec![])
+                .fetch_all(self)
                 .await?;
         Ok(rows.iter().map(|r| r.try_get("tx_id")).collect::<Result<_, _>>()?)
     }
@@ -227,8 +226,8 @@ impl Store {
     /// A pending mempool transaction's raw bytes (0x hex).
     pub async fn rosetta_mempool_raw(&self, tx_id: &str) -> Result<Option<String>, StoreError> {
         let row =
-            query("SELECT raw_tx FROM mempool_txs WHERE tx_id = $1 AND pruned = false", vec![tx_id.into()])
-                .fetch_optional(&self.pool)
+            select("SELECT raw_tx FROM mempool_txs WHERE tx_id = $1 AND pruned = false", vec![tx_id.into()])
+                .fetch_optional(self)
                 .await?;
         Ok(row.map(|r| r.try_get("raw_tx")).transpose()?)
     }
@@ -242,12 +241,12 @@ impl Store {
         from: i64,
         limit: i64,
     ) -> Result<Vec<BlockEventRow>, StoreError> {
-        let rows = query(
+        let rows = select(
             "SELECT sequence, kind, block_height, block_hash FROM block_events WHERE sequence >= $1 \
              ORDER BY sequence LIMIT $2",
             vec![from.into(), limit.into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?;
         Ok(rows
             .iter()
@@ -265,8 +264,8 @@ impl Store {
 
     /// The last sequence of the block event log (0 when empty).
     pub async fn rosetta_max_sequence(&self) -> Result<i64, StoreError> {
-        let row = query("SELECT CAST(COALESCE(MAX(sequence), 0) AS BIGINT) AS n FROM block_events", vec![])
-            .fetch_one(&self.pool)
+        let row = select("SELECT CAST(COALESCE(MAX(sequence), 0) AS BIGINT) AS n FROM block_events", vec![])
+            .fetch_one(self)
             .await?;
         Ok(row.try_get("n")?)
     }
@@ -278,12 +277,12 @@ impl Store {
         principal: &str,
         max_height: i64,
     ) -> Result<Vec<(String, String)>, StoreError> {
-        let rows = query(
+        let rows = select(
             "SELECT index_block_hash, tx_id FROM account_txs WHERE principal = $1 AND canonical = true \
              AND block_height <= $2 ORDER BY block_height DESC, tx_index DESC",
             vec![principal.into(), max_height.into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?;
         Ok(rows
             .iter()
@@ -297,7 +296,7 @@ impl Store {
         index_block_hash: &str,
     ) -> Result<Option<RosettaBlock>, StoreError> {
         let sql = format!("{BLOCK_COLS} WHERE index_block_hash = $1");
-        let row = query(&sql, vec![index_block_hash.into()]).fetch_optional(&self.pool).await?;
+        let row = select(&sql, vec![index_block_hash.into()]).fetch_optional(self).await?;
         Ok(row.as_ref().map(rosetta_block).transpose()?)
     }
 }

@@ -8,6 +8,9 @@ use std::borrow::Cow;
 use sqlx::any::AnyArguments;
 use sqlx::{Any, AnyConnection};
 
+use super::db_row::DbRow;
+use super::Store;
+
 /// SQLite's default `SQLITE_MAX_VARIABLE_NUMBER` (PostgreSQL allows 65535).
 pub const MAX_PARAMS: usize = 32_766;
 
@@ -92,6 +95,80 @@ pub async fn fetch_all(
 ) -> Result<Vec<sqlx::any::AnyRow>, sqlx::Error> {
     let (sql, vals) = for_engine(conn, sql, vals);
     query(&sql, vals).fetch_all(conn).await
+}
+
+/// A read statement as SQLite gets it (see [`for_engine`]), for the `lite` read path.
+pub(super) fn sqlite_read(sql: &str, vals: Vec<Val>) -> (impl std::ops::Deref<Target = str>, Vec<Val>) {
+    let text = sqlite_text(sql, vals.len());
+    let vals = text.bind(vals);
+    (EngineSql::Sqlite(text), vals)
+}
+
+/// A read of the store: on SQLite on the calling thread (`lite`), on PostgreSQL through sqlx.
+/// The same text (`$N` placeholders) and values on both.
+pub struct Select<'s> {
+    sql: &'s str,
+    vals: Vec<Val>,
+}
+
+pub fn select(sql: &str, vals: Vec<Val>) -> Select<'_> {
+    Select { sql, vals }
+}
+
+impl Select<'_> {
+    async fn fetch(self, store: &Store, max: usize) -> Result<Vec<DbRow>, sqlx::Error> {
+        match &store.lite {
+            Some(lite) => lite.fetch(self.sql, self.vals, max),
+            None if max == 1 => Ok(query(self.sql, self.vals)
+                .fetch_optional(&store.pool)
+                .await?
+                .map(DbRow::Any)
+                .into_iter()
+                .collect()),
+            None => Ok(query(self.sql, self.vals)
+                .fetch_all(&store.pool)
+                .await?
+                .into_iter()
+                .map(DbRow::Any)
+                .collect()),
+        }
+    }
+
+    pub async fn fetch_all(self, store: &Store) -> Result<Vec<DbRow>, sqlx::Error> {
+        self.fetch(store, usize::MAX).await
+    }
+
+    pub async fn fetch_optional(self, store: &Store) -> Result<Option<DbRow>, sqlx::Error> {
+        Ok(self.fetch(store, 1).await?.pop())
+    }
+
+    pub async fn fetch_one(self, store: &Store) -> Result<DbRow, sqlx::Error> {
+        self.fetch_optional(store).await?.ok_or(sqlx::Error::RowNotFound)
+    }
+}
+
+/// [`fetch_in`] as a [`select`]: the rows of `sql` for every chunk of `items`.
+pub async fn select_in(
+    store: &Store,
+    sql: &str,
+    fixed: Vec<Val>,
+    items: &[String],
+) -> Result<Vec<DbRow>, sqlx::Error> {
+    let Some(lite) = &store.lite else {
+        let mut conn = store.pool.acquire().await?;
+        return Ok(fetch_in(&mut conn, sql, fixed, items).await?.into_iter().map(DbRow::Any).collect());
+    };
+    let mut out = Vec::new();
+    if items.is_empty() {
+        return Ok(out);
+    }
+    for (size, list) in in_chunks(items, fixed.len()) {
+        let text = sql.replace("{in}", &placeholders(fixed.len() + 1, size));
+        let mut vals = fixed.clone();
+        vals.extend(list);
+        out.extend(lite.fetch(&text, vals, usize::MAX)?);
+    }
+    Ok(out)
 }
 
 /// Statements with more values than this are bound positionally on SQLite (see
@@ -599,9 +676,8 @@ pub fn bool_col(col: &str) -> String {
 }
 
 /// Reads a column selected with [`bool_col`].
-pub fn get_bool(row: &sqlx::any::AnyRow, col: &str) -> Result<bool, sqlx::Error> {
-    use sqlx::Row;
-    Ok(row.try_get::<i64, _>(col)? != 0)
+pub fn get_bool(row: &impl super::one_row::Cols, col: &str) -> Result<bool, sqlx::Error> {
+    row.flag(col)
 }
 
 #[cfg(test)]

@@ -2,13 +2,13 @@
 //! read back (canonical rows, chain order) and folded into the staking state by
 //! `ledger::pox5::fold`. Rows follow their block's `canonical` flag (`write::BLOCK_TABLES`).
 
-use sqlx::{AnyConnection, Row};
+use sqlx::AnyConnection;
 use stacks_extended::v3::staking::model::{StakingState, TxPlace};
 use stacks_extended::v3::staking::StakingReader;
 use stacks_extended::ReadError;
 
 use super::bns::ANCHORED_SEQ;
-use super::sql::{insert_rows, query, Val};
+use super::sql::{insert_rows, select, Val};
 use super::{Store, StoreError};
 use crate::ledger::block::DerivedBlock;
 use crate::ledger::pox5::{self, PlacedEvent};
@@ -60,14 +60,14 @@ pub async fn write_block(
 
 impl Store {
     async fn staking_events(&self) -> Result<(Vec<PlacedEvent>, i64), StoreError> {
-        let tip = query(
+        let tip = select(
             "SELECT burn_block_height FROM blocks WHERE canonical = true ORDER BY block_height DESC LIMIT 1",
             vec![],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await?;
         let burn_tip: i64 = tip.map(|r| r.try_get("burn_block_height")).transpose()?.unwrap_or(0);
-        let rows = query(
+        let rows = select(
             "SELECT e.tx_id, e.tx_index, e.event_index, e.block_height, e.microblock_sequence, e.name, e.data, \
              e.index_block_hash, b.block_hash, b.block_time, b.burn_block_height, b.burn_block_time \
              FROM pox5_events e JOIN blocks b ON b.index_block_hash = e.index_block_hash \
@@ -75,7 +75,7 @@ impl Store {
              ORDER BY e.block_height, e.microblock_sequence, e.tx_index, e.event_index",
             vec![],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?;
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {

@@ -1,9 +1,7 @@
 //! The reads behind the `/v2` answers served from the ledger (`crate::v2`), and the broadcast
 //! hook's write: a transaction the node accepted enters the mempool at once.
 
-use sqlx::Row;
-
-use super::sql::query;
+use super::sql::select;
 use super::{Store, StoreError};
 use crate::events::EventPath;
 use crate::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome};
@@ -77,12 +75,12 @@ pub struct V2Contract {
 impl Store {
     /// What `/v2/info` needs, or `None` before the first canonical block.
     pub async fn v2_info_state(&self) -> Result<Option<V2InfoState>, StoreError> {
-        let Some(row) = query(
+        let Some(row) = select(
             "SELECT block_height, block_hash, index_block_hash, consensus_hash, burn_block_height, tenure_height \
              FROM blocks WHERE canonical = true ORDER BY block_height DESC LIMIT 1",
             vec![],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await?
         else {
             return Ok(None);
@@ -102,12 +100,12 @@ impl Store {
             }
             _ => None,
         };
-        let microblock_tip = query(
+        let microblock_tip = select(
             "SELECT microblock_hash, microblock_sequence FROM microblocks WHERE parent_index_block_hash = $1 \
              AND index_block_hash = '' AND microblock_canonical = true ORDER BY microblock_sequence DESC LIMIT 1",
             vec![tip.index_block_hash.clone().into()],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await?
         .map(|r| Ok::<_, sqlx::Error>(V2Microblock { hash: r.try_get("microblock_hash")?, sequence: r.try_get("microblock_sequence")? }))
         .transpose()?;
@@ -118,21 +116,21 @@ impl Store {
     async fn v2_burn_block(&self, height: Option<i64>) -> Result<Option<V2BurnBlock>, StoreError> {
         let row = match height {
             None => {
-                query(
+                select(
                     "SELECT burn_block_height, consensus_hash FROM burn_blocks WHERE canonical = true \
                  ORDER BY burn_block_height DESC LIMIT 1",
                     vec![],
                 )
-                .fetch_optional(&self.pool)
+                .fetch_optional(self)
                 .await?
             }
             Some(h) => {
-                query(
+                select(
                     "SELECT burn_block_height, consensus_hash FROM burn_blocks WHERE canonical = true \
                  AND burn_block_height = $1 LIMIT 1",
                     vec![h.into()],
                 )
-                .fetch_optional(&self.pool)
+                .fetch_optional(self)
                 .await?
             }
         };
@@ -149,11 +147,11 @@ impl Store {
     /// `principal`'s balance, lock and next nonce at the canonical tip (zeros for a principal
     /// the ledger never saw, as the node answers for an empty account).
     pub async fn v2_account(&self, principal: &str) -> Result<V2Account, StoreError> {
-        let row = query(
+        let row = select(
             "SELECT liquid, locked, unlock_burn_height FROM stx_accounts WHERE account = $1",
             vec![principal.into()],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await?;
         let (balance, locked, unlock_height) = match row {
             Some(r) => {
@@ -175,12 +173,12 @@ impl Store {
     /// The contract `contract_id` (`ADDR.name`) as deployed on the canonical chain (a failed
     /// deploy created nothing on the node).
     pub async fn v2_contract(&self, contract_id: &str) -> Result<Option<V2Contract>, StoreError> {
-        let row = query(
+        let row = select(
             "SELECT source_code, abi, clarity_version, block_height FROM smart_contracts \
              WHERE contract_id = $1 AND canonical = true AND success = true ORDER BY block_height LIMIT 1",
             vec![contract_id.into()],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await?;
         Ok(row
             .map(|r| {

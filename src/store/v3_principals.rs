@@ -13,15 +13,14 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use sqlx::any::AnyRow;
-use sqlx::Row;
 use stacks_extended::v3::principals::{
     AssetKind, BalanceChange, PrincipalTx, PrincipalsReader, StxLock, TxPosition, ANCHORED,
 };
 use stacks_extended::ReadError;
 
+use super::db_row::DbRow;
 use super::explorer_tx::{mined_tx, MINED_TX_COLUMNS};
-use super::sql::{fetch_in, get_bool, query};
+use super::sql::{get_bool, select, select_in};
 use super::{Store, StoreError};
 use crate::ledger::effect::{self, AssetClass};
 
@@ -61,7 +60,7 @@ struct Op {
 const OP_COLUMNS: &str =
     "tx_id, index_block_hash, op_type, status, amount, token_amount, asset_identifier, locked_delta";
 
-fn op_of(r: &AnyRow) -> Result<Op, sqlx::Error> {
+fn op_of(r: &DbRow) -> Result<Op, sqlx::Error> {
     Ok(Op {
         tx_id: r.try_get("tx_id")?,
         index_block_hash: r.try_get("index_block_hash")?,
@@ -123,7 +122,7 @@ fn fold(ops: &[&Op], pays_fee: bool) -> TxChanges {
 }
 
 /// The fee payer of a `txs` row selected with `v3_sender`, `v3_sponsored`, `v3_sponsor`.
-fn payer_of(r: &AnyRow) -> Result<(String, Option<String>), sqlx::Error> {
+fn payer_of(r: &DbRow) -> Result<(String, Option<String>), sqlx::Error> {
     let sender: String = r.try_get("v3_sender")?;
     let sponsor: Option<String> = if get_bool(r, "v3_sponsored")? { r.try_get("v3_sponsor")? } else { None };
     Ok((sender, sponsor))
@@ -134,14 +133,14 @@ const PAYER_COLUMNS: &str = "t.sender_address AS v3_sender, \
 
 impl Store {
     async fn principal_ops(&self, principal: &str, lo: i64, hi: i64) -> Result<Vec<Op>, StoreError> {
-        let rows = query(
+        let rows = select(
             &format!(
                 "SELECT {OP_COLUMNS} FROM operations WHERE account = $1 AND canonical = true \
                  AND block_height >= $2 AND block_height <= $3 AND tx_index >= 0"
             ),
             vec![principal.into(), lo.into(), hi.into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?;
         Ok(rows.iter().map(op_of).collect::<Result<_, _>>()?)
     }
@@ -168,7 +167,7 @@ impl Store {
         let mut vals = vec![principal.into()];
         vals.extend(pos_vals(from));
         vals.push(i64::from(limit).into());
-        let rows = query(&sql, vals).fetch_all(&self.pool).await?;
+        let rows = select(&sql, vals).fetch_all(self).await?;
         let txs = rows.iter().map(mined_tx).collect::<Result<Vec<_>, _>>()?;
         let (lo, hi) = match (txs.last(), txs.first()) {
             (Some(l), Some(h)) => (l.block_height as i64, h.block_height as i64),
@@ -222,7 +221,7 @@ impl Store {
         let mut vals = vec![principal.into()];
         vals.extend(pos_vals(after));
         vals.push(i64::from(limit).into());
-        let rows = query(sql, vals).fetch_all(&self.pool).await?;
+        let rows = select(sql, vals).fetch_all(self).await?;
         Ok(rows
             .iter()
             .map(|r| {
@@ -236,11 +235,11 @@ impl Store {
     }
 
     async fn principal_tx_count_of(&self, principal: &str) -> Result<u64, StoreError> {
-        let row = query(
+        let row = select(
             "SELECT cum - cum_boot AS cum FROM account_block_txs WHERE principal = $1 ORDER BY block_height DESC LIMIT 1",
             vec![principal.into()],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await?;
         Ok(row.map(|r| r.try_get::<i64, _>("cum")).transpose()?.map_or(0, u))
     }
@@ -254,9 +253,8 @@ impl Store {
             let mut seen = HashSet::new();
             tx_ids.iter().filter(|t| seen.insert(t.as_str())).cloned().collect()
         };
-        let mut conn = self.pool.acquire().await?;
-        let txs = fetch_in(
-            &mut conn,
+        let txs = select_in(
+            self,
             &format!(
                 "SELECT t.tx_id, t.index_block_hash, t.block_height, t.tx_index, \
                  COALESCE(t.microblock_sequence, 2147483647) AS seq, {PAYER_COLUMNS} FROM txs t \
@@ -266,14 +264,13 @@ impl Store {
             &ids,
         )
         .await?;
-        let ops = fetch_in(
-            &mut conn,
+        let ops = select_in(
+            self,
             &format!("SELECT {OP_COLUMNS} FROM operations WHERE tx_id IN ({{in}}) AND account = $1 AND canonical = true"),
             vec![principal.into()],
             &ids,
         )
         .await?;
-        drop(conn);
         let ops = ops.iter().map(op_of).collect::<Result<Vec<_>, _>>()?;
         let mut by_tx: HashMap<(&str, &str), Vec<&Op>> = HashMap::new();
         for o in &ops {
@@ -344,7 +341,7 @@ impl PrincipalsReader for Store {
              AND a.block_height = $2 AND COALESCE(t.microblock_sequence, 2147483647) = $3 AND a.tx_index = $4 LIMIT 1";
         let mut vals = vec![principal.into()];
         vals.extend(pos_vals(at));
-        let row = query(sql, vals).fetch_optional(&self.pool).await.map_err(StoreError::from)?;
+        let row = select(sql, vals).fetch_optional(self).await.map_err(StoreError::from)?;
         Ok(row.is_some())
     }
 
@@ -361,12 +358,12 @@ impl PrincipalsReader for Store {
     }
 
     async fn stx_lock(&self, principal: &str) -> Result<Option<StxLock>, ReadError> {
-        let row = query(
+        let row = select(
             "SELECT locked, pox_version, lock_tx_id, lock_height, lock_burn_height, unlock_burn_height \
              FROM stx_accounts WHERE account = $1 AND locked <> 0",
             vec![principal.into()],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await
         .map_err(StoreError::from)?;
         let Some(r) = row else { return Ok(None) };
@@ -385,11 +382,11 @@ impl PrincipalsReader for Store {
     }
 
     async fn ft_positions(&self, principal: &str) -> Result<Vec<(String, u128)>, ReadError> {
-        let rows = query(
+        let rows = select(
             "SELECT asset_identifier, balance FROM ft_balances WHERE account = $1",
             vec![principal.into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await
         .map_err(StoreError::from)?;
         let mut out = Vec::new();
@@ -404,11 +401,11 @@ impl PrincipalsReader for Store {
     }
 
     async fn ft_balance(&self, principal: &str, asset: &str) -> Result<i128, ReadError> {
-        let row = query(
+        let row = select(
             "SELECT balance FROM ft_balances WHERE account = $1 AND asset_identifier = $2",
             vec![principal.into(), asset.into()],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await
         .map_err(StoreError::from)?;
         let b: Option<String> = row.map(|r| r.try_get("balance")).transpose().map_err(StoreError::from)?;
@@ -416,11 +413,11 @@ impl PrincipalsReader for Store {
     }
 
     async fn nft_positions(&self, principal: &str) -> Result<Vec<(String, String)>, ReadError> {
-        let rows = query(
+        let rows = select(
             "SELECT asset_identifier, value_hex FROM nft_custody WHERE owner = $1",
             vec![principal.into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await
         .map_err(StoreError::from)?;
         Ok(rows

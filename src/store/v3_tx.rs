@@ -4,8 +4,7 @@
 //! (`BootShift`), streamed transactions not yet anchored on top; the pending mempool by
 //! `(receipt_time, tx_id)`.
 
-use sqlx::any::AnyRow;
-use sqlx::Row;
+use super::db_row::DbRow;
 use stacks_extended::tx::{AnyTx, MinedTx, TxEvent, TxReader};
 use stacks_extended::v3::cursor::{MempoolCursor, TxCursor, ANCHORED_SEQUENCE};
 use stacks_extended::v3::params::HeightOrHash;
@@ -13,7 +12,7 @@ use stacks_extended::v3::tx::{MempoolScope, TxScope, V3AnyTx, V3Block, V3Mempool
 use stacks_extended::{MicroblockReader, ReadError};
 
 use super::explorer_tx::{shown_index_sql, tx_event, BootShift, EVENT_COLUMNS, MINED_TX_COLUMNS, SEQ};
-use super::sql::{query, Val};
+use super::sql::{select, Val};
 use super::{Store, StoreError};
 
 fn u(v: i64) -> u64 {
@@ -86,11 +85,11 @@ impl Store {
                 let p = if tx.index_block_hash.is_empty() {
                     self.chain_tip_index_hash().await?
                 } else {
-                    let row = query(
+                    let row = select(
                         "SELECT parent_index_block_hash FROM blocks WHERE index_block_hash = $1",
                         vec![tx.index_block_hash.clone().into()],
                     )
-                    .fetch_optional(&self.pool)
+                    .fetch_optional(self)
                     .await?;
                     row.map(|r| r.try_get::<String, _>("parent_index_block_hash"))
                         .transpose()?
@@ -117,21 +116,21 @@ impl Store {
     /// The boot block's transactions held by block 1 `index_block_hash`, with the boot block's
     /// parent index hash and burn time; none unless block 1 was built on a stored block 0.
     async fn boot_txs(&self, index_block_hash: &str) -> Result<Option<BootTxs>, StoreError> {
-        let row = query(
+        let row = select(
             "SELECT b.tx_count - g.tx_count AS own, g.burn_block_time, g.parent_index_block_hash FROM blocks b \
              JOIN blocks g ON g.index_block_hash = b.parent_index_block_hash AND g.block_height = 0 \
              WHERE b.index_block_hash = $1 AND b.block_height = 1",
             vec![index_block_hash.into()],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await?;
         let Some(row) = row else { return Ok(None) };
         let own: i64 = row.try_get("own")?;
-        let ids = query(
+        let ids = select(
             "SELECT tx_id FROM txs WHERE index_block_hash = $1 AND tx_index >= $2",
             vec![index_block_hash.into(), own.into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?
         .iter()
         .map(|r| r.try_get::<String, _>("tx_id"))
@@ -144,11 +143,11 @@ impl Store {
     }
 
     async fn chain_tip_index_hash(&self) -> Result<String, StoreError> {
-        let row = query(
+        let row = select(
             "SELECT index_block_hash FROM blocks WHERE canonical = true ORDER BY block_height DESC LIMIT 1",
             vec![],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await?;
         Ok(row.map(|r| r.try_get::<String, _>("index_block_hash")).transpose()?.unwrap_or_default())
     }
@@ -159,7 +158,7 @@ impl Store {
     }
 
     /// Pending mempool rows (selected with `columns`), with their receipt heights.
-    async fn v3_mempool_rows(&self, rows: &[AnyRow]) -> Result<Vec<V3MempoolTx>, StoreError> {
+    async fn v3_mempool_rows(&self, rows: &[DbRow]) -> Result<Vec<V3MempoolTx>, StoreError> {
         let txs = self.mempool_with_abis(rows).await?;
         txs.into_iter()
             .zip(rows)
@@ -200,11 +199,11 @@ impl V3TxReader for Store {
             Some(AnyTx::Mined(t)) => Ok(self.with_parents(vec![t]).await?.pop().map(V3AnyTx::Mined)),
             // The mempool entry if not pruned (a dropped transaction is not found).
             Some(AnyTx::Mempool(_)) => {
-                let rows = query(
+                let rows = select(
                     &format!("SELECT {MEMPOOL_COLUMNS} FROM mempool_txs WHERE tx_id = $1 AND pruned = false"),
                     vec![tx_id.into()],
                 )
-                .fetch_all(&self.pool)
+                .fetch_all(self)
                 .await
                 .map_err(StoreError::from)?;
                 Ok(self.v3_mempool_rows(&rows).await?.pop().map(V3AnyTx::Mempool))
@@ -219,26 +218,26 @@ impl V3TxReader for Store {
         from: u64,
         take: u32,
     ) -> Result<Option<(u64, Vec<TxEvent>)>, ReadError> {
-        let row = query(
+        let row = select(
             "SELECT index_block_hash, microblock_hash, event_count FROM txs WHERE tx_id = $1 \
              AND (canonical = true OR index_block_hash = '') ORDER BY canonical DESC LIMIT 1",
             vec![tx_id.into()],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await
         .map_err(StoreError::from)?;
         let Some(row) = row else { return Ok(None) };
         let get = |c: &str| row.try_get::<String, _>(c).map_err(StoreError::from);
         let (block, micro) = (get("index_block_hash")?, get("microblock_hash")?);
         let count = u(row.try_get("event_count").map_err(StoreError::from)?);
-        let rows = query(
+        let rows = select(
             &format!(
                 "SELECT {EVENT_COLUMNS} FROM events WHERE tx_id = $1 AND index_block_hash = $2 \
                  AND microblock_hash = $3 AND event_index >= $4 ORDER BY event_index LIMIT $5"
             ),
             vec![tx_id.into(), block.into(), micro.into(), i(from).into(), i64::from(take).into()],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await
         .map_err(StoreError::from)?;
         let events = rows.iter().map(tx_event).collect::<Result<_, _>>().map_err(StoreError::from)?;
@@ -253,10 +252,11 @@ impl V3TxReader for Store {
             }
             HeightOrHash::Height(h) => ("block_height = $1 AND canonical = true", vec![i(*h).into()]),
         };
-        let row = query(&format!("SELECT index_block_hash, tx_count FROM blocks WHERE {cond} LIMIT 1"), vals)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(StoreError::from)?;
+        let row =
+            select(&format!("SELECT index_block_hash, tx_count FROM blocks WHERE {cond} LIMIT 1"), vals)
+                .fetch_optional(self)
+                .await
+                .map_err(StoreError::from)?;
         let Some(row) = row else { return Ok(None) };
         let index_block_hash: String = row.try_get("index_block_hash").map_err(StoreError::from)?;
         let mut tx_count = u(row.try_get("tx_count").map_err(StoreError::from)?);
@@ -272,12 +272,12 @@ impl V3TxReader for Store {
         // The boot block's transactions shown in block 1 are not counted, as the incumbent.
         let boot = match self.boot_shift(None).await? {
             Some(s) => {
-                let row = query(
+                let row = select(
                     "SELECT COUNT(*) AS n FROM txs t JOIN blocks b ON b.index_block_hash = t.index_block_hash \
                      WHERE t.canonical = true AND b.canonical = true AND t.block_height = 1 AND t.tx_index >= $1",
                     vec![s.own.into()],
                 )
-                .fetch_one(&self.pool)
+                .fetch_one(self)
                 .await
                 .map_err(StoreError::from)?;
                 u(row.try_get("n").map_err(StoreError::from)?)
@@ -317,7 +317,7 @@ impl V3TxReader for Store {
                  t.tx_index ASC LIMIT ${}",
                 vals.len()
             );
-            let rows = query(&sql, vals).fetch_all(&self.pool).await.map_err(StoreError::from)?;
+            let rows = select(&sql, vals).fetch_all(self).await.map_err(StoreError::from)?;
             page.extend(self.with_abis(&rows).await?);
         }
         Ok(self.with_parents(page).await?)
@@ -341,7 +341,7 @@ impl V3TxReader for Store {
              ORDER BY t.block_height ASC, {SEQ} ASC, {shown} ASC, t.tx_index DESC LIMIT ${}",
             vals.len()
         );
-        let rows = query(&sql, vals).fetch_all(&self.pool).await.map_err(StoreError::from)?;
+        let rows = select(&sql, vals).fetch_all(self).await.map_err(StoreError::from)?;
         let mut out: Vec<TxCursor> = rows
             .iter()
             .map(|r| {
@@ -372,8 +372,8 @@ impl V3TxReader for Store {
         let n = vals.len() + 1;
         vals.extend(position_vals(at));
         sql.push_str(&format!(" AND {}", position_cond("=", &shown, n)));
-        let row = query(&format!("SELECT 1 AS x {sql} LIMIT 1"), vals)
-            .fetch_optional(&self.pool)
+        let row = select(&format!("SELECT 1 AS x {sql} LIMIT 1"), vals)
+            .fetch_optional(self)
             .await
             .map_err(StoreError::from)?;
         Ok(row.is_some())
@@ -387,11 +387,11 @@ impl V3TxReader for Store {
     ) -> Result<(u64, Vec<V3MempoolTx>), ReadError> {
         let mut vals: Vec<Val> = Vec::new();
         let scoped = mempool_scope(scope, &mut vals);
-        let n = query(
+        let n = select(
             &format!("SELECT COUNT(*) AS n FROM mempool_txs WHERE pruned = false{scoped}"),
             vals.clone(),
         )
-        .fetch_one(&self.pool)
+        .fetch_one(self)
         .await
         .map_err(StoreError::from)?;
         let total = u(n.try_get("n").map_err(StoreError::from)?);
@@ -411,7 +411,7 @@ impl V3TxReader for Store {
              ORDER BY receipt_time DESC, tx_id DESC LIMIT ${}",
             vals.len()
         );
-        let rows = query(&sql, vals).fetch_all(&self.pool).await.map_err(StoreError::from)?;
+        let rows = select(&sql, vals).fetch_all(self).await.map_err(StoreError::from)?;
         Ok((total, self.v3_mempool_rows(&rows).await?))
     }
 
@@ -432,7 +432,7 @@ impl V3TxReader for Store {
             t + 1,
             t + 2
         );
-        let rows = query(&sql, vals).fetch_all(&self.pool).await.map_err(StoreError::from)?;
+        let rows = select(&sql, vals).fetch_all(self).await.map_err(StoreError::from)?;
         Ok(rows
             .iter()
             .map(|r| {
