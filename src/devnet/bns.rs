@@ -217,19 +217,20 @@ impl BnsWorld {
         self.namespaces.get(ns).is_some_and(|n| n.launched_at.is_some())
     }
 
-    /// When the name's lease started (`name-lease-started-at?`, for a launched namespace).
-    fn lease_started(&self, ns: &Namespace, n: &NameState) -> u64 {
-        match (n.registered_at, n.imported_at, ns.launched_at) {
-            (Some(r), _, _) => r,
-            (None, Some(i), Some(l)) if i >= ns.revealed_at && i <= l => l,
+    /// When the name's lease started (`name-lease-started-at?`).
+    fn lease_started(ns: &Namespace, n: &NameState) -> u64 {
+        match (ns.launched_at, n.registered_at, n.imported_at) {
+            (None, _, imported) => imported.unwrap_or(0),
+            (Some(_), Some(r), _) => r,
+            (Some(l), None, Some(i)) if i >= ns.revealed_at && i <= l => l,
             _ => 0,
         }
     }
 
-    /// `is-name-lease-expired` (false before the namespace is launched).
+    /// `is-name-lease-expired`.
     fn expired(&self, key: &(String, String), height: u64) -> bool {
         let (Some(ns), Some(n)) = (self.namespaces.get(&key.0), self.names.get(key)) else { return true };
-        ns.launched_at.is_some() && ns.lifetime > 0 && height > ns.lifetime + self.lease_started(ns, n)
+        ns.lifetime > 0 && height > ns.lifetime + Self::lease_started(ns, n)
     }
 
     /// `can-receive-name`: no name, or one that is revoked or expired.
