@@ -39,6 +39,11 @@ pub struct DevnetArgs {
     /// registrations, signer keys, STX stakes, rewards and claims); 0 draws none.
     #[arg(long, default_value_t = 0)]
     pub pox5_per_mille: u32,
+    /// Per mille of anchored user transactions that are BNS calls (namespaces, name
+    /// registrations and imports, updates with subdomains, transfers, renewals, revokes), each
+    /// name operation followed by its `/attachments/new`; 0 draws none.
+    #[arg(long, default_value_t = 0)]
+    pub bns_per_mille: u32,
     #[command(flatten)]
     pub output: Output,
     /// After posting the chain (`--post`), act as the Stacks node on this address: accept
@@ -78,6 +83,7 @@ impl DevnetArgs {
             accounts: self.accounts,
             reward_maturity: self.reward_maturity,
             pox5_per_mille: self.pox5_per_mille,
+            bns_per_mille: self.bns_per_mille,
             ..DevnetConfig::default()
         };
         if self.real_node_cases {

@@ -93,6 +93,8 @@ pub struct Stats {
     pub orphaned_microblock_txs: u64,
     pub mempool_txs: u64,
     pub replaced_by_fee: u64,
+    /// BNS attachments posted to `/attachments/new`.
+    pub attachments: u64,
     pub canonical_height: u64,
 }
 
@@ -158,6 +160,10 @@ pub struct Generator {
 }
 
 fn hex32(h: &[u8; 32]) -> String {
+    to_hex_prefixed(h)
+}
+
+fn hex20(h: &[u8; 20]) -> String {
     to_hex_prefixed(h)
 }
 
@@ -482,7 +488,7 @@ impl Generator {
         let height = parent.height + 1;
         self.branch.world.unlock(burn.height);
         let reward_set = self.reward_set(burn.height);
-        let env = BlockEnv { burn_height: burn.height };
+        let env = BlockEnv { burn_height: burn.height, height };
 
         let ctx = &self.ctx;
         let world = &mut self.branch.world;
@@ -637,6 +643,7 @@ impl Generator {
         self.emit(EventPath::NewBurnBlock, burn_payload, step, burn.time);
         let step = self.rng.range(100_000, 1_500_000);
         self.emit(EventPath::NewBlock, block_payload, step, 0);
+        self.attachments(&anchored, height, &index_hash);
         if !stream.orphaned_txids.is_empty() {
             // The orphaned microblocks' txs conflict with what was mined instead.
             self.drop_txs(&stream.orphaned_txids, "StaleGarbageCollect", None);
@@ -646,6 +653,33 @@ impl Generator {
         self.stats.block_txs += receipts.len() as u64;
         self.branch.tip = Tip { height, block_hash, index_hash, burn };
         Ok(anchored[1..].iter().map(|t| t.receipt.txid.clone()).collect())
+    }
+
+    /// `/attachments/new` for the BNS attachments of a block's transactions, posted once the
+    /// node has processed the block (none: nothing is posted).
+    fn attachments(&mut self, txs: &[GenTx], height: u64, index_hash: &[u8; 32]) {
+        let list: Vec<json::NewAttachment> = txs
+            .iter()
+            .filter_map(|t| {
+                let a = t.attachment.as_ref()?;
+                Some(json::NewAttachment {
+                    attachment_index: a.attachment_index,
+                    block_height: height,
+                    content: to_hex_prefixed(&a.content),
+                    content_hash: hex20(&a.content_hash),
+                    contract_id: self.ctx.bns_contract_id.clone(),
+                    index_block_hash: hex32(index_hash),
+                    metadata: a.metadata.clone(),
+                    tx_id: t.receipt.txid.clone(),
+                })
+            })
+            .collect();
+        if list.is_empty() {
+            return;
+        }
+        self.stats.attachments += list.len() as u64;
+        let step = self.rng.range(50_000, 2_000_000);
+        self.emit(EventPath::AttachmentsNew, json::to_json(&list), step, 0);
     }
 
     /// `/new_mempool_tx` batches for `txs`, a replaced cheaper version first where there is one.
@@ -694,7 +728,7 @@ impl Generator {
         let anchor = self.branch.tip.clone();
         let count = self.rng.range(1, 3) as u16;
         let confirmed = if self.rng.chance(600) { count } else { self.rng.below(u64::from(count)) as u16 };
-        let env = BlockEnv { burn_height: anchor.burn.height };
+        let env = BlockEnv { burn_height: anchor.burn.height, height: anchor.height + 1 };
         let mut orphan_world: Option<World> = None;
         let mut stream = Stream::default();
         let mut parent_hash = anchor.block_hash;

@@ -60,6 +60,11 @@ pub struct DevnetConfig {
     /// registrations, signer keys, STX stakes, reward distributions and claims. 0 (the
     /// default) draws nothing.
     pub pox5_per_mille: u32,
+    /// Chance that a user transaction of an anchored block is a call to the `bns` boot contract
+    /// (`bns.rs`): namespaces, name registrations, imports, updates (some listing subdomains),
+    /// transfers, renewals and revokes, each followed by the `/attachments/new` a node posts.
+    /// 0 (the default) draws nothing.
+    pub bns_per_mille: u32,
 }
 
 /// Accounts that `delegate-stx` delegates to (the first user accounts after the deployer).
@@ -86,6 +91,7 @@ impl Default for DevnetConfig {
             node_abi_order: false,
             current_node_fields: false,
             pox5_per_mille: 0,
+            bns_per_mille: 0,
         }
     }
 }
@@ -140,6 +146,8 @@ impl DevnetConfig {
             self.revoke_per_mille,
             self.sponsored_call_per_mille,
             self.failed_deploy_per_mille,
+            self.pox5_per_mille,
+            self.bns_per_mille,
         ];
         if rates.iter().any(|&r| r > 1000) {
             return bad("probabilities are per mille (0 to 1000)");
@@ -191,6 +199,10 @@ pub struct Ctx {
     /// The `pox-5` boot contract (PoX-5 staking calls).
     pub pox5_contract: ContractId,
     pub pox5_contract_id: String,
+    /// The `bns` boot contract, and its names' asset identifier (`bns::names`).
+    pub bns_contract: ContractId,
+    pub bns_contract_id: String,
+    pub bns_asset: String,
     pub ft_abi: serde_json::Value,
     pub nft_abi: serde_json::Value,
     pub genesis_abi: serde_json::Value,
@@ -209,6 +221,7 @@ impl Ctx {
         let nft_contract = ContractId::new(keys[deployer as usize].address, NFT_CONTRACT)?;
         let pox_contract = ContractId::new(boot, POX_CONTRACT)?;
         let pox5_contract = ContractId::new(boot, "pox-5")?;
+        let bns_contract = ContractId::new(boot, "bns")?;
         let abi = |s: &str| {
             serde_json::from_str::<serde_json::Value>(s)
                 .map_err(|e| DevnetError::Config(format!("contract ABI: {e}")))
@@ -235,6 +248,9 @@ impl Ctx {
             pox_contract_id: pox_contract.to_string(),
             pox5_contract_id: pox5_contract.to_string(),
             pox5_contract,
+            bns_contract_id: bns_contract.to_string(),
+            bns_asset: format!("{bns_contract}::names"),
+            bns_contract,
             ft_contract,
             nft_contract,
             pox_contract,

@@ -38,6 +38,11 @@ pub enum EventBody {
         recipient: String,
         amount: u128,
     },
+    /// `stx-burn?` (BNS preorders).
+    StxBurn {
+        sender: String,
+        amount: u128,
+    },
     StxLock {
         locked_amount: u128,
         unlock_height: u64,
@@ -83,6 +88,7 @@ impl EventBody {
         match self {
             EventBody::StxTransfer { .. } => "stx_transfer_event",
             EventBody::StxMint { .. } => "stx_mint_event",
+            EventBody::StxBurn { .. } => "stx_burn_event",
             EventBody::StxLock { .. } => "stx_lock_event",
             EventBody::FtTransfer { .. } => "ft_transfer_event",
             EventBody::FtMint { .. } => "ft_mint_event",
@@ -109,6 +115,10 @@ impl Serialize for EventBody {
             EventBody::StxMint { recipient, amount } => {
                 m.serialize_entry("amount", &amount.to_string())?;
                 m.serialize_entry("recipient", recipient)?;
+            }
+            EventBody::StxBurn { sender, amount } => {
+                m.serialize_entry("amount", &amount.to_string())?;
+                m.serialize_entry("sender", sender)?;
             }
             EventBody::StxLock { locked_amount, unlock_height, locked_address, contract_identifier } => {
                 m.serialize_entry("locked_amount", &locked_amount.to_string())?;
@@ -323,6 +333,21 @@ pub struct DropMempoolTx<'a> {
     pub dropped_txids: &'a [String],
     pub reason: &'static str,
     pub new_txid: Option<&'a str>,
+}
+
+/// One entry of `/attachments/new` (stacks-node's `make_new_attachment_payload`, keys in the
+/// order its `serde_json` map writes them).
+#[derive(Debug, Serialize)]
+pub struct NewAttachment {
+    pub attachment_index: u128,
+    pub block_height: u64,
+    /// 0x hex of the attachment's bytes (the zonefile).
+    pub content: String,
+    pub content_hash: String,
+    pub contract_id: String,
+    pub index_block_hash: String,
+    pub metadata: String,
+    pub tx_id: String,
 }
 
 /// Serializes a payload. Our types cannot fail to serialize (string keys, no non-finite floats).

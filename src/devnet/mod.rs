@@ -12,6 +12,7 @@
 //! point ([`run`]).
 
 mod args;
+mod bns;
 mod chain;
 mod config;
 mod contracts;

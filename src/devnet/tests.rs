@@ -319,6 +319,7 @@ fn replay_reproduces_the_ledger(cfg: DevnetConfig) {
                     *stx.entry(t.sender.clone()).or_default() -= t.amount as i128;
                     *stx.entry(t.recipient.clone()).or_default() += t.amount as i128;
                 }
+                EventBody::StxBurn(b) => *stx.entry(b.sender.clone()).or_default() -= b.amount as i128,
                 EventBody::StxLock(l) => {
                     locks.insert(l.locked_address.clone(), (l.locked_amount, l.unlock_height));
                 }
@@ -361,6 +362,9 @@ fn replay_reproduces_the_ledger(cfg: DevnetConfig) {
     for (id, owner) in &w.nfts {
         owners.insert(Value::UInt(*id).serialize(), ctx.key(*owner).c32.clone());
     }
+    for ((ns, name), n) in &w.bns.names {
+        owners.insert(super::bns::name_token(name, ns).serialize(), ctx.key(n.owner).c32.clone());
+    }
     assert_eq!(nfts, owners);
     assert!(!owners.is_empty());
     for (i, a) in w.accounts.iter().enumerate() {
@@ -380,6 +384,113 @@ fn replay_reproduces_the_ledger(cfg: DevnetConfig) {
         w.delegations.keys().map(|&i| ctx.keys[i as usize].c32.as_str()).collect();
     let replayed: BTreeSet<&str> = delegating.iter().filter(|d| *d.1).map(|d| d.0.as_str()).collect();
     assert_eq!(replayed, delegated, "accounts whose latest pox-4 call is delegate-stx");
+}
+
+/// `busy` with BNS traffic.
+fn busy_with_bns(seed: u64) -> DevnetConfig {
+    DevnetConfig { blocks: 60, accounts: 30, bns_per_mille: 500, ..busy(seed) }
+}
+
+#[test]
+fn a_chain_with_bns_keeps_and_replays_the_ledger() {
+    conserved_after_every_step(busy_with_bns(7));
+    replay_reproduces_the_ledger(busy_with_bns(7));
+}
+
+/// Every bns function the generator calls appears, each successful name operation's print is
+/// followed by its attachment after the block (by transaction, index and metadata), and an
+/// empty hash comes with empty content.
+#[test]
+fn bns_calls_print_and_their_attachments_follow_the_block() {
+    let evs = events(busy_with_bns(9));
+    let mut functions = BTreeMap::new();
+    let mut prints: BTreeMap<(String, String), (u128, Vec<u8>, String)> = BTreeMap::new();
+    let mut attached = 0;
+    let mut last_block = None;
+    for e in &evs {
+        match parse(e) {
+            EventPayload::NewBlock(b) => {
+                let ok: BTreeSet<&str> = b
+                    .transactions
+                    .iter()
+                    .filter(|t| t.status == TxStatus::Success)
+                    .map(|t| t.txid.as_str())
+                    .collect();
+                for t in &b.transactions {
+                    if let Payload::ContractCall { contract, function_name, .. } =
+                        decode_tx(&t.raw_tx).payload
+                    {
+                        if contract.to_string().ends_with(".bns") {
+                            *functions.entry((function_name, t.status == TxStatus::Success)).or_insert(0) +=
+                                1;
+                        }
+                    }
+                }
+                for ev in &b.events {
+                    let EventBody::Contract(c) = &ev.body else { continue };
+                    if !c.contract_identifier.ends_with(".bns") || !ok.contains(ev.txid.as_str()) {
+                        continue;
+                    }
+                    let v = Value::deserialize(&decode_hex(&c.raw_value).unwrap()).unwrap();
+                    assert_eq!(v, v.canonical());
+                    let Value::Tuple(f) = v else { panic!() };
+                    let Some((_, Value::Tuple(a))) = f.iter().find(|(k, _)| k == "attachment") else {
+                        continue;
+                    };
+                    let get = |k: &str| a.iter().find(|(n, _)| n == k).unwrap().1.clone();
+                    let (Value::UInt(i), Value::Buffer(h)) = (get("attachment-index"), get("hash")) else {
+                        panic!()
+                    };
+                    let meta = stacks_codec::to_hex_prefixed(&get("metadata").serialize());
+                    prints.insert((ev.txid.clone(), b.index_block_hash.clone()), (i, h, meta));
+                }
+                last_block = Some(b.index_block_hash.clone());
+            }
+            EventPayload::AttachmentsNew(list) => {
+                for a in &list.attachments {
+                    assert_eq!(Some(&a.index_block_hash), last_block.as_ref(), "posted after its block");
+                    let (i, hash, meta) = &prints[&(a.tx_id.clone(), a.index_block_hash.clone())];
+                    assert_eq!((u128::from(a.attachment_index), &a.metadata), (*i, meta));
+                    let content = decode_hex(&a.content).unwrap();
+                    if hash.is_empty() {
+                        assert_eq!(
+                            (a.content_hash.as_str(), content.len()),
+                            (&*format!("0x{}", "00".repeat(20)), 0)
+                        );
+                    } else {
+                        assert_eq!(decode_hex(&a.content_hash).unwrap(), *hash);
+                        assert_eq!(stacks_codec::hash::hash160(&content).to_vec(), *hash);
+                    }
+                    attached += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    for f in [
+        "namespace-preorder",
+        "namespace-reveal",
+        "name-import",
+        "namespace-ready",
+        "name-preorder",
+        "name-register",
+        "name-update",
+        "name-transfer",
+        "name-renewal",
+        "name-revoke",
+    ] {
+        assert!(functions.get(&(f.to_string(), true)).is_some_and(|n| *n > 0), "{f}: {functions:?}");
+    }
+    assert!(functions.contains_key(&("name-update".to_string(), false)), "a refused update: {functions:?}");
+    // Most zonefiles reach the node; a few never do.
+    assert!(attached > prints.len() / 2 && attached < prints.len(), "{attached} of {}", prints.len());
+}
+
+#[test]
+fn bns_traffic_is_opt_in() {
+    let evs = events(busy(12));
+    assert!(evs.iter().all(|e| e.path != crate::events::EventPath::AttachmentsNew));
+    assert!(!evs.iter().any(|e| e.payload.contains(".bns")));
 }
 
 #[test]

@@ -35,6 +35,8 @@ pub enum Placement {
 #[derive(Debug, Clone, Copy)]
 pub struct BlockEnv {
     pub burn_height: u64,
+    /// The Stacks height the transaction executes at (Clarity's `block-height`).
+    pub height: u64,
 }
 
 /// A generated transaction: its receipt and events (indexes to be set by the block), the fee
@@ -45,6 +47,8 @@ pub struct GenTx {
     pub events: Vec<TxEvent>,
     pub fee: u128,
     pub rbf_original: Option<Signed>,
+    /// The Atlas attachment a BNS name operation makes the node post after the block.
+    pub attachment: Option<super::bns::Attachment>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +73,7 @@ enum Action {
     RevokeDelegateStx,
     Deploy(Box<DeployPlan>),
     Pox5(Box<super::pox5::Pox5Call>),
+    Bns(Box<super::bns::BnsCall>),
 }
 
 /// A deploy of the failed-deploy cases: the failing version of `case` under a new name, or
@@ -135,6 +140,9 @@ const COST_DELEGATE_STX: Cost =
 /// A `revoke-delegate-stx` cost of the same order as `delegate-stx`'s.
 const COST_REVOKE_DELEGATE_STX: Cost =
     Cost { read_count: 7, read_length: 27_904, runtime: 183_562, write_count: 1, write_length: 1 };
+/// A bns call's cost, of the order of a mainnet `name-register`'s.
+const COST_BNS_CALL: Cost =
+    Cost { read_count: 19, read_length: 45_820, runtime: 201_050, write_count: 4, write_length: 1_386 };
 /// A pox-5 call's cost, of the order of pox-4's (no recording carries one).
 const COST_POX5_CALL: Cost =
     Cost { read_count: 9, read_length: 31_020, runtime: 240_311, write_count: 2, write_length: 212 };
@@ -191,7 +199,14 @@ fn memo(rng: &mut Rng, serial: u64, per_mille: u32) -> Option<[u8; 34]> {
     Some(m)
 }
 
-fn choose(ctx: &Ctx, rng: &mut Rng, world: &World, env: BlockEnv, serial: u64) -> Result<Plan, Invariant> {
+fn choose(
+    ctx: &Ctx,
+    rng: &mut Rng,
+    world: &World,
+    env: BlockEnv,
+    placement: Placement,
+    serial: u64,
+) -> Result<Plan, Invariant> {
     // Drawn only when delegations are on, so other chains keep their bytes.
     if ctx.cfg.delegate_per_mille > 0 && rng.chance(ctx.cfg.delegate_per_mille) {
         if let Some(p) = plan_delegate(ctx, rng, world, env) {
@@ -214,6 +229,12 @@ fn choose(ctx: &Ctx, rng: &mut Rng, world: &World, env: BlockEnv, serial: u64) -
         let fee = rng.range(1_000, 20_000);
         if let Some(c) = super::pox5::plan(ctx, rng, world, env.burn_height, u128::from(fee)) {
             return Ok(Plan { origin: c.origin, sponsor: None, fee, action: Action::Pox5(Box::new(c)) });
+        }
+    }
+    if cfg.bns_per_mille > 0 && placement == Placement::Anchored && rng.chance(cfg.bns_per_mille) {
+        let fee = rng.range(1_000, 20_000);
+        if let Some(c) = super::bns::plan(ctx, rng, world, env.height, u128::from(fee)) {
+            return Ok(Plan { origin: c.origin, sponsor: None, fee, action: Action::Bns(Box::new(c)) });
         }
     }
     let deployed = world.contracts_deployed;
@@ -510,6 +531,7 @@ fn payload(ctx: &Ctx, plan: &Plan, env: BlockEnv) -> (Payload, Vec<PostCondition
         Action::RevokeDelegateStx => (call(&ctx.pox_contract, "revoke-delegate-stx", Vec::new()), Vec::new()),
         Action::Deploy(d) => (deploy_payload(&d.name, d.case, d.retry.is_some()), Vec::new()),
         Action::Pox5(c) => (call(&ctx.pox5_contract, c.name, super::pox5::args(c)), Vec::new()),
+        Action::Bns(c) => (call(&ctx.bns_contract, c.function, c.args.clone()), Vec::new()),
         Action::DelegateStx(d) => {
             let args = vec![
                 uint(d.amount),
@@ -661,6 +683,14 @@ fn execute(ctx: &Ctx, world: &mut World, plan: &Plan, env: BlockEnv) -> Result<O
                 raw_value: hex(&print),
             };
             Outcome::new("success", ok(Value::Bool(true)), vec![(true, body)], COST_POX5_CALL)
+        }
+        Action::Bns(c) => {
+            if c.status == "success" {
+                world.burn_stx(origin, c.burn)?;
+                world.bns = c.after.clone();
+            }
+            let events = c.events.iter().map(|e| (true, e.clone())).collect();
+            Outcome::new(c.status, c.result.clone(), events, COST_BNS_CALL)
         }
     })
 }
@@ -856,6 +886,7 @@ fn gen_tx(signed: Signed, outcome: Outcome, fee: u128) -> GenTx {
         events,
         fee,
         rbf_original: None,
+        attachment: None,
     }
 }
 
@@ -892,7 +923,7 @@ pub fn user_tx(
     let duplicate = world.pending_duplicate.take().and_then(|d| plan_after_duplicate(ctx, rng, world, d));
     let (plan, duplicate) = match duplicate {
         Some((plan, dup)) => (plan, Some(dup)),
-        None => (choose(ctx, rng, world, env, serial)?, None),
+        None => (choose(ctx, rng, world, env, placement, serial)?, None),
     };
     let anchor = anchor_mode(rng, placement);
     let (payload, pcs) = payload(ctx, &plan, env);
@@ -916,6 +947,9 @@ pub fn user_tx(
     let outcome = execute(ctx, world, &plan, env)?;
     let mut tx = gen_tx(signed, outcome, u128::from(plan.fee));
     tx.rbf_original = rbf_original;
+    if let Action::Bns(c) = &plan.action {
+        tx.attachment = c.attachment.clone().filter(|_| c.status == "success");
+    }
     Ok(tx)
 }
 
@@ -1003,7 +1037,7 @@ mod tests {
         let ctx = Ctx::new(DevnetConfig { accounts: 4, miners: 2, ..DevnetConfig::default() }).unwrap();
         let mut world = World::genesis(&[u128::from(u64::MAX); 6]);
         let mut rng = Rng::new(3);
-        let env = BlockEnv { burn_height: 33 };
+        let env = BlockEnv { burn_height: 33, height: 40 };
         deploys(&ctx, &mut rng, &mut world).unwrap();
         let mut kinds = std::collections::BTreeSet::new();
         for serial in 0..400 {
@@ -1039,7 +1073,7 @@ mod tests {
         deploys(&ctx, &mut rng, &mut world).unwrap();
         let (mut revokes, mut sponsored, mut failed_deploys) = (0, 0, 0);
         for serial in 0..600 {
-            let env = BlockEnv { burn_height: 30 + serial / 20 };
+            let env = BlockEnv { burn_height: 30 + serial / 20, height: 30 + serial / 20 };
             let tx = user_tx(&ctx, &mut rng, &mut world, env, Placement::Anchored, false, serial).unwrap();
             let raw = stacks_codec::decode_hex(&tx.receipt.raw_tx).unwrap();
             let decoded = stacks_codec::tx::Transaction::deserialize(&raw).unwrap();

@@ -4,14 +4,14 @@
 //! Conservation law, checked by [`World::check`]:
 //!
 //! ```text
-//! Σ balance (locked included) + pending_fees == minted
+//! Σ balance (locked included) + pending_fees + burned == minted
 //! minted = genesis mints + coinbases of matured miner rewards
 //! pending_fees = fees paid by transactions whose miner reward has not matured yet
 //! ```
 //!
 //! Fees leave the payer when the transaction is mined and come back to a miner when that
 //! block's reward matures (`matured_miner_rewards`); coinbases are new STX from that moment on.
-//! No STX is burnt. Fungible tokens obey `Σ ft == ft_supply`, and every live NFT has exactly
+//! STX are burnt only by BNS preorders (`burned`). Fungible tokens obey `Σ ft == ft_supply`, and every live NFT has exactly
 //! one owner.
 //!
 //! Memory is bounded: the account set is fixed, live NFTs are capped (`NFT_CAP`), pending
@@ -103,6 +103,10 @@ pub struct World {
     pub external: BTreeMap<String, Account>,
     /// PoX-5 staking so far (`DevnetConfig::pox5_per_mille`).
     pub pox5: super::pox5::Pox5World,
+    /// BNS so far (`DevnetConfig::bns_per_mille`).
+    pub bns: super::bns::BnsWorld,
+    /// µSTX burnt (`stx-burn?` of BNS preorders).
+    pub burned: u128,
 }
 
 /// A pox-4 `delegate-stx` as the `delegation-state` map holds it.
@@ -172,6 +176,16 @@ impl World {
         }
         self.account_mut(from).balance -= amount;
         self.account_mut(to).balance += amount;
+        Ok(())
+    }
+
+    /// `stx-burn?`: the STX leave circulation.
+    pub fn burn_stx(&mut self, from: u32, amount: u128) -> Result<(), Invariant> {
+        if self.account(from).spendable() < amount {
+            return Err(Invariant(format!("account {from} cannot burn {amount} µSTX")));
+        }
+        self.account_mut(from).balance -= amount;
+        self.burned += amount;
         Ok(())
     }
 
@@ -268,10 +282,10 @@ impl World {
     /// Checks the conservation laws (see the module docs).
     pub fn check(&self) -> Result<(), Invariant> {
         let balances: u128 = self.accounts.iter().chain(self.external.values()).map(|a| a.balance).sum();
-        if balances + self.pending_fees != self.minted {
+        if balances + self.pending_fees + self.burned != self.minted {
             return Err(Invariant(format!(
-                "balances {balances} + pending fees {} != minted {}",
-                self.pending_fees, self.minted
+                "balances {balances} + pending fees {} + burned {} != minted {}",
+                self.pending_fees, self.burned, self.minted
             )));
         }
         let owed: u128 = self.pending_rewards.iter().map(PendingReward::fees).sum();

@@ -194,9 +194,12 @@ async fn write_name(
     }
     let (mut zonefile, mut hash) = (zonefile.to_string(), n.zonefile_hash.clone());
     if hash.is_empty() {
+        // The name's own zonefile row: a transaction that cleared the hash also has the empty
+        // attachment's row (all-zero hash), which the incumbent's join leaves to chance.
         let sql = format!(
             "SELECT z.zonefile, z.zonefile_hash FROM bns_zonefiles z JOIN bns_names n \
              ON n.name = z.name AND n.tx_id = z.tx_id AND n.index_block_hash = z.index_block_hash \
+             AND n.zonefile_hash = z.zonefile_hash \
              WHERE z.name = $1 AND n.canonical = true ORDER BY {NAME_ORDER_N} LIMIT 1"
         );
         if let Some(r) = query(&sql, vec![(&n.name).into()]).fetch_optional(&mut *conn).await? {
@@ -453,6 +456,10 @@ impl BnsReader for Store {
         if let Some(h) = hash {
             filter = " AND z.zonefile_hash = $2".into();
             vals.push(bns::strip_0x(h).into());
+        } else if table == "bns_names" {
+            // The latest name row's own zonefile, not the empty attachment (all-zero hash) of a
+            // transfer that cleared it, which ties with it in the incumbent's order.
+            filter = " AND z.zonefile_hash = r.zonefile_hash".into();
         }
         let sql = format!(
             "SELECT z.zonefile FROM bns_zonefiles z JOIN {table} r ON r.{key} = z.name AND r.tx_id = z.tx_id \
