@@ -25,7 +25,10 @@ use super::{Store, StoreError};
 use crate::ledger::effect::{self, AssetClass};
 
 /// The position filter of a page: at or before `($2, $3, $4)` newest first.
-const AT_OR_BEFORE: &str = "(a.block_height < $2 OR (a.block_height = $2 AND \
+/// The first term is implied by the second; it is there so that the principal's index is read
+/// from the position down (a range), not from the newest row down to it: with only the second,
+/// a deep cursor on realnode-2's hot address read ~2,300 rows to return 50.
+const AT_OR_BEFORE: &str = "a.block_height <= $2 AND (a.block_height < $2 OR (a.block_height = $2 AND \
      (COALESCE(t.microblock_sequence, 2147483647) < $3 OR \
       (COALESCE(t.microblock_sequence, 2147483647) = $3 AND a.tx_index <= $4))))";
 
@@ -211,10 +214,12 @@ impl Store {
         after: TxPosition,
         limit: u32,
     ) -> Result<Vec<TxPosition>, StoreError> {
+        // `a.block_height >= $2` is implied by the NOT: it makes the read a range of the
+        // principal's index (see `AT_OR_BEFORE`); without it page 1's `previous` read every row.
         let sql = "SELECT a.block_height, COALESCE(t.microblock_sequence, 2147483647) AS seq, a.tx_index FROM account_txs a \
              JOIN txs t ON t.tx_id = a.tx_id AND t.index_block_hash = a.index_block_hash \
              WHERE a.principal = $1 AND a.listed = true AND a.boot = false AND a.canonical = true AND t.canonical = true \
-             AND NOT (a.block_height < $2 OR (a.block_height = $2 AND \
+             AND a.block_height >= $2 AND NOT (a.block_height < $2 OR (a.block_height = $2 AND \
                (COALESCE(t.microblock_sequence, 2147483647) < $3 OR \
                 (COALESCE(t.microblock_sequence, 2147483647) = $3 AND a.tx_index <= $4)))) \
              ORDER BY a.block_height, COALESCE(t.microblock_sequence, 2147483647), a.tx_index LIMIT $5";
