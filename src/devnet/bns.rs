@@ -331,7 +331,7 @@ pub fn plan(ctx: &Ctx, rng: &mut Rng, world: &World, height: u64, fee: u128) -> 
         let ns = NAMESPACES[s.namespaces.len()];
         let price = NAMESPACE_PRICE_TIERS[(ns.len() - 1).min(19)];
         let buyer = (0..8).map(|_| rng.below(u64::from(users)) as u32).find(|&a| affords(a, price))?;
-        return Some(b.namespace_preorder(s, ns, buyer, price));
+        return Some(b.preorder(s, ns, "", buyer, price));
     }
     let live: Vec<String> = s
         .namespaces
@@ -353,7 +353,7 @@ pub fn plan(ctx: &Ctx, rng: &mut Rng, world: &World, height: u64, fee: u128) -> 
                 .find(|&a| s.can_receive(a, height) && !s.preorders.iter().any(|p| p.buyer == a))?;
             let label = s.fresh_label(rng, &ns);
             let price = s.namespaces[&ns].price.name_price(&label);
-            affords(buyer, price).then(|| b.name_preorder(s, &ns, &label, buyer, price))
+            affords(buyer, price).then(|| b.preorder(s, &ns, &label, buyer, price))
         }
         30..=49 => {
             let i = s.preorders.iter().position(|p| !p.name.is_empty() && p.created_at < height)?;
@@ -436,18 +436,25 @@ impl Builder<'_> {
         c
     }
 
-    fn namespace_preorder(&self, mut s: BnsWorld, ns: &str, buyer: u32, price: u128) -> BnsCall {
+    /// A preorder of the namespace `ns` (`label` empty) or of the name `label.ns`: bns.clar
+    /// takes the hash160 of `ns ‖ salt`, or of `label.ns ‖ salt`, and burns the price.
+    fn preorder(&self, mut s: BnsWorld, ns: &str, label: &str, buyer: u32, price: u128) -> BnsCall {
+        let (function, preimage) = if label.is_empty() {
+            ("namespace-preorder", ns.to_string())
+        } else {
+            ("name-preorder", format!("{label}.{ns}"))
+        };
         let salt = s.salt();
-        let hashed = hash160(&[ns.as_bytes(), &salt].concat());
+        let hashed = hash160(&[preimage.as_bytes(), &salt].concat());
         s.preorders.push(Preorder {
             buyer,
             namespace: ns.to_string(),
-            name: String::new(),
+            name: label.to_string(),
             salt,
             created_at: self.height,
         });
         let args = vec![buff(&hashed), uint(price)];
-        let c = self.call(buyer, "namespace-preorder", args, ok(uint(self.height + PREORDER_TTL)), s);
+        let c = self.call(buyer, function, args, ok(uint(self.height + PREORDER_TTL)), s);
         self.burn(c, price)
     }
 
@@ -616,21 +623,6 @@ impl Builder<'_> {
         c.events.push(self.nft(None, beneficiary, &key));
         self.name_op(&mut c, &key, "name-import", Some(z), rng.chance(900));
         Some(c)
-    }
-
-    fn name_preorder(&self, mut s: BnsWorld, ns: &str, label: &str, buyer: u32, price: u128) -> BnsCall {
-        let salt = s.salt();
-        let hashed = hash160(&[label.as_bytes(), b".", ns.as_bytes(), &salt].concat());
-        s.preorders.push(Preorder {
-            buyer,
-            namespace: ns.to_string(),
-            name: label.to_string(),
-            salt,
-            created_at: self.height,
-        });
-        let args = vec![buff(&hashed), uint(price)];
-        let c = self.call(buyer, "name-preorder", args, ok(uint(self.height + PREORDER_TTL)), s);
-        self.burn(c, price)
     }
 
     fn register(&self, rng: &mut Rng, mut s: BnsWorld, p: Preorder) -> Option<BnsCall> {
