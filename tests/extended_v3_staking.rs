@@ -3,7 +3,8 @@
 //! is ingested one event at a time, and at every reorg and at the end each route's answer is
 //! compared with the state recomputed here from the generated `/new_block` payloads of the
 //! canonical chain (not from anything the store derived): every page of every list with its
-//! cursors, every detail, the 404s. Orphaned PoX-5 events must drop out and come back with
+//! cursors, every detail, the 404s, and the current cycle's signers from the reward set the
+//! chain announced. Orphaned PoX-5 events must drop out and come back with
 //! their fork. On SQLite and PostgreSQL. The recorded empty, 404 and 400 shapes of the oracle
 //! fixtures are checked by tests/extended_parity.rs.
 
@@ -452,15 +453,155 @@ fn newest_first<T: Clone>(rows: Vec<(T, &Print)>) -> Vec<T> {
     v.into_iter().map(|(t, _)| t).collect()
 }
 
+/// A percentage as the incumbent's JSON has it (integral values without a fraction), read back
+/// from its text as the answers are (serde_json's default float parsing may land one ulp away).
+fn js_percent(v: f64) -> Value {
+    let v = if v.fract() == 0.0 { json!(v as i64) } else { json!(v) };
+    serde_json::from_str(&v.to_string()).unwrap()
+}
+
+/// `/staking/cycles/current/signers` recomputed: the newest cycle's reward set as the first
+/// canonical block announcing it carried it, signers by weight (descending) then key, each with
+/// the managers whose latest `register-signer` before that block bound its key, their live
+/// grants (latest grant or revoke per manager and key) and a later registration (pending).
+/// `None` when no canonical block announced a reward set.
+fn current_signers(canonical: &[&Value], ps: &[Print]) -> Option<Vec<(String, Value)>> {
+    let announced = canonical.iter().filter(|b| !b["reward_set"].is_null() && b["cycle_number"].is_u64());
+    let cycle = announced.clone().map(|b| b["cycle_number"].as_u64().unwrap()).max()?;
+    let anchor = announced
+        .filter(|b| b["cycle_number"] == cycle)
+        .min_by_key(|b| b["block_height"].as_u64().unwrap())
+        .unwrap();
+    let anchor_height = anchor["block_height"].as_u64().unwrap();
+    let signers: Vec<(String, u64, u128)> = anchor["reward_set"]["signers"]
+        .as_array()
+        .map(|a| a.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .map(|s| {
+            let key = format!("0x{}", s["signing_key"].as_str().unwrap());
+            (key, s["weight"].as_u64().unwrap(), s["stacked_amt"].as_str().unwrap().parse().unwrap())
+        })
+        .collect();
+    let total_weight: u64 = signers.iter().map(|s| s.1).sum();
+    let total_stacked: u128 = signers.iter().map(|s| s.2).sum();
+    let (mut effective, mut pending) = (BTreeMap::new(), BTreeMap::new());
+    let mut grants: BTreeMap<(String, String), (bool, &Print)> = BTreeMap::new();
+    for p in ps {
+        match p.name.as_str() {
+            "register-signer" if p.height < anchor_height => {
+                effective.insert(p.p("signer"), (p.key("signer-key"), p));
+            }
+            "register-signer" => {
+                pending.insert(p.p("signer"), (p.key("signer-key"), p));
+            }
+            "grant-signer-key" | "revoke-signer-grant" => {
+                let live = p.name == "grant-signer-key";
+                grants.insert((p.p("signer-manager"), p.key("signer-key")), (live, p));
+            }
+            _ => {}
+        }
+    }
+    let mut rows: Vec<(String, u64, u128)> = signers;
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    Some(
+        rows.into_iter()
+            .map(|(key, weight, stacked)| {
+                let managers: Vec<Value> = effective
+                    .iter()
+                    .filter(|(_, (k, _))| *k == key)
+                    .map(|(manager, (_, reg))| {
+                        let granted: Vec<Value> = grants
+                            .iter()
+                            .filter(|((m, _), (live, _))| m == manager && *live)
+                            .map(|((_, k), (_, g))| {
+                                json!({"signer_key": k, "auth_id": g.u("auth-id").to_string(), "tx_id": g.tx_id})
+                            })
+                            .collect();
+                        let grant_active = granted.iter().any(|g| g["signer_key"] == key.as_str());
+                        let pending = pending.get(manager).filter(|(k, _)| *k != key).map(|(k, p)| {
+                            json!({"signer_key": k, "effective_cycle": cycle + 1, "tx_id": p.tx_id})
+                        });
+                        json!({
+                            "signer_manager": manager,
+                            "registered_at": {
+                                "block_height": reg.height,
+                                "bitcoin_block_height": reg.burn_height,
+                                "tx_id": reg.tx_id,
+                            },
+                            "grant_active": grant_active,
+                            "granted_keys": granted,
+                            "pending_key_update": pending,
+                        })
+                    })
+                    .collect();
+                let weight_percent =
+                    if total_weight == 0 { json!(0) } else { js_percent(weight as f64 / total_weight as f64 * 100.0) };
+                let stacked_percent = if total_stacked == 0 {
+                    json!(0)
+                } else {
+                    js_percent(stacked as f64 * 100.0 / total_stacked as f64)
+                };
+                let row = json!({
+                    "signing_key": key,
+                    "weight": { "amount": weight, "percent": weight_percent },
+                    "staked_stx": { "amount": stacked.to_string(), "percent": stacked_percent },
+                    "signer_managers": managers,
+                });
+                (key, row)
+            })
+            .collect(),
+    )
+}
+
+/// What the current cycle's signers showed: signers, their managers, managers with live grants
+/// and managers with a pending key update.
+#[derive(Debug, Default, Clone, Copy)]
+struct Seen {
+    signers: usize,
+    managers: usize,
+    granted: usize,
+    pending: usize,
+}
+
+/// The current cycle's signers, every page.
+async fn check_current_signers<F, R>(api: &F, canonical: &[&Value], ps: &[Print], label: &str) -> Seen
+where
+    F: Filter<Extract = (R,), Error = Infallible> + Clone + Send + Sync + 'static,
+    R: Reply + Send,
+{
+    let base = "/extended/v3/staking/cycles/current/signers";
+    let Some(rows) = current_signers(canonical, ps) else {
+        let (status, body) = get(api, base).await;
+        assert_eq!((status, body["message"].as_str()), (404, Some("No PoX cycles found")), "{label}");
+        return Seen::default();
+    };
+    let total = if rows.is_empty() { 0 } else { rows.len() as i64 };
+    for limit in [1, 3, 250] {
+        walk(api, base, limit, &rows, total).await;
+    }
+    let (status, body) = get(api, &format!("{base}?cursor=0x{}", "00".repeat(33))).await;
+    assert_eq!((status, body["message"].as_str()), (404, Some("Cursor not found")), "{label}");
+    let managers: Vec<&Value> =
+        rows.iter().flat_map(|r| r.1["signer_managers"].as_array().unwrap()).collect();
+    Seen {
+        signers: rows.len(),
+        managers: managers.len(),
+        granted: managers.iter().filter(|m| m["granted_keys"] != json!([])).count(),
+        pending: managers.iter().filter(|m| !m["pending_key_update"].is_null()).count(),
+    }
+}
+
 /// Every staking route against the state recomputed from the canonical chain; returns the
-/// number of rows compared.
-async fn check_routes<F, R>(api: &F, chain: &Chain, label: &str) -> usize
+/// number of rows compared, and the current cycle's signers and their managers.
+async fn check_routes<F, R>(api: &F, chain: &Chain, label: &str) -> (usize, Seen)
 where
     F: Filter<Extract = (R,), Error = Infallible> + Clone + Send + Sync + 'static,
     R: Reply + Send,
 {
     let canonical = chain.canonical();
-    let x = expected(&prints(&canonical));
+    let ps = prints(&canonical);
+    let x = expected(&ps);
     let tip = chain.burn_tip();
     let mut block_times = HashMap::new();
     for b in canonical.iter().filter(|b| b["block_height"] != 0) {
@@ -598,13 +739,13 @@ where
         walk(api, &format!("/extended/v3/principals/{who}/staking/bonds"), 1, &positions, t.count).await;
         rows += positions.len() + 1;
     }
-    rows
+    (rows, check_current_signers(api, &canonical, &ps, label).await)
 }
 
 async fn staking_routes_follow_the_chain(db: Db) {
     let cfg = DevnetConfig {
-        seed: 5,
-        blocks: 70,
+        seed: 6,
+        blocks: 120,
         txs_per_block: 8,
         accounts: 24,
         reward_maturity: 10,
@@ -616,7 +757,7 @@ async fn staking_routes_follow_the_chain(db: Db) {
     let Some(ts) = TestStore::new(db, "extended_v3_staking", Network::Testnet).await else { return };
     let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
     let mut chain = Chain::default();
-    let (mut reorgs_with_pox5, mut checked) = (0, 0);
+    let (mut reorgs_with_pox5, mut checked, mut cycle_signers) = (0, 0, 0);
     let kinds: BTreeSet<String> = events
         .iter()
         .filter(|e| e.path == "/new_block")
@@ -640,15 +781,26 @@ async fn staking_routes_follow_the_chain(db: Db) {
             if !prints(&orphaned).is_empty() {
                 reorgs_with_pox5 += 1;
             }
-            checked += check_routes(&api, &chain, "after a reorg").await;
+            let (rows, seen) = check_routes(&api, &chain, "after a reorg").await;
+            checked += rows;
+            cycle_signers += seen.signers;
         }
     }
-    checked += check_routes(&api, &chain, "at the tip").await;
+    let (rows, seen) = check_routes(&api, &chain, "at the tip").await;
+    checked += rows;
+    cycle_signers += seen.signers;
+    assert!(
+        seen.signers > 1 && seen.managers > 0 && seen.granted > 0 && seen.pending > 0,
+        "at the tip the current cycle has signers, managers, live grants and a pending key: {seen:?}"
+    );
     let all: Vec<&str> = stacks_ledger::ledger::pox5::EVENT_KINDS.to_vec();
     let missing: Vec<&&str> = all.iter().filter(|k| !kinds.contains(**k)).collect();
     assert!(missing.is_empty(), "the chain draws every pox-5 event kind; missing {missing:?}");
     assert!(reorgs_with_pox5 > 0, "a reorg orphaned pox-5 events");
-    println!("{db:?}: {checked} staking rows match; {reorgs_with_pox5} reorgs flipped pox-5 events");
+    println!(
+        "{db:?}: {checked} staking rows and {cycle_signers} current-cycle signers match; \
+         {reorgs_with_pox5} reorgs flipped pox-5 events"
+    );
     ts.finish().await;
 }
 

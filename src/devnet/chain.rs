@@ -475,8 +475,10 @@ impl Generator {
             .map(|s| s.account)
             .collect();
         let rewarded_addresses = accounts.iter().map(|&a| self.ctx.key(a).btc.clone()).collect();
+        let signers =
+            (self.ctx.cfg.pox5_per_mille > 0).then(|| super::pox5::signer_set(&self.ctx, &world.pox5));
         world.reward_set = Some((cycle, accounts));
-        Some((cycle, RewardSet { rewarded_addresses, pox_ustx_threshold: POX_MIN_STACK }))
+        Some((cycle, RewardSet { rewarded_addresses, signers, pox_ustx_threshold: POX_MIN_STACK }))
     }
 
     /// An anchored block on the branch tip by `miner`, confirming the tip's microblock stream

@@ -259,8 +259,20 @@ pub struct MaturedReward {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct RewardSet {
     pub rewarded_addresses: Vec<String>,
+    /// Nakamoto-era signers; only on chains with PoX-5 traffic (older chains stay as they were).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signers: Option<Vec<RewardSetSigner>>,
     #[serde(serialize_with = "dec")]
     pub pox_ustx_threshold: u128,
+}
+
+/// One signer of a reward set, as stacks-node sends it (`stacked_amt` as decimal text).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RewardSetSigner {
+    pub signing_key: String,
+    pub weight: u64,
+    #[serde(serialize_with = "dec")]
+    pub stacked_amt: u128,
 }
 
 /// `/new_block`.

@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use stacks_codec::clarity::Value;
 
 use super::config::{cycle_start, reward_cycle, Ctx};
+use super::json::RewardSetSigner;
 use super::rng::Rng;
 use super::world::World;
 
@@ -34,6 +35,29 @@ pub struct Pox5World {
     pub next_auth_id: u128,
     /// Accounts that allowed a contract caller.
     pub callers: BTreeSet<u32>,
+}
+
+/// The signers of the next cycle's reward set, as the node reports them in the prepare phase:
+/// each registered signer's key with the STX staked under it. A real node weighs signers in
+/// reward slots (stacked / threshold); the generator's stakes (1–120 STX) are far below any
+/// threshold, so it weighs them in whole STX. Signers without stakes are left out, as a node
+/// leaves out those below the threshold; two signers sharing a key count as one.
+pub fn signer_set(ctx: &Ctx, p: &Pox5World) -> Vec<RewardSetSigner> {
+    let mut by_key: BTreeMap<String, u128> = BTreeMap::new();
+    for (signer, amount) in p.stakes.values() {
+        if let Some(&key_of) = p.signers.get(signer) {
+            *by_key.entry(hex::encode(ctx.key(key_of).public_key.to_compressed())).or_default() += amount;
+        }
+    }
+    by_key
+        .into_iter()
+        .filter(|(_, stacked)| *stacked > 0)
+        .map(|(signing_key, stacked_amt)| RewardSetSigner {
+            signing_key,
+            weight: u64::try_from(stacked_amt / 1_000_000).unwrap_or(u64::MAX),
+            stacked_amt,
+        })
+        .collect()
 }
 
 /// One `pox-5` call: its function (also the event name), arguments and print data.
@@ -383,8 +407,13 @@ pub fn plan(ctx: &Ctx, rng: &mut Rng, world: &World, burn_height: u64, fee: u128
             match rng.below(3) {
                 0 | 1 if p.signers.len() < 12 || p.signers.contains_key(&manager) => {
                     let granted: Vec<u32> = p.grants.keys().filter(|g| g.0 == manager).map(|g| g.1).collect();
+                    // A registered manager sometimes rotates to another account's key (authorized
+                    // by that key's signature, which the print does not show): after a cycle's
+                    // reward set, that is its pending key update.
                     let key_of = if !granted.is_empty() && rng.chance(500) {
                         granted[pick(rng, granted.len())]
+                    } else if p.signers.contains_key(&manager) && rng.chance(400) {
+                        any(rng)?
                     } else {
                         manager
                     };
