@@ -5,7 +5,8 @@
 //! cache off — both for a cache in the ingesting process's table and for one over a second
 //! `Store` opened on the same database (another API process: its own pool and cache, seeing
 //! the first one's ingest only through the database). Every kind of change is checked to have
-//! changed some answer the cache held just before.
+//! changed some answer the cache held just before. The routes whose answers are kept across
+//! mempool events (`api::cache::chain_only`) are among them.
 
 mod common;
 
@@ -85,6 +86,7 @@ async fn never_stale(db: Db) {
         "/extended/v1/microblock?limit=20",
         "/extended/v1/microblock/unanchored/txs",
         "/extended/v2/burn-blocks?limit=5",
+        "/extended/v3/transactions?limit=20",
     ]
     .map(String::from)
     .to_vec();
@@ -141,9 +143,21 @@ async fn never_stale(db: Db) {
         if !address_added {
             let list = json(&get(&plain, "/extended/v1/tx?limit=1").await);
             if let Some(a) = list["results"][0]["sender_address"].as_str() {
-                for route in ["balances", "stx", "nonces", "transactions?limit=20", "assets"] {
+                for route in [
+                    "balances",
+                    "stx",
+                    "nonces",
+                    "transactions?limit=20",
+                    "transactions_with_transfers?limit=20",
+                    "stx_inbound",
+                    "assets",
+                    "mempool",
+                ] {
                     urls.push(format!("/extended/v1/address/{a}/{route}"));
                 }
+                urls.push(format!("/extended/v2/addresses/{a}/transactions?limit=20"));
+                urls.push(format!("/extended/v3/principals/{a}/transactions?limit=20"));
+                urls.push(format!("/extended/v1/tokens/nft/holdings?principal={a}"));
                 address_added = true;
             }
         }

@@ -7,6 +7,12 @@
 //! the next request, and all older entries are dropped at once. Memory is bounded by bytes
 //! (least recently used entries go first); size 0 disables it.
 //!
+//! Two generations: the answers of [`chain_only`] routes (the chain's blocks, transaction
+//! lists, an address's mined transactions, NFT holdings: nothing a mempool event changes) are
+//! kept for the store's chain generation ([`Generation::chain`]), which mempool traffic does
+//! not move; every other answer for the whole generation. On a live node mempool events
+//! arrive many times a second, blocks every few seconds or minutes.
+//!
 //! Under load (issue 28):
 //! - **Coalescing.** Concurrent misses of one URL compute it once: the first leads, the
 //!   others wait for its answer and share it (an answer computed at a generation at least as
@@ -96,9 +102,12 @@ struct Flight {
 #[derive(Default)]
 struct Inner {
     generation: Generation,
-    entries: HashMap<String, (Arc<Cached>, u64)>,
-    /// Last use → key, oldest first.
-    lru: BTreeMap<u64, String>,
+    /// The chain generation the [`chain_only`] entries were computed at.
+    chain_generation: Generation,
+    /// Answer and last use, of the other routes (`[0]`) and of the [`chain_only`] ones (`[1]`).
+    entries: [HashMap<String, (Arc<Cached>, u64)>; 2],
+    /// Last use → key and whether it is a [`chain_only`] route's, oldest first.
+    lru: BTreeMap<u64, (String, bool)>,
     tick: u64,
     bytes: usize,
     /// The newest answer of an older generation per [`STALE_PATHS`] URL.
@@ -191,16 +200,32 @@ impl ResponseCache {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Moves to `generation` unless it is older than the cache's: the entries of the one left
-    /// become stale answers (on [`STALE_PATHS`], while young enough), the rest are dropped.
-    fn at(&self, inner: &mut Inner, generation: &Generation, now: Instant) {
-        if &inner.generation == generation || older(generation, &inner.generation) {
+    /// The cache's generation for the entries of `key`'s kind.
+    fn generation_of<'a>(inner: &'a Inner, key: &Key) -> &'a Generation {
+        match key.chain_only {
+            true => &inner.chain_generation,
+            false => &inner.generation,
+        }
+    }
+
+    /// Moves `key`'s kind of entries to its generation unless that is older than the cache's:
+    /// the entries of the one left become stale answers (on [`STALE_PATHS`], while young
+    /// enough), the rest are dropped.
+    fn at(&self, inner: &mut Inner, key: &Key, now: Instant) {
+        let generation = &key.generation;
+        let mine = Self::generation_of(inner, key);
+        if mine == generation || older(generation, mine) {
             return;
         }
-        inner.generation = generation.clone();
-        inner.lru.clear();
-        inner.bytes = 0;
-        let left = std::mem::take(&mut inner.entries);
+        match key.chain_only {
+            true => inner.chain_generation = generation.clone(),
+            false => inner.generation = generation.clone(),
+        }
+        let left = std::mem::take(&mut inner.entries[usize::from(key.chain_only)]);
+        for (url, (cached, used)) in &left {
+            inner.lru.remove(used);
+            inner.bytes = inner.bytes.saturating_sub(size(url, cached));
+        }
         if self.stale_for.is_zero() {
             return;
         }
@@ -229,17 +254,18 @@ impl ResponseCache {
 
     fn lookup(self: &Arc<Self>, key: &Key, now: Instant) -> Lookup {
         let mut inner = self.lock();
-        self.at(&mut inner, &key.generation, now);
+        self.at(&mut inner, key, now);
         // A request that read an older generation may be answered at the cache's: the data
         // is newer than it asked for, never older.
-        let current = inner.generation == key.generation || older(&key.generation, &inner.generation);
+        let mine = Self::generation_of(&inner, key);
+        let current = *mine == key.generation || older(&key.generation, mine);
         if current {
             inner.tick += 1;
             let tick = inner.tick;
-            if let Some((cached, used)) = inner.entries.get_mut(&key.url) {
+            if let Some((cached, used)) = inner.entries[usize::from(key.chain_only)].get_mut(&key.url) {
                 let (cached, old) = (Arc::clone(cached), std::mem::replace(used, tick));
                 inner.lru.remove(&old);
-                inner.lru.insert(tick, key.url.clone());
+                inner.lru.insert(tick, (key.url.clone(), key.chain_only));
                 self.hits.fetch_add(1, Ordering::Relaxed);
                 crate::metrics::cache_lookup(true);
                 return Lookup::Hit(cached);
@@ -282,8 +308,8 @@ impl ResponseCache {
             return;
         }
         let mut inner = self.lock();
-        self.at(&mut inner, &key.generation, Instant::now());
-        if inner.generation != key.generation {
+        self.at(&mut inner, key, Instant::now());
+        if *Self::generation_of(&inner, key) != key.generation {
             // Computed at an older generation than the cache's: a stale answer at most.
             let newer = inner.stale.get(&key.url).map_or(true, |s| s.read_at < cached.read_at);
             if cached.may_be_stale && !self.stale_for.is_zero() && newer {
@@ -292,20 +318,21 @@ impl ResponseCache {
             }
             return;
         }
-        if let Some((old, used)) = inner.entries.remove(&key.url) {
+        let class = usize::from(key.chain_only);
+        if let Some((old, used)) = inner.entries[class].remove(&key.url) {
             inner.lru.remove(&used);
             inner.bytes = inner.bytes.saturating_sub(self::size(&key.url, &old));
         }
         while inner.bytes + size > self.limit {
-            let Some((_, url)) = inner.lru.pop_first() else { break };
-            if let Some((old, _)) = inner.entries.remove(&url) {
+            let Some((_, (url, chain_only))) = inner.lru.pop_first() else { break };
+            if let Some((old, _)) = inner.entries[usize::from(chain_only)].remove(&url) {
                 inner.bytes = inner.bytes.saturating_sub(self::size(&url, &old));
             }
         }
         inner.tick += 1;
         let tick = inner.tick;
-        inner.lru.insert(tick, key.url.clone());
-        inner.entries.insert(key.url.clone(), (cached, tick));
+        inner.lru.insert(tick, (key.url.clone(), key.chain_only));
+        inner.entries[class].insert(key.url.clone(), (cached, tick));
         inner.bytes += size;
     }
 }
@@ -346,11 +373,14 @@ fn size(url: &str, cached: &Cached) -> usize {
         + ENTRY_OVERHEAD
 }
 
-/// A cacheable request: its method and URL, at the store generation read before answering.
+/// A cacheable request: its method and URL, at the store generation read before answering
+/// (for a [`chain_only`] route, its chain generation).
 #[derive(Clone)]
 struct Key {
     url: String,
     generation: Generation,
+    /// A [`chain_only`] route.
+    chain_only: bool,
     /// When the generation was read (before the read: a conservative age).
     read_at: Instant,
     /// A [`STALE_PATHS`] route, and the client did not ask for a fresh answer.
@@ -366,6 +396,34 @@ fn response(cached: &Cached, stale: bool) -> Response {
         res.headers_mut().insert(STALE_AGE_HEADER, HeaderValue::from(age));
     }
     res
+}
+
+/// Whether `path`'s answers depend on the chain only, never on the mempool: mined
+/// transactions, blocks, microblocks, burn blocks, an address's mined transactions and
+/// inbound transfers, NFT holdings, history and mints. Listed one by one: a route not listed
+/// (a transaction by id, balances, nonces, anything with pending transactions) follows every
+/// event.
+pub fn chain_only(path: &str) -> bool {
+    let path = path.strip_suffix('/').unwrap_or(path);
+    let segs: Vec<&str> = path.split('/').skip(1).collect();
+    matches!(
+        segs.as_slice(),
+        ["extended", "v1", "tx"]
+            | ["extended", "v3", "transactions"]
+            | ["extended", "v1", "block" | "microblock", ..]
+            | ["extended", "v2", "blocks" | "burn-blocks", ..]
+            | ["extended", "v1", "burnchain", "rewards" | "reward_slot_holders", ..]
+            | ["extended", "v1", "tokens", "nft", "holdings" | "history" | "mints"]
+            | [
+                "extended",
+                "v1",
+                "address",
+                _,
+                "transactions" | "transactions_with_transfers" | "stx_inbound"
+            ]
+            | ["extended", "v2", "addresses", _, "transactions"]
+            | ["extended", "v3", "principals", _, "transactions"]
+    )
 }
 
 /// Whether the client accepts a stale answer of `path` (`Cache-Control` as sent).
@@ -439,7 +497,10 @@ where
                         Ok(generation) => {
                             let url = format!("{method} {path}?{query}");
                             let stale_ok = stale_ok(path, cc.as_deref());
-                            Ok((Some((cache, Key { url, generation, read_at, stale_ok })), gated))
+                            let chain_only = chain_only(path);
+                            let generation = if chain_only { generation.chain() } else { generation };
+                            let key = Key { url, generation, chain_only, read_at, stale_ok };
+                            Ok((Some((cache, key)), gated))
                         }
                         Err(e) => {
                             // The uncached route answers (and reports the database's state).

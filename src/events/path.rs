@@ -61,6 +61,12 @@ impl EventPath {
         EventPath::ALL.into_iter().find(|p| p.as_str() == path)
     }
 
+    /// Whether the event may change what the chain's routes answer (blocks, transactions,
+    /// balances, names): every event but the mempool's own. Unknown kinds would count as chain.
+    pub fn changes_chain(self) -> bool {
+        !matches!(self, EventPath::NewMempoolTx | EventPath::DropMempoolTx)
+    }
+
     /// Whether the ledger applies this event (the others are only kept in the raw log).
     pub fn is_applied(self) -> bool {
         !matches!(self, EventPath::StackerDbChunks | EventPath::ProposalResponse)

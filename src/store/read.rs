@@ -470,9 +470,42 @@ impl Store {
 pub struct Generation {
     /// The newest raw event's id and receive time (`None` for an empty store).
     pub last_event: Option<(i64, String)>,
+    /// The newest raw event that may change the chain's own data (any but a mempool event,
+    /// [`crate::events::EventPath::changes_chain`]), id and receive time.
+    pub chain_event: Option<(i64, String)>,
     /// Changes committed without a raw event (`store_changes`, see `write::note_change`).
     pub changes: i64,
 }
+
+impl Generation {
+    /// The generation of the answers that depend on the chain only (no mempool state): it
+    /// moves with blocks, microblocks, burn blocks and attachments, not with mempool traffic.
+    pub fn chain(&self) -> Generation {
+        Generation {
+            last_event: self.chain_event.clone(),
+            chain_event: self.chain_event.clone(),
+            changes: self.changes,
+        }
+    }
+}
+
+/// The generation statement: the newest raw event, and the newest of each chain-changing kind
+/// (one seek of `raw_events_path (event_path, id)` per kind).
+static GENERATION_SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    let newest: Vec<String> = crate::events::EventPath::ALL
+        .into_iter()
+        .filter(|p| p.changes_chain())
+        .map(|p| format!("SELECT MAX(id) AS m FROM raw_events WHERE event_path = '{}'", p.as_str()))
+        .collect();
+    format!(
+        "SELECT r.id, r.receive_timestamp, c.n, k.id AS chain_id, k.receive_timestamp AS chain_timestamp \
+         FROM store_changes c \
+         LEFT JOIN (SELECT id, receive_timestamp FROM raw_events ORDER BY id DESC LIMIT 1) r ON 1 = 1 \
+         LEFT JOIN raw_events k ON k.id = (SELECT MAX(m) FROM ({}) newest) \
+         WHERE c.id = 1",
+        newest.join(" UNION ALL ")
+    )
+});
 
 impl Store {
     /// What every stored answer depends on, for the API's response cache: the newest raw
@@ -483,21 +516,20 @@ impl Store {
     /// last id), or bumps `store_changes` in its transaction (the faucet's mempool entry, a
     /// totals backfill), so the value changes in the commit that makes the change visible,
     /// for every process reading the database. The receive time tells apart a store wiped
-    /// and refilled to the same id from another log. One statement: two primary-key seeks.
+    /// and refilled to the same id from another log. Also the newest event that is not a
+    /// mempool event ([`Generation::chain`]). One statement of index seeks.
     pub async fn generation(&self) -> Result<Generation, StoreError> {
-        let row = select(
-            "SELECT r.id, r.receive_timestamp, c.n FROM store_changes c LEFT JOIN \
-             (SELECT id, receive_timestamp FROM raw_events ORDER BY id DESC LIMIT 1) r ON 1 = 1 \
-             WHERE c.id = 1",
-            vec![],
-        )
-        .fetch_one(self)
-        .await?;
-        let id: Option<i64> = row.try_get("id")?;
-        let last_event = match id {
-            Some(id) => Some((id, row.try_get("receive_timestamp")?)),
-            None => None,
+        let row = select(&GENERATION_SQL, vec![]).fetch_one(self).await?;
+        let event = |id: &str, at: &str| -> Result<Option<(i64, String)>, StoreError> {
+            Ok(match row.try_get::<Option<i64>, _>(id)? {
+                Some(id) => Some((id, row.try_get(at)?)),
+                None => None,
+            })
         };
-        Ok(Generation { last_event, changes: row.try_get("n")? })
+        Ok(Generation {
+            last_event: event("id", "receive_timestamp")?,
+            chain_event: event("chain_id", "chain_timestamp")?,
+            changes: row.try_get("n")?,
+        })
     }
 }

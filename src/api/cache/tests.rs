@@ -1,12 +1,27 @@
 use super::*;
 
 fn generation(n: i64) -> Generation {
-    Generation { last_event: Some((n, "t".into())), changes: 0 }
+    Generation { last_event: Some((n, "t".into())), chain_event: Some((n, "t".into())), changes: 0 }
 }
 
 fn key(url: &str, n: i64) -> Key {
     let stale_ok = stale_ok(url_path(url), None);
-    Key { url: url.into(), generation: generation(n), read_at: Instant::now(), stale_ok }
+    Key { url: url.into(), generation: generation(n), chain_only: false, read_at: Instant::now(), stale_ok }
+}
+
+/// A request at the store generation whose newest event is `n` and newest chain event `chain`.
+fn key_at(url: &str, n: i64, chain: i64) -> Key {
+    let full =
+        Generation { last_event: Some((n, "t".into())), chain_event: Some((chain, "t".into())), changes: 0 };
+    let chain_only = chain_only(url_path(url));
+    let generation = if chain_only { full.chain() } else { full };
+    Key {
+        url: url.into(),
+        generation,
+        chain_only,
+        read_at: Instant::now(),
+        stale_ok: stale_ok(url_path(url), None),
+    }
 }
 
 fn entry(body: &str) -> Cached {
@@ -148,4 +163,54 @@ fn stale_answers_only_where_allowed_while_recomputing_and_while_young() {
     let Lookup::Lead(_l) = c.lookup(&key(list, 2), Instant::now()) else { panic!() };
     assert!(matches!(c.lookup(&key(list, 2), Instant::now()), Lookup::Wait(_)));
     assert_eq!(c.bytes(), 0);
+}
+
+#[test]
+fn chain_only_answers_outlive_mempool_events_and_no_others_do() {
+    let c = cache(1 << 20);
+    let list = "GET /extended/v1/address/SP1/transactions?limit=50";
+    let nonces = "GET /extended/v1/address/SP1/nonces?";
+    put(&c, &key_at(list, 10, 10), entry("list"));
+    put(&c, &key_at(nonces, 10, 10), entry("nonces"));
+    // Mempool events 11 and 12: the mined list stays, the nonces go.
+    assert_eq!(get(&c, &key_at(list, 12, 10)).unwrap(), "list");
+    assert!(get(&c, &key_at(nonces, 12, 10)).is_none());
+    put(&c, &key_at(nonces, 12, 10), entry("nonces 12"));
+    // A block (13): both go.
+    assert!(get(&c, &key_at(list, 13, 13)).is_none());
+    assert!(get(&c, &key_at(nonces, 13, 13)).is_none());
+    // And the bytes of what went are no longer counted.
+    assert_eq!(c.bytes(), 0);
+}
+
+#[test]
+fn the_chain_only_routes_are_those_listed() {
+    for path in [
+        "/extended/v1/tx",
+        "/extended/v1/tx/",
+        "/extended/v3/transactions",
+        "/extended/v1/block/by_height/5",
+        "/extended/v2/blocks/5/transactions",
+        "/extended/v2/burn-blocks",
+        "/extended/v1/address/SP1/transactions",
+        "/extended/v1/address/SP1/transactions_with_transfers",
+        "/extended/v2/addresses/SP1/transactions",
+        "/extended/v3/principals/SP1/transactions",
+        "/extended/v1/tokens/nft/holdings",
+    ] {
+        assert!(chain_only(path), "{path}");
+    }
+    for path in [
+        "/extended/v1/tx/0x01",
+        "/extended/v1/tx/mempool",
+        "/extended/v1/address/SP1/nonces",
+        "/extended/v1/address/SP1/balances",
+        "/extended/v1/address/SP1/mempool",
+        "/extended/v3/principals/SP1/mempool/transactions",
+        "/extended/v3/transactions/0x01",
+        "/extended/v3/mempool/transactions",
+        "/extended",
+    ] {
+        assert!(!chain_only(path), "{path}");
+    }
 }
