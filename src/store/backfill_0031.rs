@@ -7,31 +7,33 @@
 use std::collections::HashMap;
 
 use futures_util::TryStreamExt;
-use sqlx::{AnyConnection, Connection, Row};
 
+use sqlx::Row;
+
+use super::conn::Conn;
 use super::parse_pg_timestamp;
 use super::rows::{contract_vals, At, CONTRACT_COLS};
+use super::sql;
 use super::sql::{exec, get_bool, insert_rows, query};
 use crate::events::payload::EventPayload;
 use crate::events::EventPath;
 use crate::ledger::{abi, block::deploy_row_from_block, normalize_hex, Network};
 
-async fn pending(conn: &mut AnyConnection, name: &str) -> Result<bool, sqlx::Error> {
-    Ok(query("SELECT name FROM pending_backfills WHERE name = $1", vec![name.into()])
-        .fetch_optional(&mut *conn)
+async fn pending(conn: &mut Conn, name: &str) -> Result<bool, sqlx::Error> {
+    Ok(sql::fetch_optional(conn, "SELECT name FROM pending_backfills WHERE name = $1", vec![name.into()])
         .await?
         .is_some())
 }
 
-pub(super) async fn backfill(conn: &mut AnyConnection, network: Network) -> Result<(), sqlx::Error> {
+pub(super) async fn backfill(conn: &mut Conn, network: Network) -> Result<(), sqlx::Error> {
     if pending(conn, "contract_abi_jsonb").await? {
         tracing::info!("migration 0031: contract ABIs in the incumbent's key order (once)");
         let mut tx = conn.begin().await?;
-        let rows = query(
+        let rows = sql::fetch_all(
+            &mut tx,
             "SELECT contract_id, index_block_hash, tx_id, abi FROM smart_contracts WHERE abi IS NOT NULL",
             vec![],
         )
-        .fetch_all(&mut *tx)
         .await?;
         for r in rows {
             let text: String = r.try_get("abi")?;
@@ -54,13 +56,13 @@ pub(super) async fn backfill(conn: &mut AnyConnection, network: Network) -> Resu
     if pending(conn, "failed_deploys").await? {
         tracing::info!("migration 0031: rows of failed contract deploys (once)");
         let mut tx = conn.begin().await?;
-        let failed = query(
+        let failed = sql::fetch_all(
+            &mut tx,
             "SELECT tx_id, index_block_hash, block_height, burn_block_height, \
              (CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical FROM txs \
              WHERE tx_type = 'smart_contract' AND status <> 'success' AND index_block_hash <> ''",
             vec![],
         )
-        .fetch_all(&mut *tx)
         .await?;
         // The failed deploys each block's `/new_block` event has to give rows for; one pass
         // over the raw events (a payload is parsed in full only for such a block).
@@ -81,7 +83,7 @@ pub(super) async fn backfill(conn: &mut AnyConnection, network: Network) -> Resu
             }
             let mut events =
                 query("SELECT payload FROM raw_events WHERE event_path = '/new_block' ORDER BY id", vec![])
-                    .fetch(&mut *tx);
+                    .fetch(tx.sqlx_conn().await?);
             while let Some(e) = events.try_next().await? {
                 let payload: String = e.try_get("payload")?;
                 let Ok(head) = serde_json::from_str::<Head>(&payload) else { continue };
@@ -137,7 +139,7 @@ pub(super) async fn backfill(conn: &mut AnyConnection, network: Network) -> Resu
                 "SELECT receive_timestamp, payload FROM raw_events WHERE event_path = '/new_microblocks' ORDER BY id",
                 vec![],
             )
-            .fetch(&mut *tx);
+            .fetch(tx.sqlx_conn().await?);
             while let Some(e) = events.try_next().await? {
                 let (ts, payload): (String, String) =
                     (e.try_get("receive_timestamp")?, e.try_get("payload")?);

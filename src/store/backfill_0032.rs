@@ -3,21 +3,20 @@
 //! stored bytes as ingestion derives them. Keyset pages of the primary key, one commit each,
 //! so memory stays flat on a large store and an interrupted backfill resumes where it stopped.
 
-use sqlx::{AnyConnection, Connection, Row};
-
-use super::sql::{exec, get_bool, query};
+use super::conn::Conn;
+use super::sql;
+use super::sql::{exec, get_bool};
 
 /// Rows per page (and commit).
 const PAGE: i64 = 2_000;
 
-async fn pending(conn: &mut AnyConnection) -> Result<bool, sqlx::Error> {
-    Ok(query("SELECT name FROM pending_backfills WHERE name = 'tx_api_json'", vec![])
-        .fetch_optional(&mut *conn)
+async fn pending(conn: &mut Conn) -> Result<bool, sqlx::Error> {
+    Ok(sql::fetch_optional(conn, "SELECT name FROM pending_backfills WHERE name = 'tx_api_json'", vec![])
         .await?
         .is_some())
 }
 
-pub(super) async fn backfill(conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
+pub(super) async fn backfill(conn: &mut Conn) -> Result<(), sqlx::Error> {
     if !pending(conn).await? {
         return Ok(());
     }
@@ -27,14 +26,14 @@ pub(super) async fn backfill(conn: &mut AnyConnection) -> Result<(), sqlx::Error
     let mut last = (String::new(), String::new(), String::new());
     loop {
         let mut tx = conn.begin().await?;
-        let rows = query(
+        let rows = sql::fetch_all(
+            &mut tx,
             "SELECT tx_id, index_block_hash, microblock_hash, raw_tx, synthetic_tx, raw_result, \
              (CASE WHEN is_burnchain_op THEN 1 ELSE 0 END) AS is_burnchain_op FROM txs \
              WHERE (tx_id, index_block_hash, microblock_hash) > ($1, $2, $3) AND api_json IS NULL \
              ORDER BY tx_id, index_block_hash, microblock_hash LIMIT $4",
             vec![last.0.clone().into(), last.1.clone().into(), last.2.clone().into(), PAGE.into()],
         )
-        .fetch_all(&mut *tx)
         .await?;
         if rows.is_empty() {
             exec(&mut tx, "DELETE FROM pending_backfills WHERE name = 'tx_api_json'", vec![]).await?;

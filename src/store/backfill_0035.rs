@@ -5,10 +5,10 @@
 //! `(index_block_hash, tx_id)`), one commit each; rows already there are left alone, so an
 //! interrupted backfill just runs again.
 
-use sqlx::{AnyConnection, Connection, Row};
-
+use super::conn::Conn;
 use super::rows::{op_vals, At, OP_COLS};
-use super::sql::{exec, get_bool, insert_rows, query};
+use super::sql;
+use super::sql::{exec, get_bool, insert_rows};
 use crate::ledger::ops::token_operations;
 use crate::ledger::EventRow;
 
@@ -17,10 +17,13 @@ const PAGE: i64 = 500;
 
 const TOKEN_KINDS: &str = "('ft_transfer', 'ft_mint', 'ft_burn', 'nft_transfer', 'nft_mint', 'nft_burn')";
 
-pub(super) async fn backfill(conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
-    let pending = query("SELECT name FROM pending_backfills WHERE name = 'token_operations'", vec![])
-        .fetch_optional(&mut *conn)
-        .await?;
+pub(super) async fn backfill(conn: &mut Conn) -> Result<(), sqlx::Error> {
+    let pending = sql::fetch_optional(
+        conn,
+        "SELECT name FROM pending_backfills WHERE name = 'token_operations'",
+        vec![],
+    )
+    .await?;
     if pending.is_none() {
         return Ok(());
     }
@@ -40,9 +43,9 @@ pub(super) async fn backfill(conn: &mut AnyConnection) -> Result<(), sqlx::Error
              ON k.index_block_hash = e.index_block_hash AND k.tx_id = e.tx_id \
              WHERE e.kind IN {TOKEN_KINDS} ORDER BY e.index_block_hash, e.tx_id, e.event_index"
         );
-        let rows = query(&sql, vec![last.0.clone().into(), last.1.clone().into(), PAGE.into()])
-            .fetch_all(&mut *tx)
-            .await?;
+        let rows =
+            sql::fetch_all(&mut tx, &sql, vec![last.0.clone().into(), last.1.clone().into(), PAGE.into()])
+                .await?;
         if rows.is_empty() {
             exec(&mut tx, "DELETE FROM pending_backfills WHERE name = 'token_operations'", vec![]).await?;
             tx.commit().await?;

@@ -5,11 +5,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use sqlx::{AnyConnection, Row};
 use stacks_extended::{BnsName, BnsReader, BnsSubdomain, ReadError};
 
+use super::conn::Conn;
 use super::db_row::DbRow;
-use super::sql::{get_bool, insert_rows, query, select, Val};
+use super::sql;
+use super::sql::{get_bool, insert_rows, select, Val};
 use super::{Engine, Store};
 use crate::ledger::block::DerivedBlock;
 use crate::ledger::bns::{self, NameRow, NamespaceRow, SubdomainEntry, ZonefileAttachment};
@@ -140,8 +141,8 @@ pub(super) fn zonefile_vals(name: &str, zonefile: &str, hash: &str, tx_id: &str,
     vec![name.into(), zonefile.into(), hash.into(), tx_id.into(), ibh.into()]
 }
 
-async fn one_i64(conn: &mut AnyConnection, sql: &str, vals: Vec<Val>) -> Result<Option<i64>, sqlx::Error> {
-    let row = query(sql, vals).fetch_optional(&mut *conn).await?;
+async fn one_i64(conn: &mut Conn, sql: &str, vals: Vec<Val>) -> Result<Option<i64>, sqlx::Error> {
+    let row = sql::fetch_optional(conn, sql, vals).await?;
     row.map(|r| r.try_get::<i64, _>(0)).transpose()
 }
 
@@ -149,7 +150,7 @@ async fn one_i64(conn: &mut AnyConnection, sql: &str, vals: Vec<Val>) -> Result<
 /// height plus its namespace's lifetime (a transfer keeps the last expiry); a name event
 /// without a zonefile hash (a renewal read from its call) keeps the name's last zonefile.
 pub async fn write_block(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     d: &DerivedBlock,
     network: Network,
     canonical: bool,
@@ -171,7 +172,7 @@ pub async fn write_block(
 /// Writes one name row and its zonefile row (`zonefile`: its text when known now, else
 /// empty until its attachment arrives).
 async fn write_name(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     n: &NameRow,
     zonefile: &str,
     ibh: &str,
@@ -202,7 +203,7 @@ async fn write_name(
              AND n.zonefile_hash = z.zonefile_hash \
              WHERE z.name = $1 AND n.canonical = true ORDER BY {NAME_ORDER_N} LIMIT 1"
         );
-        if let Some(r) = query(&sql, vec![(&n.name).into()]).fetch_optional(&mut *conn).await? {
+        if let Some(r) = sql::fetch_optional(conn, &sql, vec![(&n.name).into()]).await? {
             zonefile = r.try_get("zonefile")?;
             hash = r.try_get("zonefile_hash")?;
         }
@@ -215,7 +216,7 @@ async fn write_name(
 
 /// A genesis name (`import-bns`), registered at block 1 in `g`'s transaction.
 pub(super) async fn write_imported_name(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     g: &super::bns_import::BnsGenesis,
     name: &str,
     owner: &str,
@@ -241,18 +242,15 @@ pub(super) async fn write_imported_name(
 /// Stores a zonefile attachment: the name's zonefile, and for a `name-update` the subdomains
 /// its zonefile lists, tied to the transaction that carried it (canonical as that
 /// transaction's block; as the incumbent, canonical and without a block when it is unknown).
-pub async fn write_attachment(conn: &mut AnyConnection, a: &ZonefileAttachment) -> Result<(), sqlx::Error> {
+pub async fn write_attachment(conn: &mut Conn, a: &ZonefileAttachment) -> Result<(), sqlx::Error> {
     let fqn = format!("{}.{}", a.name, a.namespace);
     if a.op == "name-update" {
         let subs = bns::subdomains(&a.zonefile);
         if !subs.is_empty() {
-            let tx = query(
-                "SELECT tx_index, index_block_hash, microblock_hash, COALESCE(microblock_sequence, $3) AS seq, \
+            let tx = sql::fetch_optional(conn, "SELECT tx_index, index_block_hash, microblock_hash, COALESCE(microblock_sequence, $3) AS seq, \
                  (CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical FROM txs \
                  WHERE tx_id = $1 AND index_block_hash = $2 ORDER BY canonical DESC, block_height DESC LIMIT 1",
-                vec![(&a.tx_id).into(), (&a.index_block_hash).into(), ANCHORED_SEQ.into()],
-            )
-            .fetch_optional(&mut *conn)
+                vec![(&a.tx_id).into(), (&a.index_block_hash).into(), ANCHORED_SEQ.into()])
             .await?;
             let block = match &tx {
                 Some(r) => (
@@ -275,7 +273,7 @@ pub async fn write_attachment(conn: &mut AnyConnection, a: &ZonefileAttachment) 
 }
 
 async fn write_subdomains(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     a: &ZonefileAttachment,
     fqn: &str,
     subs: &[SubdomainEntry],

@@ -3,13 +3,12 @@
 //! interrupted import resumes after its last batch and a finished one is not redone. Rows are
 //! tied to block 1 and its token transfer, as the incumbent ties them.
 
-use sqlx::{Connection, Row};
-
 use super::bns::{write_imported_name, ANCHORED_SEQ};
 use super::sql::{exec, insert_rows, query, Val};
 use super::{Store, StoreError};
 use crate::ledger::bns::NamespaceRow;
 use crate::ledger::bns_import::ImportedSubdomain;
+use sqlx::Row;
 
 /// The block and transaction genesis names belong to.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,8 +19,11 @@
 //! at its end, and so does [`Store::open`] (any use of the store but a replay).
 
 use sqlx::migrate::Migrator;
-use sqlx::{AnyConnection, AnyPool, Connection, Row};
+use sqlx::{AnyPool, Row};
 
+use super::conn::Conn;
+use super::db_row::DbRow;
+use super::sql;
 use super::sql::{exec, query};
 use super::{Engine, Store, StoreError};
 
@@ -75,7 +78,7 @@ pub struct IndexDefinition {
 
 /// The definition of index `name` in the catalog, if it exists.
 async fn catalog_definition(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     engine: Engine,
     name: &str,
 ) -> Result<Option<String>, sqlx::Error> {
@@ -85,7 +88,7 @@ async fn catalog_definition(
             "SELECT indexdef AS def FROM pg_indexes WHERE schemaname = current_schema() AND indexname = $1"
         }
     };
-    let row = query(sql, vec![name.into()]).fetch_optional(&mut *conn).await?;
+    let row = sql::fetch_optional(conn, sql, vec![name.into()]).await?;
     row.map(|r| r.try_get::<Option<String>, _>("def")).transpose().map(Option::flatten)
 }
 
@@ -136,7 +139,7 @@ impl Store {
     /// sorted by name: the same for every store at this schema, whether or not a replay
     /// deferred some.
     pub async fn index_definitions(&self) -> Result<Vec<IndexDefinition>, StoreError> {
-        Ok(index_definitions(&mut *self.pool.acquire().await?, self.engine).await?)
+        Ok(index_definitions(&mut Conn::pooled(self.pool.acquire().await?), self.engine).await?)
     }
 
     /// How many indexes a bulk replay has dropped and not built yet.
@@ -164,10 +167,9 @@ impl Store {
 
 /// [`Store::build_deferred_indexes`] on `conn` (also used by `Store::open`, before the store
 /// has a writer).
-pub(super) async fn build_deferred(conn: &mut AnyConnection, engine: Engine) -> Result<usize, StoreError> {
-    let rows = query("SELECT name, definition FROM deferred_indexes ORDER BY name", vec![])
-        .fetch_all(&mut *conn)
-        .await?;
+pub(super) async fn build_deferred(conn: &mut Conn, engine: Engine) -> Result<usize, StoreError> {
+    let rows =
+        sql::fetch_all(conn, "SELECT name, definition FROM deferred_indexes ORDER BY name", vec![]).await?;
     if rows.is_empty() {
         return Ok(0);
     }
@@ -179,25 +181,21 @@ pub(super) async fn build_deferred(conn: &mut AnyConnection, engine: Engine) -> 
         // so memory stays at the page cache's size however big the index; a helper thread
         // sorts beside the main one.
         Engine::Sqlite => {
-            sqlx::Executor::execute(&mut *conn, "PRAGMA temp_store = FILE").await?;
-            sqlx::Executor::execute(&mut *conn, "PRAGMA threads = 2").await?;
+            conn.batch("PRAGMA temp_store = FILE").await?;
+            conn.batch("PRAGMA threads = 2").await?;
         }
         Engine::Postgres => {
-            sqlx::Executor::execute(
-                &mut *conn,
-                format!("SET maintenance_work_mem = '{PG_BUILD_MEMORY}'").as_str(),
-            )
-            .await?;
+            conn.batch(&format!("SET maintenance_work_mem = '{PG_BUILD_MEMORY}'")).await?;
         }
     }
     let built = build_each(conn, &rows, total).await;
     match engine {
         Engine::Sqlite => {
-            sqlx::Executor::execute(&mut *conn, "PRAGMA temp_store = MEMORY").await?;
-            sqlx::Executor::execute(&mut *conn, "PRAGMA threads = 0").await?;
+            conn.batch("PRAGMA temp_store = MEMORY").await?;
+            conn.batch("PRAGMA threads = 0").await?;
         }
         Engine::Postgres => {
-            sqlx::Executor::execute(&mut *conn, "RESET maintenance_work_mem").await?;
+            conn.batch("RESET maintenance_work_mem").await?;
         }
     }
     built?;
@@ -205,11 +203,7 @@ pub(super) async fn build_deferred(conn: &mut AnyConnection, engine: Engine) -> 
     Ok(total)
 }
 
-async fn build_each(
-    conn: &mut AnyConnection,
-    rows: &[sqlx::any::AnyRow],
-    total: usize,
-) -> Result<(), StoreError> {
+async fn build_each(conn: &mut Conn, rows: &[DbRow], total: usize) -> Result<(), StoreError> {
     for (i, row) in rows.iter().enumerate() {
         let name: String = row.try_get("name")?;
         let definition: String = row.try_get("definition")?;
@@ -250,10 +244,7 @@ pub(super) async fn migrations_pending(pool: &AnyPool, migrator: &Migrator) -> b
 }
 
 /// See [`Store::index_definitions`].
-async fn index_definitions(
-    conn: &mut AnyConnection,
-    engine: Engine,
-) -> Result<Vec<IndexDefinition>, sqlx::Error> {
+async fn index_definitions(conn: &mut Conn, engine: Engine) -> Result<Vec<IndexDefinition>, sqlx::Error> {
     let sql = match engine {
         Engine::Sqlite => {
             "SELECT tbl_name AS t, name AS n, sql AS d FROM sqlite_master \
@@ -264,7 +255,7 @@ async fn index_definitions(
              WHERE schemaname = current_schema() ORDER BY indexname"
         }
     };
-    let rows = query(sql, vec![]).fetch_all(&mut *conn).await?;
+    let rows = sql::fetch_all(conn, sql, vec![]).await?;
     rows.iter()
         .map(|r| {
             Ok(IndexDefinition { table: r.try_get("t")?, name: r.try_get("n")?, definition: r.try_get("d")? })

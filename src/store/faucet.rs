@@ -8,8 +8,10 @@
 //! address, from this process or another sharing the database, cannot both see a free slot.
 //! When nothing was sent, the handler releases the reservation again.
 
-use sqlx::{AnyConnection, Connection, Executor, Row};
+use sqlx::Row;
 
+use super::conn::Conn;
+use super::sql;
 use super::sql::query;
 use super::{write, Engine, Store, StoreError};
 use crate::events::payload::NewMempoolTx;
@@ -65,10 +67,10 @@ impl Store {
                 // for SQLite's write lock; other processes wait on it through busy_timeout.
                 let mut writer = self.writer.lock().await;
                 let conn = self.writer_conn(&mut writer).await?;
-                conn.execute("BEGIN IMMEDIATE").await?;
+                conn.batch("BEGIN IMMEDIATE").await?;
                 let result = reserve_in(conn, req, limit).await;
                 let end = if result.is_ok() { "COMMIT" } else { "ROLLBACK" };
-                if let Err(e) = conn.execute(end).await {
+                if let Err(e) = conn.batch(end).await {
                     // The connection may still be in a transaction: the writer starts afresh.
                     self.drop_writer(&mut writer).await;
                     return Err(e.into());
@@ -76,14 +78,14 @@ impl Store {
                 result
             }
             Engine::Postgres => {
-                let mut conn = self.write_pool().acquire().await?;
+                let mut conn = Conn::pooled(self.write_pool().acquire().await?);
                 let mut tx = conn.begin().await?;
                 // Wrapped: the `Any` driver cannot carry the function's `void` result.
-                query(
+                sql::exec(
+                    &mut tx,
                     "SELECT CAST(1 AS BIGINT) AS locked FROM (SELECT pg_advisory_xact_lock($1)) AS l",
                     vec![lock_key(req).into()],
                 )
-                .execute(&mut *tx)
                 .await?;
                 let result = reserve_in(&mut tx, req, limit).await?;
                 tx.commit().await?;
@@ -98,7 +100,7 @@ impl Store {
             Engine::Sqlite => {
                 let mut writer = self.writer.lock().await;
                 let conn = self.writer_conn(&mut writer).await?;
-                query("DELETE FROM faucet_requests WHERE id = $1", vec![id.into()]).execute(conn).await?;
+                sql::exec(conn, "DELETE FROM faucet_requests WHERE id = $1", vec![id.into()]).await?;
             }
             Engine::Postgres => {
                 query("DELETE FROM faucet_requests WHERE id = $1", vec![id.into()])
@@ -154,10 +156,10 @@ impl Store {
         let result = async {
             let mut tx = conn.begin().await?;
             // Arrival order: after what the newest raw event brought in.
-            let newest: i64 = query("SELECT COALESCE(MAX(id), 0) AS id FROM raw_events", vec![])
-                .fetch_one(&mut *tx)
-                .await?
-                .try_get("id")?;
+            let newest: i64 =
+                sql::fetch_one(&mut tx, "SELECT COALESCE(MAX(id), 0) AS id FROM raw_events", vec![])
+                    .await?
+                    .try_get("id")?;
             let ctx = write::Ctx { network: self.network, raw_event_id: newest + 1, receipt_time };
             // A mempool transaction changes no maintained totals; flushed all the same.
             let mut totals = super::totals::Pending::default();
@@ -181,17 +183,17 @@ impl Store {
 }
 
 async fn reserve_in(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     req: &FaucetRequest,
     limit: Option<RateLimit>,
 ) -> Result<Reservation, StoreError> {
     if let Some(limit) = limit {
         let since = req.occurred_at - limit.window_ms;
-        let recent: Vec<i64> = query(
+        let recent: Vec<i64> = sql::fetch_all(
+            conn,
             RECENT,
             vec![req.address.as_str().into(), req.currency.into(), req.kind.into(), since.into()],
         )
-        .fetch_all(&mut *conn)
         .await?
         .iter()
         .map(|r| r.try_get("occurred_at"))
@@ -202,7 +204,8 @@ async fn reserve_in(
             return Ok(Reservation::Limited { retry_after_ms: (frees_at - req.occurred_at).max(1) });
         }
     }
-    let row = query(
+    let row = sql::fetch_one(
+        conn,
         INSERT,
         vec![
             req.address.as_str().into(),
@@ -212,7 +215,6 @@ async fn reserve_in(
             req.occurred_at.into(),
         ],
     )
-    .fetch_one(&mut *conn)
     .await?;
     Ok(Reservation::Granted(row.try_get("id")?))
 }

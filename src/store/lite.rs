@@ -5,9 +5,10 @@
 //! switches, ~37% of the server's CPU in the session 13 profile) cost more than the query.
 //! A statement here runs on the async worker like any other CPU work of the request.
 //!
-//! Writes, migrations, the writer's connection and PostgreSQL stay on sqlx. The statements
-//! are the store's own texts (`$N` placeholders, bound by number as sqlx does), so one read
-//! function runs on either path (`sql::select`).
+//! The writer's connection is one too (`LiteWriter`, through `conn::Conn`); migrations, the
+//! background checkpointer and PostgreSQL stay on sqlx. The statements are the store's own
+//! texts (`$N` placeholders, bound by number as sqlx does), so one read or write function runs
+//! on either path (`sql::select`, `conn::Conn`).
 //!
 //! WAL: each statement runs in its own implicit read transaction and sees every transaction
 //! committed before it started, as on a pooled sqlx connection. Connections are opened
@@ -51,7 +52,7 @@ impl sqlx::error::DatabaseError for LiteError {
     fn message(&self) -> &str {
         match &self.0 {
             rusqlite::Error::SqliteFailure(_, Some(m)) => m,
-            _ => "SQLite read failed",
+            _ => "SQLite statement failed",
         }
     }
     fn as_error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
@@ -64,7 +65,20 @@ impl sqlx::error::DatabaseError for LiteError {
         self
     }
     fn kind(&self) -> sqlx::error::ErrorKind {
-        sqlx::error::ErrorKind::Other
+        use rusqlite::ffi;
+        use sqlx::error::ErrorKind;
+        match &self.0 {
+            rusqlite::Error::SqliteFailure(e, _) => match e.extended_code {
+                ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY => {
+                    ErrorKind::UniqueViolation
+                }
+                ffi::SQLITE_CONSTRAINT_FOREIGNKEY => ErrorKind::ForeignKeyViolation,
+                ffi::SQLITE_CONSTRAINT_NOTNULL => ErrorKind::NotNullViolation,
+                ffi::SQLITE_CONSTRAINT_CHECK => ErrorKind::CheckViolation,
+                _ => ErrorKind::Other,
+            },
+            _ => ErrorKind::Other,
+        }
     }
 }
 
@@ -118,7 +132,8 @@ impl LiteReader {
             Some(c) => c,
             None => self.connect()?,
         };
-        let out = run(&conn, sql, vals, max);
+        let (sql, vals) = super::sql::sqlite_read(sql, vals);
+        let out = run(&conn, &sql, &vals, max).map(|(rows, _)| rows);
         // A connection that failed is closed (an error here is rare: a broken file or a bug).
         if out.is_ok() && !self.closed.load(Ordering::SeqCst) {
             let mut idle = self.idle();
@@ -135,9 +150,8 @@ fn placeholder_number(name: &str) -> Option<usize> {
     name.strip_prefix('$').or_else(|| name.strip_prefix('?'))?.parse().ok()
 }
 
-fn run(conn: &Connection, sql: &str, vals: Vec<Val>, max: usize) -> Result<Vec<DbRow>, sqlx::Error> {
-    let (sql, vals) = super::sql::sqlite_read(sql, vals);
-    let mut stmt = conn.prepare_cached(&sql).map_err(sql_error)?;
+/// `vals` bound to `stmt`'s placeholders: `$N` / `?N` by number, anonymous `?`s in order.
+fn bind(stmt: &mut rusqlite::Statement<'_>, vals: &[Val]) -> Result<(), sqlx::Error> {
     let mut anonymous = 0;
     for i in 1..=stmt.parameter_count() {
         let k = match stmt.parameter_name(i) {
@@ -159,12 +173,26 @@ fn run(conn: &Connection, sql: &str, vals: Vec<Val>, max: usize) -> Result<Vec<D
         };
         stmt.raw_bind_parameter(i, ToSqlOutput::Borrowed(v)).map_err(sql_error)?;
     }
+    Ok(())
+}
+
+/// The first `max` rows of `sql` (a statement as SQLite gets it: `sql::for_engine`), and the
+/// rows it changed when it ran to its end (a write). `max` is `usize::MAX` for a write, which
+/// must run to completion.
+fn run(conn: &Connection, sql: &str, vals: &[Val], max: usize) -> Result<(Vec<DbRow>, u64), sqlx::Error> {
+    let mut stmt = conn.prepare_cached(sql).map_err(sql_error)?;
+    bind(&mut stmt, vals)?;
     let names: Arc<[String]> = stmt.column_names().into_iter().map(str::to_owned).collect();
+    let writes = !stmt.readonly();
     let n = names.len();
     let mut rows = stmt.raw_query();
     let mut out = Vec::new();
+    let mut done = false;
     while out.len() < max {
-        let Some(row) = rows.next().map_err(sql_error)? else { break };
+        let Some(row) = rows.next().map_err(sql_error)? else {
+            done = true;
+            break;
+        };
         let mut vals = Vec::with_capacity(n);
         for i in 0..n {
             vals.push(match row.get_ref(i).map_err(sql_error)? {
@@ -179,7 +207,52 @@ fn run(conn: &Connection, sql: &str, vals: Vec<Val>, max: usize) -> Result<Vec<D
         }
         out.push(DbRow::Lite(LiteRow { names: names.clone(), vals }));
     }
-    Ok(out)
+    drop(rows);
+    let changed = if done && writes { conn.changes() } else { 0 };
+    Ok((out, changed))
+}
+
+/// The SQLite writer: one read-write connection used synchronously on the calling thread
+/// (`conn::Conn`), for the same reason as the readers above. The ingest path ran ~110
+/// statements per block through sqlx's worker thread, two thread wake-ups each (21 % of the
+/// live path's CPU in the session 14 profile).
+///
+/// Its statements come rewritten for SQLite by `sql::for_engine` (FAIL conflicts, positional
+/// placeholders), as sqlx's driver got them.
+pub(super) struct LiteWriter {
+    conn: Connection,
+}
+
+/// Prepared statements the writer keeps: the write path has a few hundred shapes (multi-row
+/// INSERTs in seven sizes per table, `IN` lists in six).
+const WRITER_STATEMENTS_KEPT: usize = 1024;
+
+impl LiteWriter {
+    /// A read-write connection to the existing SQLite file at `path`, with the settings the
+    /// sqlx pool gives its connections (`connect` in `mod.rs`, and sqlx's own `foreign_keys`).
+    /// The file's page size and WAL mode were set when the pool created it.
+    pub(super) fn open(path: &str) -> Result<LiteWriter, sqlx::Error> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(sql_error)?;
+        conn.busy_timeout(Duration::from_millis(10_000)).map_err(sql_error)?;
+        conn.execute_batch(
+            "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+             PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY;",
+        )
+        .map_err(sql_error)?;
+        conn.set_prepared_statement_cache_capacity(WRITER_STATEMENTS_KEPT);
+        Ok(LiteWriter { conn })
+    }
+
+    /// The rows of `sql` (as SQLite gets it) with `vals`.
+    pub(super) fn fetch(&mut self, sql: &str, vals: &[Val]) -> Result<Vec<DbRow>, sqlx::Error> {
+        Ok(run(&self.conn, sql, vals, usize::MAX)?.0)
+    }
+
+    /// Runs `sql` (as SQLite gets it) with `vals`; the rows it changed.
+    pub(super) fn execute(&mut self, sql: &str, vals: &[Val]) -> Result<u64, sqlx::Error> {
+        Ok(run(&self.conn, sql, vals, usize::MAX)?.1)
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ mod backfill_0035;
 mod bns;
 mod bns_import;
 mod bulk;
+mod conn;
 mod db_row;
 mod digest;
 mod explorer;
@@ -51,6 +52,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyConnection, AnyPool, ConnectOptions, Connection, Executor};
+
+use conn::Conn;
 use thiserror::Error;
 use tokio::sync::Mutex;
 
@@ -219,7 +222,8 @@ pub struct Store {
     /// page cache stays valid. (A connection sees another connection's commit as a change of
     /// the database and throws its whole page cache away; alternating pooled connections
     /// made every event re-read the B-tree pages it touched from the file.)
-    writer: Mutex<Option<AnyConnection>>,
+    /// On a SQLite file, a rusqlite connection (`conn`, `lite::LiteWriter`).
+    writer: Mutex<Option<Conn>>,
     /// The database URL as opened: live updates LISTEN on their own PostgreSQL connection.
     url: String,
     /// SQLite: the background WAL checkpointer (see [`Checkpointer`]).
@@ -279,21 +283,21 @@ const BULK_WRITER_CACHE_KIB: u32 = 1024 * 1024;
 /// The SQLite writer's page cache and automatic checkpoint: [`WRITER_CACHE_KIB`] and
 /// [`WRITER_AUTOCHECKPOINT_BYTES`], or during a bulk replay [`BULK_WRITER_CACHE_KIB`] and
 /// [`BULK_WRITER_AUTOCHECKPOINT_BYTES`].
-async fn set_writer_mode(conn: &mut AnyConnection, bulk: bool) -> Result<(), sqlx::Error> {
+async fn set_writer_mode(conn: &mut Conn, bulk: bool) -> Result<(), sqlx::Error> {
     let (cache_kib, checkpoint_bytes) = if bulk {
         (BULK_WRITER_CACHE_KIB, BULK_WRITER_AUTOCHECKPOINT_BYTES)
     } else {
         (WRITER_CACHE_KIB, WRITER_AUTOCHECKPOINT_BYTES)
     };
     set_autocheckpoint(conn, checkpoint_bytes).await?;
-    conn.execute(format!("PRAGMA cache_size = -{cache_kib}").as_str()).await.map(|_| ())
+    conn.batch(&format!("PRAGMA cache_size = -{cache_kib}")).await
 }
 
 /// The SQLite connection's automatic checkpoint, in bytes of WAL.
-async fn set_autocheckpoint(conn: &mut AnyConnection, bytes: i64) -> Result<(), sqlx::Error> {
-    let page_size: i64 = sqlx::query_scalar("PRAGMA page_size").fetch_one(&mut *conn).await?;
+async fn set_autocheckpoint(conn: &mut Conn, bytes: i64) -> Result<(), sqlx::Error> {
+    let page_size: i64 = sql::fetch_one(conn, "PRAGMA page_size", vec![]).await?.try_get(0)?;
     let pages = bytes / page_size.max(512);
-    conn.execute(format!("PRAGMA wal_autocheckpoint = {pages}").as_str()).await.map(|_| ())
+    conn.batch(&format!("PRAGMA wal_autocheckpoint = {pages}")).await
 }
 
 impl Checkpointer {
@@ -419,13 +423,13 @@ impl Store {
         // A migration may expect any index: deferred ones are built before one runs.
         let deferred = bulk::deferred_before_migrations(&pool).await;
         if deferred > 0 && (!replay || bulk::migrations_pending(&pool, migrator).await) {
-            bulk::build_deferred(&mut *pool.acquire().await?, engine).await?;
+            bulk::build_deferred(&mut Conn::pooled(pool.acquire().await?), engine).await?;
         }
         migrator.run(&pool).await?;
-        totals::backfill(&mut *pool.acquire().await?).await?;
-        backfill_0031::backfill(&mut *pool.acquire().await?, network).await?;
-        backfill_0032::backfill(&mut *pool.acquire().await?).await?;
-        backfill_0035::backfill(&mut *pool.acquire().await?).await?;
+        totals::backfill(&mut Conn::pooled(pool.acquire().await?)).await?;
+        backfill_0031::backfill(&mut Conn::pooled(pool.acquire().await?), network).await?;
+        backfill_0032::backfill(&mut Conn::pooled(pool.acquire().await?)).await?;
+        backfill_0035::backfill(&mut Conn::pooled(pool.acquire().await?)).await?;
         let checkpointer = match engine {
             Engine::Sqlite => Some(Checkpointer::start(&options).await?),
             Engine::Postgres => None,
@@ -524,26 +528,30 @@ impl Store {
         }
         let last = match (writer, self.engine) {
             (Some(conn), _) => Some(conn),
-            (None, Engine::Sqlite) if !self.readonly => AnyConnection::connect(&self.url).await.ok(),
+            (None, Engine::Sqlite) if !self.readonly => {
+                AnyConnection::connect(&self.url).await.ok().map(Conn::sqlx)
+            }
             (None, _) => None,
         };
         if let Some(mut conn) = last {
             if self.engine == Engine::Sqlite && !self.readonly {
-                if let Err(e) = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").await {
+                if let Err(e) = conn.batch("PRAGMA wal_checkpoint(TRUNCATE)").await {
                     tracing::warn!(error = %e, "closing the store: WAL checkpoint failed");
                 }
             }
-            let _ = conn.close().await;
+            conn.close().await;
         }
     }
 
     /// The writer's connection (taken from the pool the first time, or again after a failure).
-    async fn writer_conn<'a>(
-        &self,
-        slot: &'a mut Option<AnyConnection>,
-    ) -> Result<&'a mut AnyConnection, sqlx::Error> {
+    async fn writer_conn<'a>(&self, slot: &'a mut Option<Conn>) -> Result<&'a mut Conn, sqlx::Error> {
         if slot.is_none() {
-            let mut conn = self.write_pool().acquire().await?.detach();
+            let mut conn = match sqlite_path(&self.url) {
+                Some(path) if self.engine == Engine::Sqlite && path != ":memory:" => {
+                    Conn::lite(lite::LiteWriter::open(path)?)
+                }
+                _ => Conn::sqlx(self.write_pool().acquire().await?.detach()),
+            };
             if self.engine == Engine::Sqlite {
                 set_writer_mode(&mut conn, false).await?;
             }
@@ -635,7 +643,7 @@ impl Store {
     /// event skipped: at most one extra pass per refused event.
     async fn apply_batch(
         &self,
-        writer: &mut Option<AnyConnection>,
+        writer: &mut Option<Conn>,
         events: &mut prepare::Source,
         stop_at_refusal: bool,
     ) -> Result<Vec<Result<IngestOutcome, IngestError>>, StoreError> {
@@ -717,9 +725,9 @@ impl Store {
         self.primary.as_ref().map_or(&self.pool, |p| &p.pool)
     }
 
-    async fn drop_writer(&self, writer: &mut Option<AnyConnection>) {
+    async fn drop_writer(&self, writer: &mut Option<Conn>) {
         if let Some(conn) = writer.take() {
-            let _ = conn.close().await;
+            conn.close().await;
         }
     }
 
@@ -727,7 +735,7 @@ impl Store {
     /// already): the raw event and its effects, or nothing.
     async fn apply_event(
         &self,
-        conn: &mut AnyConnection,
+        conn: &mut Conn,
         ev: &IncomingEvent,
         payload: &EventPayload,
     ) -> Result<IngestOutcome, ApplyError> {
@@ -751,7 +759,7 @@ impl Store {
 
     async fn apply_in(
         &self,
-        conn: &mut AnyConnection,
+        conn: &mut Conn,
         ev: &IncomingEvent,
         payload: &EventPayload,
         derived: Option<&DerivedBlock>,

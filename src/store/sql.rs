@@ -1,4 +1,5 @@
-//! The one query path shared by both engines (`sqlx::Any`): SQL written once with `$N`
+//! The one query path shared by both engines (`sqlx::Any`; on SQLite, rusqlite for the reads
+//! and the writer: `lite`, `conn::Conn`): SQL written once with `$N`
 //! placeholders (SQLite accepts them too), values limited to what both engines share
 //! (`i64`, text, booleans), and multi-row INSERTs chunked under SQLite's parameter limit
 //! (PostgreSQL gets rows and lists as arrays).
@@ -6,8 +7,9 @@
 use std::borrow::Cow;
 
 use sqlx::any::AnyArguments;
-use sqlx::{Any, AnyConnection};
+use sqlx::Any;
 
+use super::conn::Conn;
 use super::db_row::DbRow;
 use super::Store;
 
@@ -82,19 +84,35 @@ pub fn query(sql: &str, vals: Vec<Val>) -> sqlx::query::Query<'_, Any, AnyArgume
 
 /// Executes `sql` with `vals`; returns the number of rows affected. Writes go through here
 /// only inside a transaction (see [`for_engine`]).
-pub async fn exec(conn: &mut AnyConnection, sql: &str, vals: Vec<Val>) -> Result<u64, sqlx::Error> {
+pub async fn exec(conn: &mut Conn, sql: &str, vals: Vec<Val>) -> Result<u64, sqlx::Error> {
     let (sql, vals) = for_engine(conn, sql, vals);
-    Ok(query(&sql, vals).execute(conn).await?.rows_affected())
+    conn.execute(&sql, vals, true).await
 }
 
-/// Like [`query`]`(..).fetch_all(conn)`.
-pub async fn fetch_all(
-    conn: &mut AnyConnection,
+/// The rows of `sql` with `vals` on `conn`.
+pub async fn fetch_all(conn: &mut Conn, sql: &str, vals: Vec<Val>) -> Result<Vec<DbRow>, sqlx::Error> {
+    let (sql, vals) = for_engine(conn, sql, vals);
+    conn.fetch(&sql, vals, true).await
+}
+
+/// [`fetch_all`]'s first row, if any.
+pub async fn fetch_optional(
+    conn: &mut Conn,
     sql: &str,
     vals: Vec<Val>,
-) -> Result<Vec<sqlx::any::AnyRow>, sqlx::Error> {
+) -> Result<Option<DbRow>, sqlx::Error> {
+    Ok(fetch_all(conn, sql, vals).await?.into_iter().next())
+}
+
+/// [`fetch_all`]'s first row (`RowNotFound` without one).
+pub async fn fetch_one(conn: &mut Conn, sql: &str, vals: Vec<Val>) -> Result<DbRow, sqlx::Error> {
+    fetch_optional(conn, sql, vals).await?.ok_or(sqlx::Error::RowNotFound)
+}
+
+/// [`fetch_all`] of a statement PostgreSQL plans for its values each time (see [`pg_any`]).
+pub async fn fetch_unprepared(conn: &mut Conn, sql: &str, vals: Vec<Val>) -> Result<Vec<DbRow>, sqlx::Error> {
     let (sql, vals) = for_engine(conn, sql, vals);
-    query(&sql, vals).fetch_all(conn).await
+    conn.fetch(&sql, vals, false).await
 }
 
 /// A read statement as SQLite gets it (see [`for_engine`]), for the `lite` read path.
@@ -155,8 +173,7 @@ pub async fn select_in(
     items: &[String],
 ) -> Result<Vec<DbRow>, sqlx::Error> {
     let Some(lite) = &store.lite else {
-        let mut conn = store.pool.acquire().await?;
-        return Ok(fetch_in(&mut conn, sql, fixed, items).await?.into_iter().map(DbRow::Any).collect());
+        return fetch_in(&mut Conn::pooled(store.pool.acquire().await?), sql, fixed, items).await;
     };
     let mut out = Vec::new();
     if items.is_empty() {
@@ -189,8 +206,8 @@ const POSITIONAL_FROM: usize = 16;
 ///   so binding an n-value statement cost O(n²) string compares: a 100-row INSERT of
 ///   transactions (3,600 values) spent longer binding than inserting. Anonymous parameters
 ///   are not in that list.
-fn for_engine<'s>(conn: &AnyConnection, sql: &'s str, vals: Vec<Val>) -> (EngineSql<'s>, Vec<Val>) {
-    if conn.backend_name() != "SQLite" {
+fn for_engine<'s>(conn: &Conn, sql: &'s str, vals: Vec<Val>) -> (EngineSql<'s>, Vec<Val>) {
+    if conn.is_postgres() {
         return (EngineSql::As(sql), vals);
     }
     let text = sqlite_text(sql, vals.len());
@@ -372,7 +389,7 @@ const IN_SIZES: [usize; 6] = [1, 4, 16, 64, 256, 1024];
 /// (see [`CHUNK_ROWS`]), on PostgreSQL in one (see [`pg_unnest_insert`]). `suffix` is appended
 /// (e.g. an `ON CONFLICT` clause).
 pub async fn insert_rows(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     table: &str,
     columns: &[&str],
     rows: Vec<Vec<Val>>,
@@ -383,28 +400,28 @@ pub async fn insert_rows(
 
 /// [`insert_rows`] with a `RETURNING` clause in `suffix`: the rows it returns, of all chunks.
 pub async fn insert_rows_returning(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     table: &str,
     columns: &[&str],
     rows: Vec<Vec<Val>>,
     suffix: &str,
-) -> Result<Vec<sqlx::any::AnyRow>, sqlx::Error> {
+) -> Result<Vec<DbRow>, sqlx::Error> {
     insert_chunks(conn, table, columns, rows, suffix, true).await
 }
 
 async fn insert_chunks(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     table: &str,
     columns: &[&str],
     rows: Vec<Vec<Val>>,
     suffix: &str,
     returning: bool,
-) -> Result<Vec<sqlx::any::AnyRow>, sqlx::Error> {
+) -> Result<Vec<DbRow>, sqlx::Error> {
     let mut out = Vec::new();
     if rows.is_empty() {
         return Ok(out);
     }
-    if conn.backend_name() == "PostgreSQL" {
+    if conn.is_postgres() {
         let (sql, vals) = pg_unnest_insert(table, columns, rows, suffix);
         if returning {
             out = fetch_all(conn, &sql, vals).await?;
@@ -427,9 +444,9 @@ async fn insert_chunks(
         let text = sqlite_insert_text(table, columns, n, suffix);
         let vals = text.bind(vals);
         if returning {
-            out.extend(query(&text.sql, vals).fetch_all(&mut *conn).await?);
+            out.extend(conn.fetch(&text.sql, vals, true).await?);
         } else {
-            query(&text.sql, vals).execute(&mut *conn).await?;
+            conn.execute(&text.sql, vals, true).await?;
         }
         left -= n;
     }
@@ -583,8 +600,8 @@ fn in_chunks(items: &[String], fixed: usize) -> impl Iterator<Item = (usize, Vec
 /// first run on empty tables, where a sequential scan is as good as an index (the mempool's
 /// "already mined?" lookup then scanned all of `txs`, 2.8 ms a call after 20,000 txs: 60% of
 /// the server's time in a replay). `None` on SQLite, which keeps the padded lists.
-fn pg_any(conn: &AnyConnection, sql: &str, fixed: &[Val], items: &[String]) -> Option<(String, Vec<Val>)> {
-    if conn.backend_name() != "PostgreSQL" {
+fn pg_any(conn: &Conn, sql: &str, fixed: &[Val], items: &[String]) -> Option<(String, Vec<Val>)> {
+    if !conn.is_postgres() {
         return None;
     }
     let sql = sql.replace("IN ({in})", &format!("= ANY(CAST(${} AS TEXT[]))", fixed.len() + 1));
@@ -611,7 +628,7 @@ fn pg_text_array(items: &[String]) -> String {
 /// Runs `sql` (which must contain `IN ({in})` where the list goes, and may use `$1..$k` for
 /// the `fixed` values) once per chunk of `items` (PostgreSQL: once, see [`pg_any`]).
 pub async fn exec_in(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     sql: &str,
     fixed: Vec<Val>,
     items: &[String],
@@ -620,7 +637,7 @@ pub async fn exec_in(
         return Ok(0);
     }
     if let Some((sql, vals)) = pg_any(conn, sql, &fixed, items) {
-        return Ok(query(&sql, vals).persistent(false).execute(conn).await?.rows_affected());
+        return conn.execute(&sql, vals, false).await;
     }
     let mut n = 0;
     for (size, list) in in_chunks(items, fixed.len()) {
@@ -634,16 +651,16 @@ pub async fn exec_in(
 
 /// Like [`exec_in`] for a SELECT: the rows of every chunk.
 pub async fn fetch_in(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     sql: &str,
     fixed: Vec<Val>,
     items: &[String],
-) -> Result<Vec<sqlx::any::AnyRow>, sqlx::Error> {
+) -> Result<Vec<DbRow>, sqlx::Error> {
     if items.is_empty() {
         return Ok(Vec::new());
     }
     if let Some((sql, vals)) = pg_any(conn, sql, &fixed, items) {
-        return query(&sql, vals).persistent(false).fetch_all(conn).await;
+        return conn.fetch(&sql, vals, false).await;
     }
     let mut out = Vec::new();
     for (size, list) in in_chunks(items, fixed.len()) {
@@ -659,8 +676,8 @@ pub async fn fetch_in(
 /// from the list itself (e.g. one correlated index seek per item): PostgreSQL unnests an
 /// array, SQLite reads a JSON array with `json_each`. An `IN` list cannot do that: the engines
 /// then drive from the table's rows that match the list, all of them.
-pub fn text_list_table(conn: &AnyConnection, n: usize, items: &[String]) -> (String, Val) {
-    if conn.backend_name() == "PostgreSQL" {
+pub fn text_list_table(conn: &Conn, n: usize, items: &[String]) -> (String, Val) {
+    if conn.is_postgres() {
         (format!("UNNEST(CAST(${n} AS TEXT[])) AS l(item)"), Val::T(pg_text_array(items)))
     } else {
         let json = serde_json::to_string(items).unwrap_or_else(|_| "[]".to_owned());

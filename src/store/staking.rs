@@ -2,12 +2,12 @@
 //! read back (canonical rows, chain order) and folded into the staking state by
 //! `ledger::pox5::fold`. Rows follow their block's `canonical` flag (`write::BLOCK_TABLES`).
 
-use sqlx::AnyConnection;
 use stacks_extended::v3::staking::model::{StakingState, TxPlace};
 use stacks_extended::v3::staking::StakingReader;
 use stacks_extended::ReadError;
 
 use super::bns::ANCHORED_SEQ;
+use super::conn::Conn;
 use super::sql::{insert_rows, select, Val};
 use super::{Store, StoreError};
 use crate::ledger::block::DerivedBlock;
@@ -26,11 +26,7 @@ const COLS: &[&str] = &[
 ];
 
 /// Stores the block's `pox-5` prints with its `canonical` flag.
-pub async fn write_block(
-    conn: &mut AnyConnection,
-    d: &DerivedBlock,
-    canonical: bool,
-) -> Result<(), sqlx::Error> {
+pub async fn write_block(conn: &mut Conn, d: &DerivedBlock, canonical: bool) -> Result<(), sqlx::Error> {
     let rows = pox5::derive(d);
     if rows.is_empty() {
         return Ok(());

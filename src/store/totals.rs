@@ -13,8 +13,10 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use futures_util::TryStreamExt;
-use sqlx::{AnyConnection, Connection, Row};
+use sqlx::Row;
 
+use super::conn::Conn;
+use super::sql;
 use super::sql::{exec, exec_in, fetch_in, insert_rows, query, text_list_table};
 use super::write::{ft_parse, ft_text};
 use crate::ledger::block::DerivedBlock;
@@ -131,7 +133,7 @@ impl Pending {
     /// sums, one read and one upsert of the asset totals per asset, one insert of the
     /// `stx_holders` accounts, and for the principal lists one read of the touched principals'
     /// highest rows and one insert.
-    pub(super) async fn flush(&mut self, conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
+    pub(super) async fn flush(&mut self, conn: &mut Conn) -> Result<(), sqlx::Error> {
         let stx = std::mem::take(&mut self.stx);
         let assets = std::mem::take(&mut self.assets);
         let lists = std::mem::take(&mut self.lists);
@@ -144,7 +146,7 @@ impl Pending {
     }
 }
 
-async fn add_stx(conn: &mut AnyConnection, stx: HashMap<String, Stx>) -> Result<(), sqlx::Error> {
+async fn add_stx(conn: &mut Conn, stx: HashMap<String, Stx>) -> Result<(), sqlx::Error> {
     // Sorted: the same key order in every transaction (and on every engine).
     let stx: BTreeMap<String, Stx> = stx.into_iter().collect();
     let rows = stx
@@ -167,7 +169,7 @@ async fn add_stx(conn: &mut AnyConnection, stx: HashMap<String, Stx>) -> Result<
 /// Appends the pending principal-list rows, each principal's running counts continued from its
 /// highest stored row (every stored row is canonical and below the pending ones).
 async fn add_lists(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     lists: HashMap<String, Vec<(i64, String, i64, i64)>>,
 ) -> Result<(), sqlx::Error> {
     if lists.is_empty() {
@@ -186,7 +188,7 @@ async fn add_lists(
          (SELECT x.cum_boot FROM account_block_txs x WHERE x.principal = l.item ORDER BY x.block_height DESC LIMIT 1) AS cum_boot \
          FROM {list}"
     );
-    let found = query(&sql, vec![val]).fetch_all(&mut *conn).await?;
+    let found = sql::fetch_all(conn, &sql, vec![val]).await?;
     let mut prior: HashMap<String, (i64, i64)> = HashMap::with_capacity(found.len());
     for r in found {
         let (cum, cum_boot): (Option<i64>, Option<i64>) = (r.try_get("cum")?, r.try_get("cum_boot")?);
@@ -216,7 +218,7 @@ async fn add_lists(
 
 /// Forgets the principal-list counts of blocks a reorg orphans (all above the fork point).
 /// The caller has flushed [`Pending`] first.
-pub(super) async fn remove_tx_lists(conn: &mut AnyConnection, blocks: &[String]) -> Result<(), sqlx::Error> {
+pub(super) async fn remove_tx_lists(conn: &mut Conn, blocks: &[String]) -> Result<(), sqlx::Error> {
     exec_in(conn, "DELETE FROM account_block_txs WHERE index_block_hash IN ({in})", vec![], blocks).await?;
     Ok(())
 }
@@ -229,7 +231,7 @@ const ASSET_COLS: &[&str] =
     &["account", "asset_identifier", "kind", "total_sent", "total_received", "events"];
 
 /// Adds `deltas` to the stored asset totals (read, add, write: u128 text cannot be added in SQL).
-async fn add_assets(conn: &mut AnyConnection, deltas: Assets) -> Result<(), sqlx::Error> {
+async fn add_assets(conn: &mut Conn, deltas: Assets) -> Result<(), sqlx::Error> {
     if deltas.is_empty() {
         return Ok(());
     }
@@ -289,10 +291,13 @@ async fn add_assets(conn: &mut AnyConnection, deltas: Assets) -> Result<(), sqlx
 /// Fills `account_asset_totals` from the canonical events of a store migrated to 0017 with
 /// events already stored (the migration leaves a `pending_backfills` row for it); one
 /// transaction, run by `Store::open` before anything else uses the store.
-pub(super) async fn backfill(conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
-    let pending = query("SELECT name FROM pending_backfills WHERE name = 'account_asset_totals'", vec![])
-        .fetch_optional(&mut *conn)
-        .await?;
+pub(super) async fn backfill(conn: &mut Conn) -> Result<(), sqlx::Error> {
+    let pending = sql::fetch_optional(
+        conn,
+        "SELECT name FROM pending_backfills WHERE name = 'account_asset_totals'",
+        vec![],
+    )
+    .await?;
     if pending.is_none() {
         return Ok(());
     }
@@ -306,7 +311,7 @@ pub(super) async fn backfill(conn: &mut AnyConnection) -> Result<(), sqlx::Error
              AND kind IN ('ft_transfer', 'ft_mint', 'ft_burn', 'nft_transfer', 'nft_mint', 'nft_burn')",
             vec![],
         )
-        .fetch(&mut *tx);
+        .fetch(tx.sqlx_conn().await?);
         while let Some(r) = rows.try_next().await? {
             let ev = EventRow {
                 kind: r.try_get("kind")?,

@@ -2,12 +2,12 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use sqlx::{AnyConnection, Connection, Row};
-
+use super::conn::Conn;
+use super::db_row::DbRow;
 use super::rows::*;
+use super::sql;
 use super::sql::{
-    bool_col, exec, exec_in, fetch_in, get_bool, insert_rows, insert_rows_returning, query, text_list_table,
-    Val,
+    bool_col, exec, exec_in, fetch_in, get_bool, insert_rows, insert_rows_returning, text_list_table, Val,
 };
 use super::totals::Pending;
 use super::{ApplyError, StoreError};
@@ -75,7 +75,7 @@ const BLOCK_TABLES: &[&str] = &[
 /// when `id` is already taken (then nothing is written). One statement: this runs once per
 /// event, and every statement is a round trip to the database.
 pub async fn insert_raw_event(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     id: Option<i64>,
     timestamp: &str,
     path: &str,
@@ -93,19 +93,19 @@ pub async fn insert_raw_event(
             Ok((n > 0).then_some(id))
         }
         None => {
-            let row = query(
+            let row = sql::fetch_one(
+                conn,
                 "INSERT INTO raw_events (id, receive_timestamp, event_path, payload) \
                  SELECT CAST(COALESCE(MAX(id), 0) + 1 AS BIGINT), $1, $2, $3 FROM raw_events RETURNING id",
                 vec![timestamp.into(), path.into(), payload.into()],
             )
-            .fetch_one(conn)
             .await?;
             Ok(Some(row.try_get("id")?))
         }
     }
 }
 
-pub async fn wipe(conn: &mut AnyConnection) -> Result<(), StoreError> {
+pub async fn wipe(conn: &mut Conn) -> Result<(), StoreError> {
     let mut tx = conn.begin().await?;
     for t in BLOCK_TABLES.iter().chain(&[
         "raw_events",
@@ -135,7 +135,7 @@ pub async fn wipe(conn: &mut AnyConnection) -> Result<(), StoreError> {
 /// deriving them here). `totals` gathers the maintained totals' changes: the caller flushes it
 /// ([`Pending::flush`]) before committing.
 pub async fn apply(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     ctx: &Ctx,
     payload: &EventPayload,
     derived: Option<&DerivedBlock>,
@@ -174,7 +174,7 @@ const STORED_BLOCK: &str = "SELECT index_block_hash, block_hash, parent_index_bl
     burn_block_height, (CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical, \
     (CASE WHEN materialized THEN 1 ELSE 0 END) AS materialized, raw_event_id FROM blocks";
 
-fn stored_block_of(r: &sqlx::any::AnyRow) -> Result<StoredBlock, sqlx::Error> {
+fn stored_block_of(r: &DbRow) -> Result<StoredBlock, sqlx::Error> {
     Ok(StoredBlock {
         index_block_hash: r.try_get("index_block_hash")?,
         block_hash: r.try_get("block_hash")?,
@@ -187,23 +187,23 @@ fn stored_block_of(r: &sqlx::any::AnyRow) -> Result<StoredBlock, sqlx::Error> {
     })
 }
 
-async fn stored_block(conn: &mut AnyConnection, ibh: &str) -> Result<Option<StoredBlock>, sqlx::Error> {
+async fn stored_block(conn: &mut Conn, ibh: &str) -> Result<Option<StoredBlock>, sqlx::Error> {
     let sql = format!("{STORED_BLOCK} WHERE index_block_hash = $1");
-    query(&sql, vec![ibh.into()]).fetch_optional(conn).await?.as_ref().map(stored_block_of).transpose()
+    sql::fetch_optional(conn, &sql, vec![ibh.into()]).await?.as_ref().map(stored_block_of).transpose()
 }
 
-async fn tip(conn: &mut AnyConnection) -> Result<Option<StoredBlock>, sqlx::Error> {
+async fn tip(conn: &mut Conn) -> Result<Option<StoredBlock>, sqlx::Error> {
     let sql = format!("{STORED_BLOCK} WHERE canonical = true ORDER BY block_height DESC LIMIT 1");
-    query(&sql, vec![]).fetch_optional(conn).await?.as_ref().map(stored_block_of).transpose()
+    sql::fetch_optional(conn, &sql, vec![]).await?.as_ref().map(stored_block_of).transpose()
 }
 
 /// The canonical tip's height (0 before any block).
-async fn tip_height(conn: &mut AnyConnection) -> Result<i64, sqlx::Error> {
-    let row = query(
+async fn tip_height(conn: &mut Conn) -> Result<i64, sqlx::Error> {
+    let row = sql::fetch_optional(
+        conn,
         "SELECT block_height FROM blocks WHERE canonical = true ORDER BY block_height DESC LIMIT 1",
         vec![],
     )
-    .fetch_optional(conn)
     .await?;
     Ok(match row {
         Some(r) => r.try_get("block_height")?,
@@ -211,9 +211,8 @@ async fn tip_height(conn: &mut AnyConnection) -> Result<i64, sqlx::Error> {
     })
 }
 
-async fn load_new_block(conn: &mut AnyConnection, raw_event_id: i64) -> Result<NewBlock, ApplyError> {
-    let row = query("SELECT payload FROM raw_events WHERE id = $1", vec![raw_event_id.into()])
-        .fetch_one(conn)
+async fn load_new_block(conn: &mut Conn, raw_event_id: i64) -> Result<NewBlock, ApplyError> {
+    let row = sql::fetch_one(conn, "SELECT payload FROM raw_events WHERE id = $1", vec![raw_event_id.into()])
         .await?;
     let payload: String = row.try_get("payload")?;
     match EventPayload::parse(EventPath::NewBlock, &payload) {
@@ -224,7 +223,7 @@ async fn load_new_block(conn: &mut AnyConnection, raw_event_id: i64) -> Result<N
 
 /// Re-derives a stored block from its raw event (with block 0 folded into block 1).
 async fn derive_stored(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     b: &StoredBlock,
     network: Network,
 ) -> Result<DerivedBlock, ApplyError> {
@@ -234,11 +233,7 @@ async fn derive_stored(
 }
 
 /// Block 0 when `height == 1` and the parent is a stored block at height 0.
-async fn genesis_of(
-    conn: &mut AnyConnection,
-    parent: &str,
-    height: i64,
-) -> Result<Option<NewBlock>, ApplyError> {
+async fn genesis_of(conn: &mut Conn, parent: &str, height: i64) -> Result<Option<NewBlock>, ApplyError> {
     if height != 1 {
         return Ok(None);
     }
@@ -249,7 +244,7 @@ async fn genesis_of(
 }
 
 async fn apply_block(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     ctx: &Ctx,
     b: &NewBlock,
     pre: Option<&DerivedBlock>,
@@ -315,7 +310,7 @@ async fn apply_block(
 /// `dropped_stale_garbage_collect` (its status −14, "API garbage collect", shown under that
 /// name). They stay pruned if a reorg later brings their block back; a node that still has
 /// them re-announces them.
-async fn gc_mempool(conn: &mut AnyConnection, tip: i64) -> Result<(), sqlx::Error> {
+async fn gc_mempool(conn: &mut Conn, tip: i64) -> Result<(), sqlx::Error> {
     let n = exec(
         conn,
         "UPDATE mempool_txs SET pruned = true, status = 'dropped_stale_garbage_collect' \
@@ -341,7 +336,7 @@ fn at_of(b: &ledger::BlockRow, canonical: bool) -> At<'_> {
 
 /// The rows that do not depend on chain state.
 async fn insert_static(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     d: &DerivedBlock,
     canonical: bool,
     raw_event_id: i64,
@@ -386,7 +381,7 @@ async fn insert_static(
 /// custody), prunes its transactions from the mempool and settles the microblock stream it
 /// builds on. Its parent must be the canonical tip.
 async fn canonicalize(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     d: &DerivedBlock,
     materialized: bool,
     nft_direct: bool,
@@ -448,7 +443,7 @@ async fn canonicalize(
 /// The state before the block of the accounts it touches and of the locked accounts whose
 /// lock may end at its burn height.
 async fn load_prior(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     touched: &[String],
     bctx: &BlockContext,
 ) -> Result<HashMap<String, AccountState>, sqlx::Error> {
@@ -473,7 +468,7 @@ async fn load_prior(
          OR (pox_version = 1 AND unlock_burn_height <= $2) OR (pox_version = 2 AND unlock_burn_height <= $3) \
          OR (pox_version = 3 AND unlock_burn_height <= $4) OR (pox_version = 4 AND unlock_burn_height <= $5))"
     );
-    rows.extend(query(&sql, limits).fetch_all(&mut *conn).await?);
+    rows.extend(sql::fetch_all(conn, &sql, limits).await?);
     let mut out = HashMap::new();
     for r in rows {
         out.insert(
@@ -510,8 +505,8 @@ fn ft_deltas(token_ops: &[ledger::OpRow]) -> FtDeltas {
 
 /// Counts a change committed without a raw event (in the caller's transaction), so readers'
 /// [`super::Store::generation`] moves with it.
-pub(super) async fn note_change(conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
-    query("UPDATE store_changes SET n = n + 1 WHERE id = 1", vec![]).execute(conn).await.map(|_| ())
+pub(super) async fn note_change(conn: &mut Conn) -> Result<(), sqlx::Error> {
+    sql::exec(conn, "UPDATE store_changes SET n = n + 1 WHERE id = 1", vec![]).await.map(|_| ())
 }
 
 /// Records the accounts the incumbent keeps an 'stx' balance row for (`stx_holders`, never
@@ -546,7 +541,7 @@ pub fn ft_parse(s: &str) -> i128 {
     s.parse().unwrap_or(0)
 }
 
-async fn apply_ft(conn: &mut AnyConnection, deltas: &FtDeltas, sign: i128) -> Result<(), sqlx::Error> {
+async fn apply_ft(conn: &mut Conn, deltas: &FtDeltas, sign: i128) -> Result<(), sqlx::Error> {
     let mut by_asset: BTreeMap<&str, Vec<(&str, i128)>> = BTreeMap::new();
     for ((asset, account), d) in deltas {
         // A zero net change still gets its row when applied: the incumbent keeps one for every
@@ -609,7 +604,7 @@ fn execution_key(micro_seq: Option<i64>, tx_index: i64) -> (i64, i64) {
 }
 
 /// Custody after a canonical block: the last NFT event of each token, in execution order, wins.
-async fn nft_upsert_from_events(conn: &mut AnyConnection, d: &DerivedBlock) -> Result<(), sqlx::Error> {
+async fn nft_upsert_from_events(conn: &mut Conn, d: &DerivedBlock) -> Result<(), sqlx::Error> {
     let seq: HashMap<&str, Option<i64>> =
         d.txs.iter().map(|t| (t.tx_id.as_str(), t.microblock_sequence)).collect();
     let mut nft: Vec<&ledger::EventRow> = d.events.iter().filter(|e| e.kind.starts_with("nft_")).collect();
@@ -643,21 +638,15 @@ async fn nft_upsert_from_events(conn: &mut AnyConnection, d: &DerivedBlock) -> R
 }
 
 /// Recomputes custody of tokens from their latest canonical event (after a reorg).
-async fn nft_recompute(
-    conn: &mut AnyConnection,
-    pairs: &BTreeSet<(String, String)>,
-) -> Result<(), sqlx::Error> {
+async fn nft_recompute(conn: &mut Conn, pairs: &BTreeSet<(String, String)>) -> Result<(), sqlx::Error> {
     for (asset, value) in pairs {
-        let row = query(
-            "SELECT e.kind, e.recipient, e.tx_id, e.index_block_hash, e.block_height, e.tx_index, e.event_index \
+        let row = sql::fetch_optional(conn, "SELECT e.kind, e.recipient, e.tx_id, e.index_block_hash, e.block_height, e.tx_index, e.event_index \
              FROM events e JOIN txs t ON t.tx_id = e.tx_id AND t.index_block_hash = e.index_block_hash \
              AND t.microblock_hash = e.microblock_hash \
              WHERE e.asset_identifier = $1 AND e.value_hex = $2 AND e.canonical = true AND e.kind LIKE 'nft%' \
              ORDER BY e.block_height DESC, COALESCE(t.microblock_sequence, 9223372036854775807) DESC, \
              e.tx_index DESC, e.event_index DESC LIMIT 1",
-            vec![asset.into(), value.into()],
-        )
-        .fetch_optional(&mut *conn)
+            vec![asset.into(), value.into()])
         .await?;
         let vals = match row {
             Some(r) => {
@@ -705,17 +694,10 @@ fn nft_pairs(d: &DerivedBlock) -> impl Iterator<Item = (String, String)> + '_ {
 /// The anchor block decides the fate of the stream built on its parent: streamed microblocks
 /// it does not accept are orphaned, and their transactions that it does not include go back
 /// to the mempool.
-async fn settle_stream(
-    conn: &mut AnyConnection,
-    d: &DerivedBlock,
-    receipt: Receipt,
-) -> Result<(), sqlx::Error> {
-    let rows = query(
-        "SELECT microblock_hash FROM microblocks WHERE parent_index_block_hash = $1 AND index_block_hash = '' \
+async fn settle_stream(conn: &mut Conn, d: &DerivedBlock, receipt: Receipt) -> Result<(), sqlx::Error> {
+    let rows = sql::fetch_all(conn, "SELECT microblock_hash FROM microblocks WHERE parent_index_block_hash = $1 AND index_block_hash = '' \
          AND microblock_canonical = true",
-        vec![(&d.block.parent_index_block_hash).into()],
-    )
-    .fetch_all(&mut *conn)
+        vec![(&d.block.parent_index_block_hash).into()])
     .await?;
     let accepted: BTreeSet<&str> = d.microblocks.iter().map(|m| m.microblock_hash.as_str()).collect();
     let mut orphaned = Vec::new();
@@ -743,7 +725,7 @@ async fn settle_stream(
 }
 
 async fn mempool_rows_where(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     cond: &str,
     items: &[String],
 ) -> Result<Vec<MempoolTxRow>, sqlx::Error> {
@@ -777,7 +759,7 @@ async fn mempool_rows_where(
 /// Puts transactions back into the mempool as pending. One already there keeps its receipt
 /// (time and tip height), as the incumbent's restore only flips it back to pending.
 async fn restore_mempool(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     rows: Vec<MempoolTxRow>,
     receipt: Receipt,
 ) -> Result<(), sqlx::Error> {
@@ -810,7 +792,7 @@ const BLOCK_REMOVED: &str = "block_removed";
 /// chain never disagree; the write path is the only writer, and the primary key refuses a
 /// duplicate sequence rather than reordering the log.
 async fn log_block_event(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     kind: &str,
     index_block_hash: &str,
     block_hash: &str,
@@ -826,7 +808,7 @@ async fn log_block_event(
     Ok(())
 }
 
-async fn flip(conn: &mut AnyConnection, blocks: &[String], canonical: bool) -> Result<(), sqlx::Error> {
+async fn flip(conn: &mut Conn, blocks: &[String], canonical: bool) -> Result<(), sqlx::Error> {
     for t in BLOCK_TABLES {
         let sql = format!("UPDATE {t} SET canonical = $1 WHERE index_block_hash IN ({{in}})");
         exec_in(conn, &sql, vec![canonical.into()], blocks).await?;
@@ -838,7 +820,7 @@ async fn flip(conn: &mut AnyConnection, blocks: &[String], canonical: bool) -> R
 /// becomes canonical and the blocks it replaces are orphaned (the incumbent's
 /// `restoreOrphanedChain`). Nothing is deleted; flags flip and the tip caches follow.
 async fn restore_chain(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     ctx: &Ctx,
     parent: &StoredBlock,
     receipt: Receipt,
@@ -859,11 +841,11 @@ async fn restore_chain(
     }
     fork.reverse();
     let lowest = fork[0].block_height;
-    let orphaned_rows = query(
+    let orphaned_rows = sql::fetch_all(
+        conn,
         &format!("{STORED_BLOCK} WHERE canonical = true AND block_height >= $1 ORDER BY block_height"),
         vec![lowest.into()],
     )
-    .fetch_all(&mut *conn)
     .await?;
     let orphaned: Vec<StoredBlock> = orphaned_rows.iter().map(stored_block_of).collect::<Result<_, _>>()?;
     tracing::info!(
@@ -915,7 +897,7 @@ async fn restore_chain(
 }
 
 /// Resets the tip cache of `accounts` to their latest canonical balance row.
-async fn recompute_accounts(conn: &mut AnyConnection, accounts: &[String]) -> Result<(), sqlx::Error> {
+async fn recompute_accounts(conn: &mut Conn, accounts: &[String]) -> Result<(), sqlx::Error> {
     exec_in(conn, "DELETE FROM stx_accounts WHERE account IN ({in})", vec![], accounts).await?;
     let cols = ACCOUNT_COLS.iter().map(|c| format!("b.{c}")).collect::<Vec<_>>().join(", ");
     let sql = format!(
@@ -928,7 +910,7 @@ async fn recompute_accounts(conn: &mut AnyConnection, accounts: &[String]) -> Re
     Ok(())
 }
 
-async fn apply_burn_block(conn: &mut AnyConnection, ctx: &Ctx, b: &NewBurnBlock) -> Result<(), ApplyError> {
+async fn apply_burn_block(conn: &mut Conn, ctx: &Ctx, b: &NewBurnBlock) -> Result<(), ApplyError> {
     let r = ledger::burn::derive_burn_block(b);
     // A burn block at height h replaces whatever was at h or above on another branch. The
     // other tables' rows are written and flipped only here, together with their burn block's
@@ -1011,7 +993,7 @@ async fn apply_burn_block(conn: &mut AnyConnection, ctx: &Ctx, b: &NewBurnBlock)
     Ok(())
 }
 
-async fn apply_mempool(conn: &mut AnyConnection, ctx: &Ctx, m: &NewMempoolTx) -> Result<(), ApplyError> {
+async fn apply_mempool(conn: &mut Conn, ctx: &Ctx, m: &NewMempoolTx) -> Result<(), ApplyError> {
     let rows = posted_txs(m, ctx.network, ctx.raw_event_id, ctx.receipt_time)?;
     let mined = mined_of(conn, rows.iter().map(|p| &p.row.tx_id)).await?;
     let height = tip_height(conn).await?;
@@ -1024,7 +1006,7 @@ async fn apply_mempool(conn: &mut AnyConnection, ctx: &Ctx, m: &NewMempoolTx) ->
 /// true` there, SQLite's planner picked the `(canonical, …)` index over the primary key and
 /// scanned every canonical transaction, once per mempool post.
 async fn mined_of(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     tx_ids: impl Iterator<Item = &String>,
 ) -> Result<BTreeSet<String>, sqlx::Error> {
     let mut seen = BTreeSet::new();
@@ -1033,7 +1015,7 @@ async fn mined_of(
     if ids.is_empty() {
         return Ok(mined);
     }
-    let rows = if conn.backend_name() == "PostgreSQL" {
+    let rows = if conn.is_postgres() {
         // One primary-key probe per txid, driven from the list: with `tx_id = ANY(list)`,
         // PostgreSQL scanned all of `txs` for the ~100 txids of a mempool run (its estimates
         // are stale inside a long import transaction), 66 ms a call on a 58,000-tx store.
@@ -1043,7 +1025,7 @@ async fn mined_of(
             "SELECT l.item AS tx_id, COALESCE((SELECT MAX(CASE WHEN canonical THEN 1 ELSE 0 END) FROM txs \
              WHERE tx_id = l.item), 0) AS canonical FROM {list}"
         );
-        query(&sql, vec![val]).persistent(false).fetch_all(&mut *conn).await?
+        sql::fetch_unprepared(conn, &sql, vec![val]).await?
     } else {
         let sql = format!("SELECT tx_id, {} FROM txs WHERE tx_id IN ({{in}})", bool_col("canonical"));
         fetch_in(conn, &sql, vec![], &ids).await?
@@ -1081,7 +1063,7 @@ fn posted_txs(
 /// Adds `rows` to the mempool, received on a tip at `height`: the first receipt of a txid
 /// wins, within `rows` (in order) and against rows stored before.
 async fn insert_mempool(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     rows: Vec<Posted>,
     mined: &BTreeSet<String>,
     height: i64,
@@ -1095,14 +1077,14 @@ async fn insert_mempool(
     insert_rows(conn, "mempool_txs", MEMPOOL_COLS, vals, "ON CONFLICT (tx_id) DO NOTHING").await
 }
 
-async fn apply_drop(conn: &mut AnyConnection, d: &DropMempoolTx) -> Result<(), ApplyError> {
+async fn apply_drop(conn: &mut Conn, d: &DropMempoolTx) -> Result<(), ApplyError> {
     let (ids, status, replaced_by) = ledger::mempool::drops(d);
     drop_mempool(conn, &ids, status, replaced_by).await?;
     Ok(())
 }
 
 async fn drop_mempool(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     ids: &[String],
     status: &str,
     replaced_by: Option<String>,
@@ -1147,7 +1129,7 @@ pub enum MempoolEvent<'a> {
 /// time. Returns per event whether it was applied; on a refused event, its index in `run`
 /// and the error, after which the caller rolls the transaction back (as for one event).
 pub async fn apply_mempool_run(
-    conn: &mut AnyConnection,
+    conn: &mut Conn,
     network: Network,
     run: &[RunEvent<'_>],
 ) -> Result<Vec<bool>, (usize, ApplyError)> {
@@ -1212,11 +1194,7 @@ pub async fn apply_mempool_run(
 
 /// A streamed microblock batch: kept as a preview when it builds on the canonical tip and
 /// connects to what is already streamed (the incumbent ignores other batches, as we do).
-async fn apply_microblocks(
-    conn: &mut AnyConnection,
-    ctx: &Ctx,
-    m: &NewMicroblocks,
-) -> Result<(), ApplyError> {
+async fn apply_microblocks(conn: &mut Conn, ctx: &Ctx, m: &NewMicroblocks) -> Result<(), ApplyError> {
     let mut s = ledger::microblocks::derive_stream(m, ctx.network)?;
     for mb in &mut s.microblocks {
         mb.stream_receipt_time = Some(ctx.receipt_time);
@@ -1230,12 +1208,12 @@ async fn apply_microblocks(
         return Ok(());
     }
     let Some(first) = s.microblocks.first() else { return Ok(()) };
-    let streamed = query(
+    let streamed = sql::fetch_all(
+        conn,
         "SELECT microblock_hash, microblock_sequence FROM microblocks WHERE parent_index_block_hash = $1 \
          AND index_block_hash = '' AND microblock_canonical = true",
         vec![(&tip.index_block_hash).into()],
     )
-    .fetch_all(&mut *conn)
     .await?;
     let known: HashMap<String, i64> = streamed
         .iter()
