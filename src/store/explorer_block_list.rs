@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use stacks_extended::{BlockContents, BlockRecord};
 
 use super::explorer_tx::shown_index_sql;
-use super::one_row::{decode_rows, rows_sql, Cols};
+use super::one_row::{decode_rows, rows_sql, Cols, PageRow};
 use super::sql::select_in;
 use super::{Store, StoreError};
 
@@ -44,11 +44,18 @@ impl Store {
              AND (CASE WHEN t.canonical THEN 1 ELSE 0 END) = 1 \
              ORDER BY COALESCE(t.microblock_sequence, 2147483647) DESC, {index} DESC, t.tx_index DESC"
         );
-        let sql = format!("SELECT {} AS rows", rows_sql(self.engine, &names, &inner));
         let mut txs = Vec::new();
-        for chunk in select_in(self, &sql, vec![], &own).await? {
-            let text: Option<String> = chunk.try_get("rows")?;
-            txs.extend(decode_rows(&names, text.as_deref().unwrap_or("[]"))?);
+        if self.lite.is_some() {
+            // Rows cross for free on SQLite's calling-thread reads (`Store::page_rows`).
+            txs.extend(select_in(self, &inner, vec![], &own).await?.into_iter().map(PageRow::Db));
+        } else {
+            let sql = format!("SELECT {} AS rows", rows_sql(self.engine, &names, &inner));
+            for chunk in select_in(self, &sql, vec![], &own).await? {
+                let text: Option<String> = chunk.try_get("rows")?;
+                txs.extend(
+                    decode_rows(&names, text.as_deref().unwrap_or("[]"))?.into_iter().map(PageRow::Json),
+                );
+            }
         }
         let mbs = select_in(
             self,

@@ -8,7 +8,7 @@ use stacks_extended::{
     PoxTxsOf, ReadError, RewardSlotHolder, SupplyRecord,
 };
 
-use super::one_row::{column_names, decode_rows, rows_sql, Cols};
+use super::one_row::{column_names, Cols};
 use super::sql::{get_bool, select, Val};
 use super::{Store, StoreError};
 
@@ -62,13 +62,11 @@ fn block_record(r: &impl Cols) -> Result<BlockRecord, sqlx::Error> {
 }
 
 impl Store {
-    /// The blocks of `FROM blocks {where_}` (with its order and limit), read as one row
-    /// (`one_row`).
+    /// The blocks of `FROM blocks {where_}` (with its order and limit), read as a page
+    /// (`Store::page_rows`).
     async fn block_rows(&self, where_: &str, vals: Vec<Val>) -> Result<Vec<BlockRecord>, StoreError> {
         let inner = format!("SELECT {BLOCK_COLUMNS} FROM blocks {where_}");
-        let sql = format!("SELECT {} AS rows", rows_sql(self.engine, block_names(), &inner));
-        let text: Option<String> = select(&sql, vals).fetch_one(self).await?.try_get("rows")?;
-        let rows = decode_rows(block_names(), text.as_deref().unwrap_or("[]"))?;
+        let rows = self.page_rows(block_names(), &inner, vals).await?;
         let mut blocks: Vec<BlockRecord> = rows.iter().map(block_record).collect::<Result<_, _>>()?;
         for b in blocks.iter_mut().filter(|b| b.block_height == 1) {
             b.tx_count = b.tx_count.saturating_sub(self.genesis_tx_count(b).await?);

@@ -10,20 +10,39 @@ use super::one_row::{column_names, decode_rows, rows_sql, Cols};
 use super::sql::{select, select_in, Val};
 use super::{Store, StoreError};
 
-/// The columns of a mined transaction with its block, for [`mined_tx`]. `t` is `txs`, `b` the
-/// block (LEFT JOINed: a streamed microblock preview has none yet).
-pub(super) const MINED_TX_COLUMNS: &str = "t.tx_id, t.raw_tx, t.synthetic_tx, \
-    (CASE WHEN t.is_burnchain_op THEN 1 ELSE 0 END) AS is_burnchain_op, t.index_block_hash, \
+/// The columns of a mined transaction with its block, for [`mined_tx`], with `$raw` the raw
+/// transaction's two columns. `t` is `txs`, `b` the block (LEFT JOINed: a streamed microblock
+/// preview has none yet).
+macro_rules! mined_tx_columns {
+    ($raw:literal) => {
+        concat!(
+            "t.tx_id, ",
+            $raw,
+            ", (CASE WHEN t.is_burnchain_op THEN 1 ELSE 0 END) AS is_burnchain_op, t.index_block_hash, \
     t.block_hash, t.block_height, t.burn_block_height, b.block_time, b.burn_block_time, \
     b.parent_burn_block_time, b.parent_block_hash, (CASE WHEN t.canonical THEN 1 ELSE 0 END) AS canonical, \
     t.tx_index, t.status, t.raw_result, t.event_count, t.microblock_hash, t.microblock_sequence, \
     t.execution_cost_read_count, t.execution_cost_read_length, t.execution_cost_runtime, \
-    t.execution_cost_write_count, t.execution_cost_write_length, t.vm_error, t.tx_type, t.contract_id, t.api_json";
+    t.execution_cost_write_count, t.execution_cost_write_length, t.vm_error, t.tx_type, t.contract_id, t.api_json"
+        )
+    };
+}
 
-/// The output names of [`MINED_TX_COLUMNS`], for a page read as one row.
+/// [`mined_tx_columns`] with the raw transaction.
+pub(super) const MINED_TX_COLUMNS: &str = mined_tx_columns!("t.raw_tx, t.synthetic_tx");
+
+/// [`mined_tx_columns`] for lists, which render the materialized `api_json`: the raw
+/// transaction (or a burnchain operation's synthesized one) only for a row not materialized,
+/// else empty, so that a page does not carry (and copy) every transaction's bytes for nothing.
+pub(super) const PAGE_TX_COLUMNS: &str = mined_tx_columns!(
+    "(CASE WHEN t.api_json IS NULL OR t.api_json = '' THEN COALESCE(t.synthetic_tx, t.raw_tx) ELSE '' END) \
+     AS raw_tx, CAST(NULL AS TEXT) AS synthetic_tx"
+);
+
+/// The output names of [`PAGE_TX_COLUMNS`], for a page read as one row.
 fn mined_tx_names() -> &'static [String] {
     static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    NAMES.get_or_init(|| column_names(MINED_TX_COLUMNS))
+    NAMES.get_or_init(|| column_names(PAGE_TX_COLUMNS))
 }
 
 fn u(v: i64) -> u64 {
@@ -278,7 +297,7 @@ impl Store {
         vals.push(i64::from(paging.limit).into());
         vals.push(i64::try_from(paging.offset).unwrap_or(i64::MAX).into());
         let inner = format!(
-            "SELECT {MINED_TX_COLUMNS} {from_where} ORDER BY {order} LIMIT ${} OFFSET ${}",
+            "SELECT {PAGE_TX_COLUMNS} {from_where} ORDER BY {order} LIMIT ${} OFFSET ${}",
             n + 1,
             n + 2
         );
@@ -288,6 +307,27 @@ impl Store {
         } else {
             "CAST(0 AS BIGINT)".into()
         };
+        if self.lite.is_some() {
+            // SQLite read on the calling thread: rows cross for free, so they come as rows
+            // (as one JSON row they were built, escaped and parsed again: more than the page
+            // query itself). The count rides on each row (SQLite evaluates the uncorrelated
+            // subquery once); an empty page reads it alone.
+            let sql = format!(
+                "SELECT {total} AS page_total, {PAGE_TX_COLUMNS} {from_where} ORDER BY {order} LIMIT ${} OFFSET ${}",
+                n + 1,
+                n + 2
+            );
+            let rows = select(&sql, vals.clone()).fetch_all(self).await?;
+            let total = match rows.first() {
+                Some(r) => u(r.try_get("page_total")?),
+                None if count => u(select(&format!("SELECT {total} AS n"), vals[..n].to_vec())
+                    .fetch_one(self)
+                    .await?
+                    .try_get("n")?),
+                None => 0,
+            };
+            return Ok((total, self.with_abis(&rows).await?));
+        }
         let sql = format!("SELECT {total} AS n, {} AS rows", rows_sql(self.engine, names, &inner));
         let row = select(&sql, vals).fetch_one(self).await?;
         let total = u(row.try_get("n")?);

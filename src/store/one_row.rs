@@ -12,7 +12,9 @@ use serde_json::Value;
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
-use super::Engine;
+use super::db_row::DbRow;
+use super::sql::{select, Val};
+use super::{Engine, Store};
 
 /// The output names of a select list: each top-level item's alias (`… AS name`), else its last
 /// identifier (`t.tx_id` → `tx_id`).
@@ -62,6 +64,65 @@ pub(super) fn rows_sql(engine: Engine, names: &[String], inner: &str) -> String 
 pub(super) fn decode_rows<'n>(names: &'n [String], text: &str) -> Result<Vec<JsonRow<'n>>, sqlx::Error> {
     let rows: Vec<Vec<Value>> = serde_json::from_str(text).map_err(|e| sqlx::Error::Decode(Box::new(e)))?;
     Ok(rows.into_iter().map(|vals| JsonRow { names, vals }).collect())
+}
+
+/// A row of a page read by [`Store::page_rows`]: as read, or one of a [`rows_sql`] answer.
+pub(super) enum PageRow<'n> {
+    Db(DbRow),
+    Json(JsonRow<'n>),
+}
+
+impl Store {
+    /// The rows of `inner` (a SELECT whose output columns are `names`, bound to `vals`). On
+    /// SQLite the store reads on the calling thread (`lite`), where rows cross for free: they
+    /// come as rows, since one JSON row would be built, escaped and parsed again for nothing
+    /// (more CPU than the page query itself). Elsewhere as one row ([`rows_sql`]).
+    pub(super) async fn page_rows<'n>(
+        &self,
+        names: &'n [String],
+        inner: &str,
+        vals: Vec<Val>,
+    ) -> Result<Vec<PageRow<'n>>, sqlx::Error> {
+        if self.lite.is_some() {
+            return Ok(select(inner, vals).fetch_all(self).await?.into_iter().map(PageRow::Db).collect());
+        }
+        let sql = format!("SELECT {} AS rows", rows_sql(self.engine, names, inner));
+        let text: Option<String> = select(&sql, vals).fetch_one(self).await?.try_get("rows")?;
+        Ok(decode_rows(names, text.as_deref().unwrap_or("[]"))?.into_iter().map(PageRow::Json).collect())
+    }
+}
+
+impl Cols for PageRow<'_> {
+    fn text(&self, col: &str) -> Result<String, sqlx::Error> {
+        match self {
+            PageRow::Db(r) => r.text(col),
+            PageRow::Json(r) => r.text(col),
+        }
+    }
+    fn opt_text(&self, col: &str) -> Result<Option<String>, sqlx::Error> {
+        match self {
+            PageRow::Db(r) => r.opt_text(col),
+            PageRow::Json(r) => r.opt_text(col),
+        }
+    }
+    fn int(&self, col: &str) -> Result<i64, sqlx::Error> {
+        match self {
+            PageRow::Db(r) => r.int(col),
+            PageRow::Json(r) => r.int(col),
+        }
+    }
+    fn opt_int(&self, col: &str) -> Result<Option<i64>, sqlx::Error> {
+        match self {
+            PageRow::Db(r) => r.opt_int(col),
+            PageRow::Json(r) => r.opt_int(col),
+        }
+    }
+    fn flag(&self, col: &str) -> Result<bool, sqlx::Error> {
+        match self {
+            PageRow::Db(r) => r.flag(col),
+            PageRow::Json(r) => r.flag(col),
+        }
+    }
 }
 
 /// One row of a [`rows_sql`] page.

@@ -19,7 +19,7 @@ use stacks_extended::v3::principals::{
 use stacks_extended::ReadError;
 
 use super::db_row::DbRow;
-use super::explorer_tx::{mined_tx, MINED_TX_COLUMNS};
+use super::explorer_tx::{mined_tx, PAGE_TX_COLUMNS};
 use super::sql::{get_bool, select, select_in};
 use super::{Store, StoreError};
 use crate::ledger::effect::{self, AssetClass};
@@ -160,7 +160,7 @@ impl Store {
             tx_index: u32::MAX,
         });
         let sql = format!(
-            "SELECT {MINED_TX_COLUMNS}, {PAYER_COLUMNS} FROM account_txs a \
+            "SELECT {PAGE_TX_COLUMNS}, {PAYER_COLUMNS} FROM account_txs a \
              JOIN txs t ON t.tx_id = a.tx_id AND t.index_block_hash = a.index_block_hash \
              JOIN blocks b ON b.index_block_hash = t.index_block_hash \
              WHERE a.principal = $1 AND a.listed = true AND a.boot = false AND a.canonical = true AND t.canonical = true \

@@ -11,7 +11,7 @@ use stacks_extended::v3::params::HeightOrHash;
 use stacks_extended::v3::tx::{MempoolScope, TxScope, V3AnyTx, V3Block, V3MempoolTx, V3Tx, V3TxReader};
 use stacks_extended::{MicroblockReader, ReadError};
 
-use super::explorer_tx::{shown_index_sql, tx_event, BootShift, EVENT_COLUMNS, MINED_TX_COLUMNS, SEQ};
+use super::explorer_tx::{shown_index_sql, tx_event, BootShift, EVENT_COLUMNS, PAGE_TX_COLUMNS, SEQ};
 use super::sql::{select, Val};
 use super::{Store, StoreError};
 
@@ -76,11 +76,16 @@ impl Store {
     /// they build on). The boot block's transactions shown in block 1 keep the boot block's
     /// own values, as the incumbent's `txs` rows of them do: its parent index hash and its
     /// block time (its burn time, even 0), where v1 shows block 1's.
-    async fn with_parents(&self, txs: Vec<MinedTx>) -> Result<Vec<V3Tx>, StoreError> {
+    /// A parent already read with the row (`Some`) is taken as is; the others are looked up,
+    /// once per block.
+    async fn with_parents(&self, txs: Vec<(MinedTx, Option<String>)>) -> Result<Vec<V3Tx>, StoreError> {
         let mut parents: std::collections::HashMap<String, String> = Default::default();
         let mut boots: std::collections::HashMap<String, Option<BootTxs>> = Default::default();
         let mut out = Vec::with_capacity(txs.len());
-        for mut tx in txs {
+        for (mut tx, known) in txs {
+            if let Some(p) = known {
+                parents.entry(tx.index_block_hash.clone()).or_insert(p);
+            }
             if !parents.contains_key(&tx.index_block_hash) {
                 let p = if tx.index_block_hash.is_empty() {
                     self.chain_tip_index_hash().await?
@@ -196,7 +201,7 @@ const MEMPOOL_COLUMNS: &str =
 impl V3TxReader for Store {
     async fn v3_tx(&self, tx_id: &str) -> Result<Option<V3AnyTx>, ReadError> {
         match TxReader::tx(self, tx_id, true).await? {
-            Some(AnyTx::Mined(t)) => Ok(self.with_parents(vec![t]).await?.pop().map(V3AnyTx::Mined)),
+            Some(AnyTx::Mined(t)) => Ok(self.with_parents(vec![(t, None)]).await?.pop().map(V3AnyTx::Mined)),
             // The mempool entry if not pruned (a dropped transaction is not found).
             Some(AnyTx::Mempool(_)) => {
                 let rows = select(
@@ -293,12 +298,13 @@ impl V3TxReader for Store {
         from: Option<TxCursor>,
         take: u32,
     ) -> Result<Vec<V3Tx>, ReadError> {
-        let mut page: Vec<MinedTx> = self
+        let mut page: Vec<(MinedTx, Option<String>)> = self
             .v3_previews(scope)
             .await?
             .into_iter()
             .filter(|t| from.map_or(true, |c| position_of(t) <= c))
             .take(take as usize)
+            .map(|t| (t, None))
             .collect();
         let room = take as usize - page.len();
         if room > 0 {
@@ -312,13 +318,18 @@ impl V3TxReader for Store {
             }
             vals.push(i64::try_from(room).unwrap_or(i64::MAX).into());
             // Ties (a boot transaction shown at one of block 1's own indexes): block 1's first.
+            // The parent index hash with the row: the block is joined already.
             let sql = format!(
-                "SELECT {MINED_TX_COLUMNS} {sql} ORDER BY t.block_height DESC, {SEQ} DESC, {shown} DESC, \
-                 t.tx_index ASC LIMIT ${}",
+                "SELECT {PAGE_TX_COLUMNS}, b.parent_index_block_hash AS v3_parent {sql} \
+                 ORDER BY t.block_height DESC, {SEQ} DESC, {shown} DESC, t.tx_index ASC LIMIT ${}",
                 vals.len()
             );
             let rows = select(&sql, vals).fetch_all(self).await.map_err(StoreError::from)?;
-            page.extend(self.with_abis(&rows).await?);
+            let txs = self.with_abis(&rows).await?;
+            for (tx, r) in txs.into_iter().zip(&rows) {
+                let parent: String = r.try_get("v3_parent").map_err(StoreError::from)?;
+                page.push((tx, Some(parent)));
+            }
         }
         Ok(self.with_parents(page).await?)
     }

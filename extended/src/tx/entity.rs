@@ -159,6 +159,14 @@ fn members_text(out: &mut String, text: &str) {
     out.push_str(text);
 }
 
+/// The three materialized parts of a stored row's JSON ([`materialized_json`]): the members
+/// before the block's, the `tx_result` object and the members after; `None` for a row not
+/// materialized (or malformed), which renders through [`mined_tx_text`].
+pub fn materialized_parts(tx: &MinedTx) -> Option<(&str, &str, &str)> {
+    let mut parts = tx.api_json.as_deref()?.splitn(3, '\n');
+    Some((parts.next()?, parts.next()?, parts.next()?))
+}
+
 /// A mined transaction as JSON text: the materialized parts ([`materialized_json`]) with what
 /// can change (block, canonical and microblock fields) spliced in. `events` is `None` in lists
 /// (served as `[]`) and the page of events on single-transaction lookups.

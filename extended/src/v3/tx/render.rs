@@ -4,10 +4,16 @@
 //! reshaped, so every number v3 shares with v1 comes from the one rule; events are rendered
 //! from the stored event rows.
 
+use std::borrow::Cow;
+
+use serde::Deserialize;
 use serde_json::{json, Map, Value as Json};
 
 use super::reader::{V3MempoolTx, V3Tx};
-use crate::tx::{clarity_json, mempool_tx_json, mined_tx_json, MinedTx, RenderError, RenderOptions, TxEvent};
+use crate::tx::{
+    clarity_json, materialized_parts, mempool_tx_json, mined_tx_json, MinedTx, RenderError, RenderOptions,
+    TxEvent,
+};
 
 /// The heavy fields `include` adds to a single transaction.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -168,10 +174,148 @@ pub fn summary_json(t: &V3Tx) -> Result<Json, RenderError> {
 }
 
 /// The `TransactionSummary` of a mined transaction row (every v3 list of transactions, the
-/// principals' included).
+/// principals' included): read from the row's materialized JSON ([`summary_from_parts`]),
+/// else (a row not materialized) from v1's whole `Transaction` ([`summary_from_v1`]).
 pub fn mined_summary_json(tx: &MinedTx) -> Result<Json, RenderError> {
+    match materialized_parts(tx).and_then(|(head, _, tail)| summary_from_parts(tx, head, tail)) {
+        Some(j) => Ok(j),
+        None => summary_from_v1(tx),
+    }
+}
+
+/// The summary as v1's rendered `Transaction` gives it: the whole entity built and parsed
+/// (several times the work of [`summary_from_parts`], whose reference it is).
+fn summary_from_v1(tx: &MinedTx) -> Result<Json, RenderError> {
     let v1 = mined_tx_json(tx, None, RenderOptions { exclude_function_args: true })?;
     Ok(with_payload(summary_fields(tx, &v1), &v1, false, false, Include::default()))
+}
+
+/// What a summary reads of the materialized members before the block's (the rest, post
+/// conditions included, is skipped unparsed).
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(borrow)]
+    tx_id: Cow<'a, str>,
+    nonce: Json,
+    fee_rate: Json,
+    sender_address: Json,
+    #[serde(default)]
+    sponsor_nonce: Json,
+    sponsored: Json,
+    #[serde(default)]
+    sponsor_address: Json,
+}
+
+/// What a summary reads of the materialized members after the block's: the type and the
+/// payload's few summary fields (source code and arguments are skipped unparsed).
+#[derive(Deserialize)]
+struct Tail<'a> {
+    #[serde(borrow)]
+    tx_type: Cow<'a, str>,
+    token_transfer: Option<TokenTransfer>,
+    smart_contract: Option<SmartContract>,
+    contract_call: Option<ContractCall>,
+    coinbase_payload: Option<Coinbase>,
+    tenure_change_payload: Option<TenureChange>,
+}
+
+#[derive(Deserialize)]
+struct TokenTransfer {
+    #[serde(default)]
+    recipient_address: Json,
+    #[serde(default)]
+    amount: Json,
+    #[serde(default)]
+    memo: Json,
+}
+
+#[derive(Deserialize)]
+struct SmartContract {
+    #[serde(default)]
+    clarity_version: Json,
+    #[serde(default)]
+    contract_id: Json,
+}
+
+#[derive(Deserialize)]
+struct ContractCall {
+    #[serde(default)]
+    contract_id: Json,
+    #[serde(default)]
+    function_name: Json,
+}
+
+#[derive(Deserialize)]
+struct Coinbase {
+    #[serde(default)]
+    alt_recipient: Json,
+}
+
+#[derive(Deserialize)]
+struct TenureChange {
+    #[serde(default)]
+    cause: Json,
+}
+
+/// The summary from the row and its materialized `head` and `tail` members, the same values
+/// [`summary_from_v1`] picks out of the whole entity (a called contract's ABI changes neither
+/// its id nor its function name); `None` if they do not read as expected.
+fn summary_from_parts(tx: &MinedTx, head: &str, tail: &str) -> Option<Json> {
+    let (head, tail) = (format!("{{{head}}}"), format!("{{{tail}}}"));
+    let h: Head = serde_json::from_str(&head).ok()?;
+    let t: Tail = serde_json::from_str(&tail).ok()?;
+    let unanchored = tx.block_hash == "0x";
+    let mut m = Map::new();
+    m.insert("tx_id".into(), h.tx_id.as_ref().into());
+    m.insert("sender".into(), sender(&h.sender_address, &h.nonce));
+    let sponsor = if !h.sponsor_address.is_null() && !h.sponsor_nonce.is_null() && h.sponsored == json!(true)
+    {
+        sender(&h.sponsor_address, &h.sponsor_nonce)
+    } else {
+        Json::Null
+    };
+    m.insert("sponsor".into(), sponsor);
+    m.insert("fee_rate".into(), h.fee_rate);
+    let index_hash = if tx.index_block_hash.is_empty() { "0x" } else { &tx.index_block_hash };
+    m.insert(
+        "block".into(),
+        json!({
+            "height": tx.block_height,
+            "hash": tx.block_hash,
+            "index_hash": index_hash,
+            "time": tx.block_time,
+            "tx_index": tx.tx_index,
+        }),
+    );
+    let bitcoin = if unanchored {
+        json!({ "height": -1, "time": -1 })
+    } else {
+        json!({ "height": tx.burn_block_height, "time": tx.burn_block_time })
+    };
+    m.insert("bitcoin_block".into(), bitcoin);
+    m.insert("status".into(), tx.status.as_str().into());
+    let body = match t.tx_type.as_ref() {
+        "token_transfer" => {
+            let x = t.token_transfer?;
+            Some(json!({ "recipient": x.recipient_address, "amount": x.amount, "memo": memo(&x.memo) }))
+        }
+        "smart_contract" => {
+            let x = t.smart_contract?;
+            Some(json!({ "clarity_version": x.clarity_version, "contract_id": x.contract_id }))
+        }
+        "contract_call" => {
+            let x = t.contract_call?;
+            Some(json!({ "contract_id": x.contract_id, "function_name": x.function_name }))
+        }
+        "coinbase" => Some(json!({ "alt_recipient": t.coinbase_payload?.alt_recipient })),
+        "tenure_change" => Some(json!({ "cause": t.tenure_change_payload?.cause })),
+        _ => None,
+    };
+    if let Some(b) = body {
+        m.insert(t.tx_type.to_string(), b);
+    }
+    m.insert("type".into(), t.tx_type.as_ref().into());
+    Some(Json::Object(m))
 }
 
 /// A mined `Transaction` with the `include`d heavy fields.
@@ -304,6 +448,52 @@ mod tests {
             "UhOh"
         );
         assert_eq!(memo_repr("0x000068690a0a7468657265ff00"), "hi there");
+    }
+
+    /// realnode-2's `rn2-token` mint (a contract call) and mainnet-reorg-scenario1's coinbase,
+    /// `pox` call and token transfer (with a memo).
+    const RAW: [&str; 4] = [
+        "0x80800000000400d4b2c66daa21bf312e219aa08feeef4a25ecd986000000000000000300000000000007d00001a44b69de4c7612fa0682c2b9441c1d3f08e44ab8836ae14ba90060e0a3afa29c0fa1ac1aa364e7b0c273189cebc40a3fac51dc0a62ed3dd3b55196d2fbbebad2030100000000021ad4b2c66daa21bf312e219aa08feeef4a25ecd98609726e322d746f6b656e046d696e7400000002010000000000000000000000003b9aca00051a37c6d598eabdf3e5521ac56532d6125a5937c522",
+        "0x00000000010400405561bc3bafa7e9f4f56149cb4a4cbcf8bc0f7d000000000000000100000000000000000001cbcbf63a750954bf44975026df3074329ac6bdd23681550dd01f8433d9b7e9510c3ef811142bc23588f34311d704accf5c1f1819f38c1ca81a2e07714627d4cf01020000000004466f72776172642074686520466f756e646174696f6e21000000000000000000",
+        "0x000000000104001779d78a9a68bc61911f1be6176960f164f3db480000000000000000000000000000010400012d9ff53f6e1593a9dbf76e68c7c7101e40e67a9d28b5102d560bad23d2122e771a06021ccaaa7cfabe2ef05ebf810dae2792a6c0d02ba00d74733149fde0a2a90302000000000216000000000000000000000000000000000000000003706f7809737461636b2d737478000000040100000000000000000000003ad11640fc0c000000020968617368627974657302000000149844a4c3fc6cfdd8a780d38a951a98fe357d8cf10776657273696f6e02000000010101000000000000000000000000000a29d30100000000000000000000000000000001",
+        "0x0000000001040072cfb3d915ad8971917c58b569ddcb0954d75eaa000000000000000000000000000000b400013b2f058b718e6b3bf27da77dd1446c63b9774f98afa347f4bc3a9d19375df36261f9733f3a511d2e4ea8dd478ae7a5269e80436861973898f959b609bd8e0348030200000000000516b75b6d97912bff72fad3019c18bfb5ce3c8b0b5e00000000000186a055684f68200000000000000000000000000000000000000000000000000000000000",
+    ];
+
+    #[test]
+    fn summaries_from_the_materialized_parts_equal_v1s() {
+        let abi = r#"{"functions":[{"name":"mint","access":"public","args":[{"name":"amount","type":"uint128"},
+            {"name":"recipient","type":"principal"}],"outputs":{"type":"bool"}}]}"#;
+        for (k, raw) in RAW.iter().enumerate() {
+            for (anchored, burnchain_op, with_abi) in
+                [(true, false, false), (false, true, true), (true, true, true)]
+            {
+                let tx_id = format!("0x{k:064x}");
+                let mut tx = MinedTx {
+                    tx_id: tx_id.clone(),
+                    raw_tx: raw.to_string(),
+                    is_burnchain_op: burnchain_op,
+                    index_block_hash: if anchored { format!("0x{}", "cd".repeat(32)) } else { String::new() },
+                    block_hash: if anchored { format!("0x{}", "ab".repeat(32)) } else { "0x".into() },
+                    block_height: 16,
+                    block_time: 1_700_000_000,
+                    burn_block_time: 1_700_000_100,
+                    burn_block_height: 700,
+                    tx_index: 3,
+                    canonical: true,
+                    status: "success".into(),
+                    raw_result: "0x0703".into(),
+                    contract_abi: with_abi.then(|| abi.to_string()),
+                    ..MinedTx::default()
+                };
+                let slow = summary_from_v1(&tx).unwrap();
+                tx.api_json =
+                    Some(crate::tx::materialized_from_raw(&tx_id, raw, burnchain_op, "0x0703").unwrap());
+                let (head, _, tail) = materialized_parts(&tx).unwrap();
+                let fast = summary_from_parts(&tx, head, tail).unwrap();
+                assert_eq!(serde_json::to_string(&fast).unwrap(), serde_json::to_string(&slow).unwrap());
+                assert_eq!(mined_summary_json(&tx).unwrap(), slow);
+            }
+        }
     }
 
     #[test]
