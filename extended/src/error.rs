@@ -157,7 +157,7 @@ impl From<ReadError> for ApiError {
     fn from(e: ReadError) -> Self {
         match e {
             ReadError::Unavailable(_) => ApiError::Unavailable,
-            ReadError::Other(source) => ApiError::Internal(source),
+            ReadError::Failed(source) => ApiError::Internal(source),
         }
     }
 }

@@ -2,8 +2,6 @@
 
 use std::future::Future;
 
-use thiserror::Error;
-
 /// The canonical chain tip, with the unanchored (microblock) tip when there is one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChainTip {
@@ -16,14 +14,8 @@ pub struct ChainTip {
     pub microblock: Option<(String, u32)>,
 }
 
-#[derive(Debug, Error)]
-pub enum ReadError {
-    /// The database cannot be reached: the incumbent answers 503.
-    #[error("the database service is unavailable")]
-    Unavailable(#[source] Box<dyn std::error::Error + Send + Sync>),
-    #[error("read failed: {0}")]
-    Other(#[source] Box<dyn std::error::Error + Send + Sync>),
-}
+/// The read error of every surface, from the read interface: `Unavailable` answers 503.
+pub use ledger_read::ReadError;
 
 pub trait ExplorerReader: Send + Sync + 'static {
     fn chain_tip(&self) -> impl Future<Output = Result<Option<ChainTip>, ReadError>> + Send;

@@ -148,9 +148,10 @@ fn table(
     // Rosetta first: it answers everything under `/rosetta` itself (its errors are Rosetta's);
     // the construction endpoints ahead of the rest of it.
     // `sync_status` measures ingestion against the same node `/v2` uses.
+    let reader: Arc<dyn ledger_read::LedgerReader> = Arc::clone(&store) as _;
     let rosetta = match &v2.node {
-        Some(config) => Rosetta::new(Arc::clone(&store)).with_node(Arc::clone(config)),
-        None => Rosetta::new(Arc::clone(&store)),
+        Some(config) => Rosetta::new(reader, store.network()).with_node(Arc::clone(config)),
+        None => Rosetta::new(reader, store.network()),
     };
     let rosetta = rosetta::routes(Arc::new(rosetta));
     let with_node = v2.node.is_some();

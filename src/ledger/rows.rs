@@ -127,39 +127,9 @@ pub struct EventRow {
     pub unlock_height: Option<i64>,
 }
 
-/// `operations`: one STX balance change, or a zero-amount marker (coinbase, contract_call...).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct OpRow {
-    /// `""` for block-level operations (miner rewards, unlocks).
-    pub tx_id: String,
-    /// `-1` for block-level operations.
-    pub tx_index: i64,
-    pub op_index: i64,
-    pub op_type: String,
-    /// The transaction status; only `success` operations change balances.
-    pub status: String,
-    pub account: String,
-    /// Change of the liquid (spendable) balance; `None` for markers.
-    pub amount: Option<i64>,
-    /// Change of the locked balance (stx_lock / stx_unlock).
-    pub locked_delta: i64,
-    pub related_op_index: Option<i64>,
-    /// Operation-specific JSON (memo, unlock height, lock tx...).
-    pub metadata: Option<String>,
-    /// `None` for STX; the token's asset identifier for a fungible or non-fungible token
-    /// operation (`ft_*`/`nft_*`, see [`super::ops::token_operations`]).
-    pub asset_identifier: Option<String>,
-    /// A token operation's signed amount, decimal text: FT units (u128 magnitude), or ±1 per
-    /// NFT token. `amount` is `None` on token operations, so no STX sum ever sees them.
-    pub token_amount: Option<String>,
-}
-
-impl OpRow {
-    /// Whether the operation moves a balance.
-    pub fn applies(&self) -> bool {
-        self.status == "success" && (self.amount.unwrap_or(0) != 0 || self.locked_delta != 0)
-    }
-}
+/// `operations`: declared in the read interface, the one model ingestion writes and the
+/// surfaces read.
+pub use ledger_read::OpRow;
 
 /// A lock event whose balance effect depends on the lock already in force (stack-increase and
 /// stack-extend re-send the *total*): resolved into an `stx_lock` operation by `materialize`.

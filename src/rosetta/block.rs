@@ -11,7 +11,7 @@ use super::error::{ErrorKind, RosettaError};
 use super::ops::transactions;
 use super::request::parse;
 use super::{Rosetta, RosettaResult};
-use crate::store::rosetta::{BlockContents, RosettaBlock};
+use ledger_read::{BlockContents, LedgerBlock};
 
 /// A block or transaction hash: `0x` and 64 hex digits (the prefix may be omitted).
 pub fn parse_hash(hash: &str, kind: ErrorKind) -> RosettaResult<String> {
@@ -22,12 +22,12 @@ pub fn parse_hash(hash: &str, kind: ErrorKind) -> RosettaResult<String> {
     Ok(format!("0x{}", body.to_ascii_lowercase()))
 }
 
-pub fn identifier(b: &RosettaBlock) -> BlockIdentifier {
+pub fn identifier(b: &LedgerBlock) -> BlockIdentifier {
     BlockIdentifier::new(b.block_height, &b.block_hash)
 }
 
 /// The parent as the incumbent reports it: the block itself at the genesis height.
-pub fn parent_identifier(b: &RosettaBlock) -> BlockIdentifier {
+pub fn parent_identifier(b: &LedgerBlock) -> BlockIdentifier {
     if b.block_height <= 1 {
         identifier(b)
     } else {
@@ -38,12 +38,12 @@ pub fn parent_identifier(b: &RosettaBlock) -> BlockIdentifier {
 /// Resolves a partial identifier: the tip when empty, the canonical block at an index, the
 /// block with a hash (any fork). Only final (materialized) blocks are served, so the answer
 /// for a hash never changes.
-pub async fn resolve(ctx: &Rosetta, id: &PartialBlockIdentifier) -> RosettaResult<RosettaBlock> {
+pub async fn resolve(ctx: &Rosetta, id: &PartialBlockIdentifier) -> RosettaResult<LedgerBlock> {
     let found = match (&id.index, &id.hash) {
-        (None, None) => ctx.store.rosetta_tip().await?,
+        (None, None) => ctx.reader.tip().await?,
         (index, Some(hash)) => {
             let hash = parse_hash(hash, ErrorKind::InvalidBlockHash)?;
-            let b = ctx.store.rosetta_block_by_hash(&hash).await?;
+            let b = ctx.reader.block_by_hash(&hash).await?;
             if let (Some(b), Some(i)) = (&b, index) {
                 if b.block_height != *i {
                     return Err(RosettaError::with_details(
@@ -60,7 +60,7 @@ pub async fn resolve(ctx: &Rosetta, id: &PartialBlockIdentifier) -> RosettaResul
                 format!("index {i} is negative"),
             ))
         }
-        (Some(i), None) => ctx.store.rosetta_block_at(*i).await?,
+        (Some(i), None) => ctx.reader.block_at(*i).await?,
     };
     match found {
         Some(b) if b.materialized => Ok(b),
@@ -77,7 +77,7 @@ pub async fn block_json(ctx: &Rosetta, body: &Bytes) -> RosettaResult<Vec<u8>> {
     let req: BlockRequest =
         parse(body, ctx.network, &[("block_identifier", ErrorKind::BlockIdentifierNull)])?;
     let b = resolve(ctx, &req.block_identifier).await?;
-    let contents = ctx.store.rosetta_block_contents(&b.index_block_hash).await?;
+    let contents = ctx.reader.block_contents(&b.index_block_hash).await?;
     super::block_view::render(&b, &contents).map_err(|e| {
         tracing::error!(error = %e, block = %b.index_block_hash, "rosetta: /block does not serialize");
         RosettaError::new(ErrorKind::UnknownError)
@@ -86,7 +86,7 @@ pub async fn block_json(ctx: &Rosetta, body: &Bytes) -> RosettaResult<Vec<u8>> {
 
 /// `/block` as the `rosetta-spec` model: the reference [`block_json`] is checked against
 /// (`tests/rosetta_block_view.rs`).
-pub fn block_model(b: &RosettaBlock, contents: &BlockContents) -> BlockResponse {
+pub fn block_model(b: &LedgerBlock, contents: &BlockContents) -> BlockResponse {
     let mut metadata = Metadata::new();
     metadata.insert("burn_block_height".into(), json!(b.burn_block_height));
     BlockResponse {
@@ -112,7 +112,7 @@ pub async fn transaction(ctx: &Rosetta, body: &Bytes) -> RosettaResult<BlockTran
     )?;
     let tx_hash = parse_hash(&req.transaction_identifier.hash, ErrorKind::InvalidTransactionHash)?;
     let b = resolve(ctx, &req.block_identifier.clone().into()).await?;
-    let contents = ctx.store.rosetta_block_contents(&b.index_block_hash).await?;
+    let contents = ctx.reader.block_contents(&b.index_block_hash).await?;
     transactions(&contents, &b.index_block_hash)
         .into_iter()
         .find(|t| t.transaction_identifier.hash == tx_hash)

@@ -11,7 +11,7 @@ use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
 use super::ops::{op_type, payload_metadata, LOCKED_SUB_ACCOUNT};
-use crate::store::rosetta::{BlockContents, RosettaBlock, RosettaTx, StoredOp};
+use ledger_read::{BlockContents, LedgerBlock, LedgerTx, OpRow};
 use rosetta_spec::Metadata;
 
 /// The whole `/block` response body.
@@ -111,7 +111,7 @@ enum Meta<'a> {
     /// The stored JSON object, as stored.
     Stored(&'a RawValue),
     /// A contract call without stored metadata: its contract and function.
-    Call(&'a RosettaTx),
+    Call(&'a LedgerTx),
     /// Built (payload metadata, or stored metadata with the call's fields merged in).
     Built(&'a Metadata),
 }
@@ -150,16 +150,16 @@ fn stored_object(text: Option<&str>) -> Option<&RawValue> {
 enum MetaSlot<'a> {
     None,
     Stored(&'a RawValue),
-    Call(&'a RosettaTx),
+    Call(&'a LedgerTx),
     Built(usize),
 }
 
 /// Decides an operation's metadata as `ops::operations` does; maps it has to build (parsed
 /// payloads, merged metadata) go to `built`.
 fn op_meta<'a>(
-    row: &'a StoredOp,
+    row: &'a OpRow,
     ty: &str,
-    tx: Option<&'a RosettaTx>,
+    tx: Option<&'a LedgerTx>,
     built: &mut Vec<Metadata>,
 ) -> MetaSlot<'a> {
     let parsed = matches!(ty, "stack_stx" | "delegate_stx" | "revoke_delegate_stx" | "tenure_change");
@@ -194,8 +194,8 @@ fn op_meta<'a>(
 /// The Rosetta operations of one transaction's rows (or of the block-level rows), indexed from
 /// `first_index`, appended to `out`: the same rules as `ops::operations`.
 fn operations<'a>(
-    rows: &'a [StoredOp],
-    tx: Option<&'a RosettaTx>,
+    rows: &'a [OpRow],
+    tx: Option<&'a LedgerTx>,
     first_index: i64,
     built: &mut Vec<Metadata>,
     out: &mut Vec<(OpView<'a>, MetaSlot<'a>)>,
@@ -250,7 +250,7 @@ fn operations<'a>(
 }
 
 /// The `/block` body of block `b` with `contents`, as JSON bytes.
-pub fn render(b: &RosettaBlock, contents: &BlockContents) -> serde_json::Result<Vec<u8>> {
+pub fn render(b: &LedgerBlock, contents: &BlockContents) -> serde_json::Result<Vec<u8>> {
     let ops = &contents.ops[..];
     // Rows are ordered by (tx_index, op_index): each transaction's rows are one run, the
     // block-level rows (tx_index -1) come first.

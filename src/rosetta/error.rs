@@ -147,19 +147,17 @@ impl From<ErrorKind> for RosettaError {
     }
 }
 
-impl From<crate::store::StoreError> for RosettaError {
-    fn from(e: crate::store::StoreError) -> Self {
-        use crate::store::StoreError;
-        match e {
-            StoreError::Sql(sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)) => {
-                tracing::warn!(error = %e, "rosetta: store unavailable");
-                RosettaError::new(ErrorKind::StoreUnavailable)
-            }
-            other => {
-                // Internals stay in the log, not in the answer.
-                tracing::error!(error = %other, "rosetta: store read failed");
-                RosettaError::new(ErrorKind::UnknownError)
-            }
+/// The one place a failed read becomes a Rosetta error: a store that cannot be reached is 649
+/// (retriable), any other failure 612 with the cause only in the log.
+impl From<ledger_read::ReadError> for RosettaError {
+    fn from(e: ledger_read::ReadError) -> Self {
+        if e.is_unavailable() {
+            tracing::warn!(error = %e, "rosetta: store unavailable");
+            RosettaError::new(ErrorKind::StoreUnavailable)
+        } else {
+            // Internals stay in the log, not in the answer.
+            tracing::error!(error = %e, "rosetta: store read failed");
+            RosettaError::new(ErrorKind::UnknownError)
         }
     }
 }

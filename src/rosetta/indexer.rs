@@ -36,7 +36,7 @@ fn limit_of(limit: Option<i64>) -> RosettaResult<i64> {
 pub async fn events_blocks(ctx: &Rosetta, body: &Bytes) -> RosettaResult<EventsBlocksResponse> {
     let req: EventsBlocksRequest = parse(body, ctx.network, &[])?;
     let limit = limit_of(req.limit)?;
-    let max_sequence = ctx.store.rosetta_max_sequence().await?;
+    let max_sequence = ctx.reader.max_sequence().await?;
     let from = match req.offset {
         Some(o) if o < 0 => {
             return Err(RosettaError::with_message(
@@ -48,7 +48,7 @@ pub async fn events_blocks(ctx: &Rosetta, body: &Bytes) -> RosettaResult<EventsB
         // Without an offset: the last `limit` events.
         None => (max_sequence - limit + 1).max(0),
     };
-    let events = ctx.store.rosetta_block_events(from, limit).await?;
+    let events = ctx.reader.block_events(from, limit).await?;
     Ok(EventsBlocksResponse {
         max_sequence,
         events: events
@@ -96,16 +96,22 @@ pub async fn search_transactions(ctx: &Rosetta, body: &Bytes) -> RosettaResult<S
     }
     let max_block = match req.max_block {
         Some(m) => m,
-        None => ctx.store.rosetta_tip().await?.map_or(0, |t| t.block_height),
+        None => ctx.reader.tip().await?.map_or(0, |t| t.block_height),
     };
     // Candidates, newest first: (index_block_hash, tx_id).
     let mut candidates: Vec<(String, String)> = Vec::new();
     if let Some(a) = &address {
-        candidates = ctx.store.rosetta_account_txs(a, max_block).await?;
+        candidates = ctx
+            .reader
+            .account_txs(a, max_block)
+            .await?
+            .into_iter()
+            .map(|t| (t.index_block_hash, t.tx_id))
+            .collect();
     }
     if let Some(h) = &tx_hash {
         let by_hash: Vec<(String, String)> =
-            ctx.store.rosetta_tx_block(h).await?.map(|b| (b, h.clone())).into_iter().collect();
+            ctx.reader.tx_block(h).await?.map(|b| (b, h.clone())).into_iter().collect();
         candidates = match (req.operator, address.is_some()) {
             (Operator::And, true) => candidates.into_iter().filter(|(_, t)| t == h).collect(),
             (Operator::Or, true) => {
@@ -120,11 +126,11 @@ pub async fn search_transactions(ctx: &Rosetta, body: &Bytes) -> RosettaResult<S
     let mut cache: Option<(String, BlockIdentifier, Vec<Transaction>)> = None;
     for (ibh, tx_id) in candidates {
         if cache.as_ref().map_or(true, |(h, _, _)| *h != ibh) {
-            let Some(b) = ctx.store.rosetta_block_by_index_hash(&ibh).await? else { continue };
+            let Some(b) = ctx.reader.block_by_index_hash(&ibh).await? else { continue };
             if b.block_height > max_block {
                 continue;
             }
-            let contents = ctx.store.rosetta_block_contents(&ibh).await?;
+            let contents = ctx.reader.block_contents(&ibh).await?;
             cache = Some((ibh.clone(), identifier(&b), transactions(&contents, &ibh)));
         }
         let Some((_, block_id, txs)) = &cache else { continue };

@@ -14,11 +14,11 @@ use super::ops::operations;
 use super::request::parse;
 use super::{Rosetta, RosettaResult};
 use crate::ledger::tx::{decode, tx_fields, ChainCheck};
-use crate::store::rosetta::StoredOp;
+use ledger_read::{LedgerTx, OpRow};
 
 pub async fn list(ctx: &Rosetta, body: &Bytes) -> RosettaResult<MempoolResponse> {
     let _: NetworkRequest = parse(body, ctx.network, &[])?;
-    let ids = ctx.store.rosetta_mempool_ids().await?;
+    let ids = ctx.reader.mempool_ids().await?;
     Ok(MempoolResponse { transaction_identifiers: ids.into_iter().map(TransactionIdentifier::new).collect() })
 }
 
@@ -26,7 +26,7 @@ pub async fn transaction(ctx: &Rosetta, body: &Bytes) -> RosettaResult<MempoolTr
     let req: MempoolTransactionRequest =
         parse(body, ctx.network, &[("transaction_identifier", ErrorKind::TransactionIdentifierNull)])?;
     let tx_id = parse_hash(&req.transaction_identifier.hash, ErrorKind::InvalidTransactionHash)?;
-    let Some(raw) = ctx.store.rosetta_mempool_raw(&tx_id).await? else {
+    let Some(raw) = ctx.reader.mempool_raw(&tx_id).await? else {
         return Err(RosettaError::with_details(
             ErrorKind::TransactionNotFound,
             json!({ "transaction": tx_id }),
@@ -47,23 +47,9 @@ fn pending_transaction(tx_id: &str, raw: &str, ctx: &Rosetta) -> RosettaResult<T
     row.tx_id = tx_id.to_owned();
     row.status = "pending".into();
     let (ops, _) = crate::ledger::ops::tx_operations(&row, None, &[]);
-    let stored: Vec<StoredOp> = ops
-        .into_iter()
-        .map(|o| StoredOp {
-            tx_id: o.tx_id,
-            tx_index: o.tx_index,
-            op_index: o.op_index,
-            op_type: o.op_type,
-            status: "pending".into(),
-            account: o.account,
-            amount: o.amount,
-            locked_delta: o.locked_delta,
-            related_op_index: o.related_op_index,
-            metadata: o.metadata,
-        })
-        .collect();
-    let refs: Vec<&StoredOp> = stored.iter().collect();
-    let tx = crate::store::rosetta::RosettaTx {
+    let stored: Vec<OpRow> = ops.into_iter().map(|o| OpRow { status: "pending".into(), ..o }).collect();
+    let refs: Vec<&OpRow> = stored.iter().collect();
+    let tx = LedgerTx {
         tx_id: tx_id.to_owned(),
         tx_index: 0,
         tx_type: row.tx_type.clone(),

@@ -3,8 +3,11 @@
 //! Every request goes through [`routes`]: one POST filter that reads the body, dispatches on the
 //! path and turns any [`RosettaError`] into HTTP 500 with the Rosetta `Error` body. Anything else
 //! under `/rosetta` (unknown endpoint, another method) is a Rosetta error too, so no Rosetta URL
-//! ever reaches the `/extended` 404 fallback. Handlers translate what the store returns into the
-//! `rosetta-spec` models and nothing else; SQL lives in `src/store/rosetta.rs`.
+//! ever reaches the `/extended` 404 fallback. The Data API reads through the ledger read
+//! interface ([`LedgerReader`], crate `ledger-read`) and never names the store: handlers translate
+//! its rows into the `rosetta-spec` models and nothing else (the store implements the reader in
+//! `src/store/rosetta.rs`; `tests/rosetta_fake_reader.rs` serves an in-memory one). Only the
+//! Construction API's online context (`construction::routes`) holds the store, to submit.
 
 pub mod account;
 pub mod block;
@@ -32,8 +35,8 @@ use warp::{Filter, Rejection, Reply};
 pub use error::{ErrorKind, RosettaError};
 
 use crate::ledger::Network;
-use crate::store::Store;
 use crate::v2::NodeTipCache;
+use ledger_read::LedgerReader;
 use stacks_node_proxy::ProxyConfig;
 
 /// Largest request body accepted (a construction request carries at most one transaction).
@@ -41,7 +44,8 @@ pub const BODY_LIMIT: u64 = 4 * 1024 * 1024;
 
 /// What every Rosetta handler needs.
 pub struct Rosetta {
-    pub store: Arc<Store>,
+    /// The ledger (the store in the server).
+    pub reader: Arc<dyn LedgerReader>,
     /// The only network served; requests naming another are refused with 610.
     pub network: Network,
     /// The node's tip (the `/v2` node, its `/v2/info` cached briefly), for `sync_status`; none:
@@ -50,9 +54,8 @@ pub struct Rosetta {
 }
 
 impl Rosetta {
-    pub fn new(store: Arc<Store>) -> Self {
-        let network = store.network();
-        Self { store, network, node_tip: None }
+    pub fn new(reader: Arc<dyn LedgerReader>, network: Network) -> Self {
+        Self { reader, network, node_tip: None }
     }
 
     /// `sync_status` against this node (the one `/v2` is configured with).

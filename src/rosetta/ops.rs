@@ -12,7 +12,7 @@ use rosetta_spec::{
 use serde_json::Value;
 
 use super::stacking;
-use crate::store::rosetta::{BlockContents, RosettaTx, StoredOp};
+use ledger_read::{BlockContents, LedgerTx, OpRow};
 
 /// The sub-account holding locked (stacked) STX.
 pub const LOCKED_SUB_ACCOUNT: &str = "locked";
@@ -46,7 +46,7 @@ fn metadata(text: Option<&str>) -> Option<Metadata> {
 
 /// The Rosetta type of a stored operation: direct PoX stacking calls are retyped as the
 /// incumbent did (`stack_stx`, `delegate_stx`, `revoke_delegate_stx`).
-pub(super) fn op_type<'a>(op: &'a StoredOp, tx: Option<&RosettaTx>) -> &'a str {
+pub(super) fn op_type<'a>(op: &'a OpRow, tx: Option<&LedgerTx>) -> &'a str {
     if op.op_type == "contract_call" {
         if let Some(tx) = tx {
             if tx.contract_id.as_deref().is_some_and(stacking::is_pox_contract) {
@@ -60,7 +60,7 @@ pub(super) fn op_type<'a>(op: &'a StoredOp, tx: Option<&RosettaTx>) -> &'a str {
 }
 
 /// The metadata the transaction's payload gives its stacking-call or tenure-change operation.
-pub(super) fn payload_metadata(tx: &RosettaTx) -> Option<Metadata> {
+pub(super) fn payload_metadata(tx: &LedgerTx) -> Option<Metadata> {
     let raw = tx.raw_tx.as_deref()?;
     match stacks_codec::decode_hex(raw).and_then(|b| stacks_codec::tx::Transaction::deserialize(&b)) {
         Ok(decoded) => stacking::payload_metadata(&decoded, tx.raw_result.as_deref()),
@@ -74,7 +74,7 @@ pub(super) fn payload_metadata(tx: &RosettaTx) -> Option<Metadata> {
 
 /// The Rosetta operations of one transaction's stored rows (or of the block-level rows),
 /// indexed from `first_index`.
-pub fn operations(rows: &[&StoredOp], tx: Option<&RosettaTx>, first_index: i64) -> Vec<Operation> {
+pub fn operations(rows: &[&OpRow], tx: Option<&LedgerTx>, first_index: i64) -> Vec<Operation> {
     let mut out: Vec<Operation> = Vec::with_capacity(rows.len());
     // Stored op_index → Rosetta index, for related operations.
     let mut index_of = std::collections::HashMap::with_capacity(rows.len());
@@ -137,7 +137,7 @@ pub fn operations(rows: &[&StoredOp], tx: Option<&RosettaTx>, first_index: i64) 
 /// (miner rewards, unlocks) appended to the coinbase transaction as the incumbent did, or, in a
 /// block without one, in a transaction named by the block's index block hash.
 pub fn transactions(contents: &BlockContents, index_block_hash: &str) -> Vec<Transaction> {
-    let mut by_tx: std::collections::HashMap<i64, Vec<&StoredOp>> = std::collections::HashMap::new();
+    let mut by_tx: std::collections::HashMap<i64, Vec<&OpRow>> = std::collections::HashMap::new();
     for o in &contents.ops {
         by_tx.entry(o.tx_index).or_default().push(o);
     }
@@ -174,8 +174,8 @@ pub fn transactions(contents: &BlockContents, index_block_hash: &str) -> Vec<Tra
 mod tests {
     use super::*;
 
-    fn row(op_index: i64, ty: &str, amount: Option<i64>, locked: i64) -> StoredOp {
-        StoredOp {
+    fn row(op_index: i64, ty: &str, amount: Option<i64>, locked: i64) -> OpRow {
+        OpRow {
             tx_id: "0x01".into(),
             tx_index: 0,
             op_index,
@@ -186,13 +186,15 @@ mod tests {
             locked_delta: locked,
             related_op_index: None,
             metadata: None,
+            asset_identifier: None,
+            token_amount: None,
         }
     }
 
     #[test]
     fn locks_become_a_liquid_and_a_locked_operation() {
         let rows = [row(0, "fee", Some(-10), 0), row(2, "stx_lock", Some(-500), 500)];
-        let refs: Vec<&StoredOp> = rows.iter().collect();
+        let refs: Vec<&OpRow> = rows.iter().collect();
         let ops = operations(&refs, None, 0);
         assert_eq!(ops.len(), 3);
         assert_eq!(ops[2].account.as_ref().unwrap().sub_account.as_ref().unwrap().address, "locked");
@@ -205,7 +207,7 @@ mod tests {
 
     #[test]
     fn pox_calls_are_retyped() {
-        let tx = RosettaTx {
+        let tx = LedgerTx {
             tx_id: "0x01".into(),
             tx_index: 0,
             tx_type: "contract_call".into(),
@@ -217,7 +219,7 @@ mod tests {
         };
         let r = row(1, "contract_call", None, 0);
         assert_eq!(operations(&[&r], Some(&tx), 0)[0].r#type, "stack_stx");
-        let other = RosettaTx { contract_id: Some("ST1.pox-4".into()), ..tx };
+        let other = LedgerTx { contract_id: Some("ST1.pox-4".into()), ..tx };
         assert_eq!(operations(&[&r], Some(&other), 0)[0].r#type, "contract_call");
     }
 }

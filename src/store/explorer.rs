@@ -11,7 +11,7 @@ impl From<StoreError> for ReadError {
             StoreError::Sql(sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)) => {
                 ReadError::Unavailable(Box::new(e))
             }
-            other => ReadError::Other(Box::new(other)),
+            other => ReadError::Failed(Box::new(other)),
         }
     }
 }

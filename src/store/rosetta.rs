@@ -1,95 +1,29 @@
-//! The reads the Rosetta Data API needs, answered from the ledger. Every query is an index seek
-//! (blocks by height or hash, operations and txs by block, balance rows by account and height).
+//! The ledger read interface ([`LedgerReader`], crate `ledger-read`) answered from the store:
+//! what Rosetta reads. Every query is an index seek (blocks by height or hash, operations and
+//! txs by block, balance rows by account and height).
+
+use ledger_read::{
+    AccountAt, BlockContents, BlockEventRow, LedgerBlock, LedgerReader, LedgerTx, OpRow, ReadFuture, TxRef,
+};
 
 use super::db_row::DbRow;
 use super::sql::{get_bool, select};
 use super::{Store, StoreError};
-
-/// A block as Rosetta shows it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RosettaBlock {
-    pub index_block_hash: String,
-    pub block_hash: String,
-    pub block_height: i64,
-    pub parent_block_hash: String,
-    /// Milliseconds: the burn block time before Nakamoto, the block's own time after.
-    pub timestamp_ms: i64,
-    pub burn_block_height: i64,
-    pub canonical: bool,
-    /// Lock/unlock operations and balance rows exist (the block was canonical once).
-    pub materialized: bool,
-}
-
-/// A transaction of a block, with what its operations' types and metadata need.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RosettaTx {
-    pub tx_id: String,
-    pub tx_index: i64,
-    pub tx_type: String,
-    pub status: String,
-    pub contract_id: Option<String>,
-    pub function_name: Option<String>,
-    /// The raw transaction (hex), loaded only when its payload gives operation metadata
-    /// (stacking calls, tenure changes).
-    pub raw_tx: Option<String>,
-    /// The raw Clarity result (hex) of such a transaction; `None` while pending.
-    pub raw_result: Option<String>,
-}
 
 /// Loads `raw_tx` / `raw_result` only for the transactions whose payload is parsed into
 /// operation metadata (`src/rosetta/stacking.rs`), not for every contract deployment.
 const PAYLOAD_NEEDED: &str = "(tx_type = 'tenure_change' OR (tx_type = 'contract_call' AND function_name IN \
      ('stack-stx', 'delegate-stx', 'revoke-delegate-stx')))";
 
-/// One row of the `operations` ledger.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredOp {
-    pub tx_id: String,
-    /// `-1` for block-level operations (miner rewards, unlocks).
-    pub tx_index: i64,
-    pub op_index: i64,
-    pub op_type: String,
-    pub status: String,
-    pub account: String,
-    pub amount: Option<i64>,
-    pub locked_delta: i64,
-    pub related_op_index: Option<i64>,
-    pub metadata: Option<String>,
-}
-
-/// A block's transactions and operations, in ledger order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BlockContents {
-    pub txs: Vec<RosettaTx>,
-    pub ops: Vec<StoredOp>,
-}
-
-/// One entry of the block event log: a block became canonical (`added`) or was orphaned.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BlockEventRow {
-    pub sequence: i64,
-    pub added: bool,
-    pub block_height: i64,
-    pub block_hash: String,
-}
-
-/// An account's state after a block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct AccountAt {
-    pub liquid: i64,
-    pub locked: i64,
-    pub next_nonce: i64,
-}
-
 const BLOCK_COLS: &str = "SELECT index_block_hash, block_hash, block_height, parent_block_hash, block_time, \
      burn_block_time, burn_block_height, (CASE WHEN signer_bitvec IS NULL THEN 0 ELSE 1 END) AS nakamoto, \
      (CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical, \
      (CASE WHEN materialized THEN 1 ELSE 0 END) AS materialized FROM blocks";
 
-fn rosetta_block(r: &DbRow) -> Result<RosettaBlock, sqlx::Error> {
+fn rosetta_block(r: &DbRow) -> Result<LedgerBlock, sqlx::Error> {
     let nakamoto = get_bool(r, "nakamoto")?;
     let seconds: i64 = if nakamoto { r.try_get("block_time")? } else { r.try_get("burn_block_time")? };
-    Ok(RosettaBlock {
+    Ok(LedgerBlock {
         index_block_hash: r.try_get("index_block_hash")?,
         block_hash: r.try_get("block_hash")?,
         block_height: r.try_get("block_height")?,
@@ -103,14 +37,14 @@ fn rosetta_block(r: &DbRow) -> Result<RosettaBlock, sqlx::Error> {
 
 impl Store {
     /// The canonical block at `height`.
-    pub async fn rosetta_block_at(&self, height: i64) -> Result<Option<RosettaBlock>, StoreError> {
+    pub async fn rosetta_block_at(&self, height: i64) -> Result<Option<LedgerBlock>, StoreError> {
         let sql = format!("{BLOCK_COLS} WHERE canonical = true AND block_height = $1");
         let row = select(&sql, vec![height.into()]).fetch_optional(self).await?;
         Ok(row.as_ref().map(rosetta_block).transpose()?)
     }
 
     /// The block with this block hash (0x hex), canonical first if forks share it.
-    pub async fn rosetta_block_by_hash(&self, block_hash: &str) -> Result<Option<RosettaBlock>, StoreError> {
+    pub async fn rosetta_block_by_hash(&self, block_hash: &str) -> Result<Option<LedgerBlock>, StoreError> {
         let sql = format!(
             "{BLOCK_COLS} WHERE block_hash = $1 ORDER BY canonical DESC, block_height DESC, index_block_hash LIMIT 1"
         );
@@ -119,14 +53,14 @@ impl Store {
     }
 
     /// The canonical tip.
-    pub async fn rosetta_tip(&self) -> Result<Option<RosettaBlock>, StoreError> {
+    pub async fn rosetta_tip(&self) -> Result<Option<LedgerBlock>, StoreError> {
         let sql = format!("{BLOCK_COLS} WHERE canonical = true ORDER BY block_height DESC LIMIT 1");
         let row = select(&sql, vec![]).fetch_optional(self).await?;
         Ok(row.as_ref().map(rosetta_block).transpose()?)
     }
 
     /// The lowest canonical block (the genesis block Rosetta reports).
-    pub async fn rosetta_genesis(&self) -> Result<Option<RosettaBlock>, StoreError> {
+    pub async fn rosetta_genesis(&self) -> Result<Option<LedgerBlock>, StoreError> {
         let sql = format!("{BLOCK_COLS} WHERE canonical = true ORDER BY block_height ASC LIMIT 1");
         let row = select(&sql, vec![]).fetch_optional(self).await?;
         Ok(row.as_ref().map(rosetta_block).transpose()?)
@@ -147,7 +81,7 @@ impl Store {
         .await?
         .iter()
         .map(|r| {
-            Ok(RosettaTx {
+            Ok(LedgerTx {
                 tx_id: r.try_get("tx_id")?,
                 tx_index: r.try_get("tx_index")?,
                 tx_type: r.try_get("tx_type")?,
@@ -168,7 +102,7 @@ impl Store {
         .await?
         .iter()
         .map(|r| {
-            Ok(StoredOp {
+            Ok(OpRow {
                 tx_id: r.try_get("tx_id")?,
                 tx_index: r.try_get("tx_index")?,
                 op_index: r.try_get("op_index")?,
@@ -179,6 +113,9 @@ impl Store {
                 locked_delta: r.try_get("locked_delta")?,
                 related_op_index: r.try_get("related_op_index")?,
                 metadata: r.try_get("metadata")?,
+                // STX operations only (`asset_identifier IS NULL`).
+                asset_identifier: None,
+                token_amount: None,
             })
         })
         .collect::<Result<Vec<_>, sqlx::Error>>()?;
@@ -235,7 +172,7 @@ impl Store {
 
 impl Store {
     /// The block event log (`/events/blocks`) from sequence `from`, at most `limit` entries,
-    /// in order: `(sequence, added, block_height, block_hash)`.
+    /// in order.
     pub async fn rosetta_block_events(
         &self,
         from: i64,
@@ -271,12 +208,11 @@ impl Store {
     }
 
     /// The canonical transactions involving `principal` at or below `max_height`, newest first:
-    /// `(index_block_hash, tx_id)`.
     pub async fn rosetta_account_txs(
         &self,
         principal: &str,
         max_height: i64,
-    ) -> Result<Vec<(String, String)>, StoreError> {
+    ) -> Result<Vec<TxRef>, StoreError> {
         let rows = select(
             "SELECT index_block_hash, tx_id FROM account_txs WHERE principal = $1 AND canonical = true \
              AND block_height <= $2 ORDER BY block_height DESC, tx_index DESC",
@@ -286,7 +222,9 @@ impl Store {
         .await?;
         Ok(rows
             .iter()
-            .map(|r| Ok((r.try_get("index_block_hash")?, r.try_get("tx_id")?)))
+            .map(|r| {
+                Ok(TxRef { index_block_hash: r.try_get("index_block_hash")?, tx_id: r.try_get("tx_id")? })
+            })
             .collect::<Result<_, sqlx::Error>>()?)
     }
 
@@ -294,9 +232,64 @@ impl Store {
     pub async fn rosetta_block_by_index_hash(
         &self,
         index_block_hash: &str,
-    ) -> Result<Option<RosettaBlock>, StoreError> {
+    ) -> Result<Option<LedgerBlock>, StoreError> {
         let sql = format!("{BLOCK_COLS} WHERE index_block_hash = $1");
         let row = select(&sql, vec![index_block_hash.into()]).fetch_optional(self).await?;
         Ok(row.as_ref().map(rosetta_block).transpose()?)
+    }
+}
+
+/// The reader over the inherent reads above (kept callable directly for the store's own tests).
+impl LedgerReader for Store {
+    fn tip(&self) -> ReadFuture<'_, Option<LedgerBlock>> {
+        Box::pin(async move { Ok(self.rosetta_tip().await?) })
+    }
+
+    fn genesis(&self) -> ReadFuture<'_, Option<LedgerBlock>> {
+        Box::pin(async move { Ok(self.rosetta_genesis().await?) })
+    }
+
+    fn block_at(&self, height: i64) -> ReadFuture<'_, Option<LedgerBlock>> {
+        Box::pin(async move { Ok(self.rosetta_block_at(height).await?) })
+    }
+
+    fn block_by_hash<'a>(&'a self, block_hash: &'a str) -> ReadFuture<'a, Option<LedgerBlock>> {
+        Box::pin(async move { Ok(self.rosetta_block_by_hash(block_hash).await?) })
+    }
+
+    fn block_by_index_hash<'a>(&'a self, index_block_hash: &'a str) -> ReadFuture<'a, Option<LedgerBlock>> {
+        Box::pin(async move { Ok(self.rosetta_block_by_index_hash(index_block_hash).await?) })
+    }
+
+    fn block_contents<'a>(&'a self, index_block_hash: &'a str) -> ReadFuture<'a, BlockContents> {
+        Box::pin(async move { Ok(self.rosetta_block_contents(index_block_hash).await?) })
+    }
+
+    fn account_at<'a>(&'a self, account: &'a str, height: i64) -> ReadFuture<'a, AccountAt> {
+        Box::pin(async move { Ok(self.rosetta_account_at(account, height).await?) })
+    }
+
+    fn tx_block<'a>(&'a self, tx_id: &'a str) -> ReadFuture<'a, Option<String>> {
+        Box::pin(async move { Ok(self.rosetta_tx_block(tx_id).await?) })
+    }
+
+    fn account_txs<'a>(&'a self, principal: &'a str, max_height: i64) -> ReadFuture<'a, Vec<TxRef>> {
+        Box::pin(async move { Ok(self.rosetta_account_txs(principal, max_height).await?) })
+    }
+
+    fn mempool_ids(&self) -> ReadFuture<'_, Vec<String>> {
+        Box::pin(async move { Ok(self.rosetta_mempool_ids().await?) })
+    }
+
+    fn mempool_raw<'a>(&'a self, tx_id: &'a str) -> ReadFuture<'a, Option<String>> {
+        Box::pin(async move { Ok(self.rosetta_mempool_raw(tx_id).await?) })
+    }
+
+    fn block_events(&self, from: i64, limit: i64) -> ReadFuture<'_, Vec<BlockEventRow>> {
+        Box::pin(async move { Ok(self.rosetta_block_events(from, limit).await?) })
+    }
+
+    fn max_sequence(&self) -> ReadFuture<'_, i64> {
+        Box::pin(async move { Ok(self.rosetta_max_sequence().await?) })
     }
 }

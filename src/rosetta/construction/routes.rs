@@ -28,6 +28,7 @@ use crate::ingest::{EventSink, IncomingEvent};
 use crate::ledger::Network;
 use crate::rosetta::{ErrorKind, RosettaError};
 use crate::store::Store;
+use ledger_read::ReadError;
 
 /// µSTX per byte when no node is configured to ask (`/v2/fees/transfer`'s usual floor).
 pub const DEFAULT_FEE_RATE: u64 = 1;
@@ -267,8 +268,11 @@ fn given_multisig_members(
 
 /// The account's next nonce: the ledger's (counting our mempool), or the node's when higher.
 async fn next_nonce(online: &Online, address: &StacksAddress) -> Result<u64, RosettaError> {
-    let ledger_nonce =
-        online.store.next_nonce_with_mempool(&address.to_c32()).await.map_err(RosettaError::from)?;
+    let ledger_nonce = online
+        .store
+        .next_nonce_with_mempool(&address.to_c32())
+        .await
+        .map_err(|e| RosettaError::from(ReadError::from(e)))?;
     let mut nonce = u64::try_from(ledger_nonce).unwrap_or(0);
     if let Some(node) = &online.node {
         // The node may know of transactions our mempool has not seen yet.
@@ -336,7 +340,8 @@ async fn metadata(
                 (Some(pox.contract_id), pox.current_burnchain_block_height)
             }
             None => {
-                let tip = online.store.chain_tip().await.map_err(RosettaError::from)?;
+                let tip =
+                    online.store.chain_tip().await.map_err(|e| RosettaError::from(ReadError::from(e)))?;
                 (None, tip.map_or(0, |t| u64::try_from(t.burn_block_height).unwrap_or(0)))
             }
         };

@@ -1,0 +1,55 @@
+//! The reader trait. Its futures are boxed so that a surface can hold `Arc<dyn LedgerReader>`
+//! (one allocation per read, next to a database round trip).
+
+use std::future::Future;
+use std::pin::Pin;
+
+use crate::error::ReadError;
+use crate::rows::{AccountAt, BlockContents, BlockEventRow, LedgerBlock, TxRef};
+
+/// What a read returns.
+pub type ReadFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, ReadError>> + Send + 'a>>;
+
+/// The ledger as the surfaces read it. Hashes and transaction ids are `0x`-prefixed lower-case
+/// hex; heights are Stacks block heights.
+pub trait LedgerReader: Send + Sync {
+    /// The canonical tip.
+    fn tip(&self) -> ReadFuture<'_, Option<LedgerBlock>>;
+
+    /// The lowest canonical block (the genesis block the chain reports).
+    fn genesis(&self) -> ReadFuture<'_, Option<LedgerBlock>>;
+
+    /// The canonical block at `height`.
+    fn block_at(&self, height: i64) -> ReadFuture<'_, Option<LedgerBlock>>;
+
+    /// The block with this block hash, the canonical one first if forks share it.
+    fn block_by_hash<'a>(&'a self, block_hash: &'a str) -> ReadFuture<'a, Option<LedgerBlock>>;
+
+    /// The block with this index block hash (any fork).
+    fn block_by_index_hash<'a>(&'a self, index_block_hash: &'a str) -> ReadFuture<'a, Option<LedgerBlock>>;
+
+    /// The block's transactions and STX operations, in ledger order.
+    fn block_contents<'a>(&'a self, index_block_hash: &'a str) -> ReadFuture<'a, BlockContents>;
+
+    /// `account`'s balances and next nonce after the canonical block at `height` (zeros for an
+    /// account the chain has not seen by then).
+    fn account_at<'a>(&'a self, account: &'a str, height: i64) -> ReadFuture<'a, AccountAt>;
+
+    /// The index block hash of the canonical block that mined `tx_id`.
+    fn tx_block<'a>(&'a self, tx_id: &'a str) -> ReadFuture<'a, Option<String>>;
+
+    /// The canonical transactions involving `principal` at or below `max_height`, newest first.
+    fn account_txs<'a>(&'a self, principal: &'a str, max_height: i64) -> ReadFuture<'a, Vec<TxRef>>;
+
+    /// Pending mempool transaction ids, oldest first.
+    fn mempool_ids(&self) -> ReadFuture<'_, Vec<String>>;
+
+    /// A pending mempool transaction's raw bytes (0x hex).
+    fn mempool_raw<'a>(&'a self, tx_id: &'a str) -> ReadFuture<'a, Option<String>>;
+
+    /// The block event log from sequence `from`, at most `limit` entries, in order.
+    fn block_events(&self, from: i64, limit: i64) -> ReadFuture<'_, Vec<BlockEventRow>>;
+
+    /// The last sequence of the block event log (0 when empty).
+    fn max_sequence(&self) -> ReadFuture<'_, i64>;
+}
