@@ -280,6 +280,7 @@ mod tests {
     use super::*;
     use crate::devnet::config::{reward_cycle, POX_MIN_STACK};
     use crate::devnet::txbuild::{pox4_signer_signature, pox_addr, sign, SignerGrant, Signers};
+    use crate::devnet::world::Holder;
     use crate::devnet::{DevnetConfig, Generator};
     use crate::events::EventPath;
 
@@ -517,29 +518,37 @@ mod tests {
     #[test]
     fn admits_and_runs_pox4_calls_like_a_node() {
         let mut g = node();
+        let start = g.burn_height();
+        // Two accounts the generated chain left neither stacking nor delegating.
+        let free: Vec<u32> = (1..g.ctx_ref().user_accounts())
+            .filter(|&i| {
+                let w = g.world_ref();
+                w.account(i).locked == 0 && w.revocable(&Holder::Seed(i), start + 1).is_none()
+            })
+            .collect();
+        let (s_i, d_i) = (free[0], free[1]);
         let ctx = g.ctx_ref();
-        let (stacker, delegator) = (ctx.key(1).c32.clone(), ctx.key(2).c32.clone());
+        let (stacker, delegator) = (ctx.key(s_i).c32.clone(), ctx.key(d_i).c32.clone());
         let pool =
             Value::Principal(Principal::Standard(StacksAddress::new(ctx.key(1).address.version, [9; 20])));
         let nonce = |g: &Generator, a: &str| account(g.ctx_ref(), g.world_ref(), a).unwrap().nonce;
-        let start = g.burn_height();
         let recorded = recorded_prints();
 
         // Refused at admission, as a node's mempool refuses them.
         let n = nonce(&g, &stacker);
-        let raw = pox_call(&g, 1, n, "stack-stx", vec![Value::UInt(1)]);
+        let raw = pox_call(&g, s_i, n, "stack-stx", vec![Value::UInt(1)]);
         assert_eq!(reason(&mut g, &raw), "BadFunctionArgument");
-        let mut wrong = stack_args(&g, 1, 1, start);
+        let mut wrong = stack_args(&g, s_i, s_i, start);
         wrong[0] = Value::Int(1);
-        let raw = pox_call(&g, 1, n, "stack-stx", wrong);
+        let raw = pox_call(&g, s_i, n, "stack-stx", wrong);
         assert_eq!(reason(&mut g, &raw), "BadFunctionArgument");
-        let raw = pox_call(&g, 1, n, "stack-more", Vec::new());
+        let raw = pox_call(&g, s_i, n, "stack-more", Vec::new());
         assert_eq!(reason(&mut g, &raw), "NoSuchPublicFunction");
-        let raw = pox_call(&g, 1, n, "stack-extend", Vec::new());
+        let raw = pox_call(&g, s_i, n, "stack-extend", Vec::new());
         assert_eq!(reason(&mut g, &raw), "NotSupported");
         let other = {
             let ctx = g.ctx_ref();
-            let signers = Signers { origin: ctx.key(1), origin_nonce: n, sponsor: None, fee: 5_000 };
+            let signers = Signers { origin: ctx.key(s_i), origin_nonce: n, sponsor: None, fee: 5_000 };
             let contract = stacks_codec::address::ContractId::new(ctx.key(3).address, "nothing").unwrap();
             let payload =
                 Payload::ContractCall { contract, function_name: "f".into(), function_args: Vec::new() };
@@ -549,7 +558,7 @@ mod tests {
         assert_eq!(nonce(&g, &stacker), n, "nothing was admitted");
 
         // stack-stx: the print, then the lock; the locked sub-account at once.
-        let raw = pox_call(&g, 1, n, "stack-stx", stack_args(&g, 1, 1, start));
+        let raw = pox_call(&g, s_i, n, "stack-stx", stack_args(&g, s_i, s_i, start));
         let stack = queue(&mut g, &raw);
         assert_eq!(stack.receipt.status, "success");
         assert!(
@@ -559,7 +568,7 @@ mod tests {
         let v2 = account_json(g.ctx_ref(), g.world_ref(), &stacker);
         assert_eq!(v2["locked"], format!("0x{:032x}", POX_MIN_STACK));
         // Again: already stacked, (err 3), the fee paid and the nonce used.
-        let raw = pox_call(&g, 1, n + 1, "stack-stx", stack_args(&g, 1, 1, start));
+        let raw = pox_call(&g, s_i, n + 1, "stack-stx", stack_args(&g, s_i, s_i, start));
         let again = queue(&mut g, &raw);
         assert_eq!(
             (again.receipt.status, err_code(&again), again.events.len()),
@@ -568,27 +577,27 @@ mod tests {
         assert_eq!(nonce(&g, &stacker), n + 2);
         // Another account with a signature by someone else's key; a start in another cycle.
         let d = nonce(&g, &delegator);
-        let raw = pox_call(&g, 2, d, "stack-stx", stack_args(&g, 2, 3, start));
+        let raw = pox_call(&g, d_i, d, "stack-stx", stack_args(&g, d_i, s_i, start));
         let forged = queue(&mut g, &raw);
         assert_eq!(err_code(&forged), Some(pox4::err::INVALID_SIGNATURE_PUBKEY));
-        let raw = pox_call(&g, 2, d + 1, "stack-stx", stack_args(&g, 2, 2, start + 100));
+        let raw = pox_call(&g, d_i, d + 1, "stack-stx", stack_args(&g, d_i, d_i, start + 100));
         let late = queue(&mut g, &raw);
         assert_eq!(err_code(&late), Some(pox4::err::INVALID_START_BURN_HEIGHT));
 
         // delegate-stx, a second one refused, revoke, a second revoke refused.
         let delegate = vec![Value::UInt(1_000_000), pool, Value::OptionalNone, Value::OptionalNone];
-        let raw = pox_call(&g, 2, d + 2, "delegate-stx", delegate.clone());
+        let raw = pox_call(&g, d_i, d + 2, "delegate-stx", delegate.clone());
         let first = queue(&mut g, &raw);
         assert_eq!((first.receipt.status, err_code(&first)), ("success", None));
         assert_eq!(shape(&prints(&first)[0]), shape(&recorded["delegate-stx"]));
-        let raw = pox_call(&g, 2, d + 3, "delegate-stx", delegate);
+        let raw = pox_call(&g, d_i, d + 3, "delegate-stx", delegate);
         let second = queue(&mut g, &raw);
         assert_eq!(err_code(&second), Some(pox4::err::ALREADY_DELEGATED));
-        let raw = pox_call(&g, 2, d + 4, "revoke-delegate-stx", Vec::new());
+        let raw = pox_call(&g, d_i, d + 4, "revoke-delegate-stx", Vec::new());
         let revoke = queue(&mut g, &raw);
         assert_eq!((revoke.receipt.status, err_code(&revoke)), ("success", None));
         assert_eq!(shape(&prints(&revoke)[0]), shape(&recorded["revoke-delegate-stx"]));
-        let raw = pox_call(&g, 2, d + 5, "revoke-delegate-stx", Vec::new());
+        let raw = pox_call(&g, d_i, d + 5, "revoke-delegate-stx", Vec::new());
         let revoked = queue(&mut g, &raw);
         assert_eq!(err_code(&revoked), Some(pox4::err::DELEGATION_ALREADY_REVOKED));
 
