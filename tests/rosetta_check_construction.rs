@@ -1,10 +1,10 @@
 //! `check-construction` (the in-project rosetta-cli `check:construction`) end to end: our
 //! server (online, on SQLite and PostgreSQL) backed by the devnet acting as the Stacks node,
 //! plus an offline server for the offline calls. create_account, request_funds, transfer,
-//! multisig_transfer and sponsored_transfer run through derive → … → submit (every signing
-//! round); each transfer reaches the mempool, then a block with the
-//! intent's operations, and balances reconcile. And it must fail against a node that never
-//! mines.
+//! multisig_transfer, sponsored_transfer and the pox-4 calls stack_stx, delegate_stx and
+//! revoke_delegate_stx run through derive → … → submit (every signing round); each reaches the
+//! mempool, then a block with the intent's operations, and balances reconcile (the stacked
+//! amount in the `locked` sub-account). And it must fail against a node that never mines.
 
 mod common;
 
@@ -83,6 +83,9 @@ async fn run_check(db: Db, block_time: Duration, timeout: Duration) -> Option<Co
             ("transfer".to_owned(), 3),
             ("multisig_transfer".to_owned(), 2),
             ("sponsored_transfer".to_owned(), 1),
+            ("stack_stx".to_owned(), 1),
+            ("delegate_stx".to_owned(), 1),
+            ("revoke_delegate_stx".to_owned(), 1),
         ]
         .into_iter()
         .collect(),
@@ -103,17 +106,22 @@ async fn passes(db: Db) {
     assert!(report.ok(), "{db:?}: {:#?}", report.failures);
     let s = &report.stats;
     // request_funds + 3 transfers + 2 × (funding a multisig account, its transfer: P2SH in two
-    // rounds, P2WSH non-sequential in one) + 1 sponsored; each: parse(unsigned), parse(signed),
-    // on chain; sender and recipient reconciled, and the sponsor.
-    assert_eq!(s.transactions_confirmed, 9, "{s:?}");
-    assert_eq!(s.transactions_in_mempool, 9, "{s:?}");
-    assert_eq!(s.intents_checked, 27, "{s:?}");
-    assert_eq!(s.balances_reconciled, 19, "{s:?}");
+    // rounds, P2WSH non-sequential in one) + 1 sponsored + stack_stx, delegate_stx,
+    // revoke_delegate_stx; each: parse(unsigned), parse(signed), on chain; a transfer's sender
+    // and recipient reconciled, and the sponsor; a pox-4 call's liquid balance, and the locked
+    // sub-account after stack_stx.
+    assert_eq!(s.transactions_confirmed, 12, "{s:?}");
+    assert_eq!(s.transactions_in_mempool, 12, "{s:?}");
+    assert_eq!(s.intents_checked, 36, "{s:?}");
+    assert_eq!(s.balances_reconciled, 23, "{s:?}");
     assert_eq!(s.addresses_created, 6, "{s:?}");
     assert_eq!(report.end_conditions["transfer"], [3, 3]);
     assert_eq!(report.end_conditions["create_account"], [3, 3]);
     assert_eq!(report.end_conditions["multisig_transfer"], [2, 2]);
     assert_eq!(report.end_conditions["sponsored_transfer"], [1, 1]);
+    for call in ["stack_stx", "delegate_stx", "revoke_delegate_stx"] {
+        assert_eq!(report.end_conditions[call], [1, 1], "{call}");
+    }
 }
 
 async fn fails_when_the_node_never_mines(db: Db) {
@@ -123,6 +131,9 @@ async fn fails_when_the_node_never_mines(db: Db) {
     assert_eq!(report.stats.transactions_in_mempool, 1, "submitted, then stuck: {:?}", report.stats);
     let all: Vec<&String> = report.failures.values().flatten().collect();
     assert!(all.iter().any(|f| f.contains("was not mined")), "{all:?}");
+    for call in ["stack_stx", "delegate_stx", "revoke_delegate_stx"] {
+        assert_eq!(report.end_conditions[call], [1, 0], "{call} never ran");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

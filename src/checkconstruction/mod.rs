@@ -6,8 +6,8 @@
 //! * `transfer`: a transfer from a funded account to another created one;
 //! * `multisig_transfer`: a 2-of-3 multisig account (modes in turn) funded, then sending;
 //! * `sponsored_transfer`: a transfer whose fee the prefunded account pays;
-//! * `stack_stx`, `delegate_stx`, `revoke_delegate_stx` (pox-4 calls: they need a node that
-//!   runs Clarity, such as the real mocknet node of `../shared/tools/realnode`): the prefunded
+//! * `stack_stx`, `delegate_stx`, `revoke_delegate_stx` (pox-4 calls, which the devnet node
+//!   runs as a real node does, e.g. the mocknet one of `../shared/tools/realnode`): the prefunded
 //!   account stacks the minimum for one cycle (its own key the signer, the SIP-018 signature made
 //!   here) and its locked sub-account must hold it; the first account delegates to the second and
 //!   revokes; each confirmed in a block with its operation and the liquid balance reconciled.
@@ -304,7 +304,7 @@ impl ConstructionChecker {
             self.transfer(Transfer { from, to: &to, amount: 500 + i, sponsor: Some(&funder) }).await?;
             *self.done.entry("sponsored_transfer".into()).or_default() += 1;
         }
-        // Stacking (pox-4 calls; a node that runs Clarity): the prefunded account stacks the
+        // Stacking (pox-4 calls): the prefunded account stacks the
         // minimum for one cycle, its own key the signer; the first account delegates to the
         // second, then revokes.
         if need("stack_stx") > 0 {

@@ -428,8 +428,8 @@ impl Generator {
         let time = if self.burn.time == 0 { GENESIS_TIME } else { self.burn.time + self.rng.range(540, 660) };
         let hash = self.rng.bytes32();
         let holders: Vec<String> = match &self.branch.world.reward_set {
-            Some((cycle, accounts)) if *cycle == reward_cycle(height) && !in_prepare_phase(height) => {
-                accounts.iter().map(|&a| self.ctx.key(a).btc.clone()).collect()
+            Some((cycle, holders)) if *cycle == reward_cycle(height) && !in_prepare_phase(height) => {
+                holders.clone()
             }
             _ => Vec::new(),
         };
@@ -468,16 +468,15 @@ impl Generator {
         if world.reward_set.as_ref().is_some_and(|(c, _)| *c >= cycle) {
             return None;
         }
-        let accounts: Vec<u32> = world
+        let rewarded_addresses: Vec<String> = world
             .stackers
             .iter()
             .filter(|s| s.first_cycle <= cycle && cycle < s.end_cycle)
-            .map(|s| s.account)
+            .map(|s| s.btc.clone())
             .collect();
-        let rewarded_addresses = accounts.iter().map(|&a| self.ctx.key(a).btc.clone()).collect();
         let signers =
             (self.ctx.cfg.pox5_per_mille > 0).then(|| super::pox5::signer_set(&self.ctx, &world.pox5));
-        world.reward_set = Some((cycle, accounts));
+        world.reward_set = Some((cycle, rewarded_addresses.clone()));
         Some((cycle, RewardSet { rewarded_addresses, signers, pox_ustx_threshold: POX_MIN_STACK }))
     }
 
@@ -860,6 +859,12 @@ impl Generator {
 
     pub(super) fn burn_height(&self) -> u64 {
         self.burn.height
+    }
+
+    /// What the next mined block's transactions execute in: the devnet node runs a submitted
+    /// transaction on arrival, as that block will.
+    pub(super) fn next_env(&self) -> BlockEnv {
+        BlockEnv { burn_height: self.burn.height + 1, height: self.branch.tip.height + 1 }
     }
 
     pub(super) fn pending_submitted(&self) -> usize {

@@ -20,6 +20,7 @@ mod json;
 mod keys;
 pub mod node;
 mod node_server;
+mod pox4;
 mod pox5;
 mod rng;
 mod sink;

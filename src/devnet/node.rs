@@ -1,13 +1,19 @@
 //! The devnet as a Stacks node (`devnet --serve-node`): what it does with a transaction
 //! submitted to `POST /v2/transactions`. Pure: decode with our codec, check it against the
-//! generator's own ledger as a node's mempool admission does, apply it, and hand back the
+//! generator's own ledger as a node's mempool admission does, run it, and hand back the
 //! receipt the next block will carry. The HTTP side is `node_server.rs`.
 //!
-//! Scope: token transfers from single-signature or multisig origins, standard or sponsored by a
-//! single-sig sponsor (what the Rosetta Construction API builds); other payloads are refused.
-//! Each nonce (the origin's, and the sponsor's) must be the account's next one (a real node
-//! would also queue a later nonce). Accepted transactions take
-//! effect at once in the node's view (`/v2/accounts`) and are mined into the next block.
+//! Scope: token transfers and pox-4's `stack-stx`, `delegate-stx` and `revoke-delegate-stx`
+//! (`pox4.rs`: what the Rosetta Construction API builds), from single-signature or multisig
+//! origins of every hash mode, standard or sponsored by a single-sig or multisig sponsor; other
+//! payloads are refused (`NotSupported`). Transaction rules are Epoch 3's: SIP-027's
+//! non-sequential multisig modes are accepted (an Epoch 2.5 node refuses them), though the
+//! blocks keep the 2.x shape (a coinbase each). Each nonce (the origin's, and the sponsor's)
+//! must be the account's next one (a real node would also queue a later nonce). A contract call
+//! whose arguments type-check is admitted and run like a node runs it: when pox-4 refuses it
+//! (already stacked, a bad signer signature, ...) it is mined as `(err code)`, the fee paid.
+//! Accepted transactions take effect at once in the node's view (`/v2/accounts`), executed as
+//! the next block will, and are mined into it.
 
 use serde_json::{json, Value as Json};
 use stacks_codec::address::Principal;
@@ -16,8 +22,9 @@ use stacks_codec::to_hex_prefixed;
 use stacks_codec::tx::{Payload, Transaction};
 
 use super::config::Ctx;
+use super::pox4;
 use super::txbuild::Signed;
-use super::txgen::{self, GenTx};
+use super::txgen::{self, BlockEnv, GenTx};
 use super::world::{Account, World};
 
 /// µSTX per byte a transaction must at least pay (stacks-core's minimum fee rate), and what
@@ -73,19 +80,31 @@ fn account_mut<'a>(ctx: &Ctx, world: &'a mut World, address: &str) -> &'a mut Ac
     }
 }
 
-/// Checks `raw` as a node's mempool admission does and, if it passes, applies it to `world`
-/// and returns what the next block carries.
-pub fn admit(ctx: &Ctx, world: &mut World, raw: &[u8]) -> Result<GenTx, Box<Rejection>> {
+/// Checks `raw` as a node's mempool admission does and, if it passes, runs it on `world` in
+/// `env` (the next block's) and returns what that block carries.
+pub fn admit(ctx: &Ctx, world: &mut World, env: BlockEnv, raw: &[u8]) -> Result<GenTx, Box<Rejection>> {
     let tx = Transaction::deserialize(raw)
         .map_err(|e| Rejection::new("Deserialization", format!("not a transaction: {e}")))?;
     let txid = tx.txid_hex();
-    admit_tx(ctx, world, &tx, raw).map_err(|mut r| {
+    admit_tx(ctx, world, env, &tx, raw).map_err(|mut r| {
         r.txid = Some(txid);
         r
     })
 }
 
-fn admit_tx(ctx: &Ctx, world: &mut World, tx: &Transaction, raw: &[u8]) -> Result<GenTx, Box<Rejection>> {
+/// What a submitted transaction does, once its payload passed admission.
+enum Effect {
+    Transfer { recipient: String, amount: u64, memo: [u8; 34] },
+    Pox(pox4::PoxCall),
+}
+
+fn admit_tx(
+    ctx: &Ctx,
+    world: &mut World,
+    env: BlockEnv,
+    tx: &Transaction,
+    raw: &[u8],
+) -> Result<GenTx, Box<Rejection>> {
     if tx.version != ctx.tx_version || tx.chain_id != ctx.chain_id {
         return Err(Rejection::new(
             "BadTransactionVersion",
@@ -93,26 +112,44 @@ fn admit_tx(ctx: &Ctx, world: &mut World, tx: &Transaction, raw: &[u8]) -> Resul
         ));
     }
     verify_auth(tx).map_err(|e| Rejection::new("SignatureValidation", e.to_string()))?;
-    let Payload::TokenTransfer { recipient, amount, memo } = &tx.payload else {
-        return Err(Rejection::new("NotSupported", "the devnet node accepts token transfers only"));
-    };
-    let Principal::Standard(to) = recipient else {
-        return Err(Rejection::new("NotSupported", "the devnet node pays standard principals only"));
-    };
-    if to.is_mainnet() != (ctx.tx_version == stacks_codec::tx::TransactionVersion::Mainnet) {
-        return Err(Rejection::new(
-            "BadAddressVersionByte",
-            format!("{} is on another network", to.to_c32()),
-        ));
-    }
     let sender = tx.origin_address().to_c32();
-    let recipient = to.to_c32();
-    if sender == recipient {
-        return Err(Rejection::new("TransferRecipientCannotEqualSender", sender));
-    }
-    if *amount == 0 {
-        return Err(Rejection::new("TransferAmountMustBePositive", "the amount is 0"));
-    }
+    let effect = match &tx.payload {
+        Payload::TokenTransfer { recipient, amount, memo } => {
+            let Principal::Standard(to) = recipient else {
+                return Err(Rejection::new("NotSupported", "the devnet node pays standard principals only"));
+            };
+            if to.is_mainnet() != (ctx.tx_version == stacks_codec::tx::TransactionVersion::Mainnet) {
+                return Err(Rejection::new(
+                    "BadAddressVersionByte",
+                    format!("{} is on another network", to.to_c32()),
+                ));
+            }
+            let recipient = to.to_c32();
+            if sender == recipient {
+                return Err(Rejection::new("TransferRecipientCannotEqualSender", sender)
+                    .with_data(json!({ "recipient": recipient })));
+            }
+            if *amount == 0 {
+                return Err(Rejection::new("TransferAmountMustBePositive", "the amount is 0"));
+            }
+            Effect::Transfer { recipient, amount: *amount, memo: *memo }
+        }
+        Payload::ContractCall { contract, function_name, function_args } => {
+            let call =
+                pox4::parse_call(ctx, contract, function_name, function_args).map_err(|(reason, m)| {
+                    Rejection::new(reason, m.clone()).with_data(json!({ "message": m }))
+                })?;
+            Effect::Pox(call)
+        }
+        _ => {
+            return Err(Rejection::new(
+                "NotSupported",
+                "the devnet node accepts token transfers and pox-4 stacking calls only",
+            ))
+        }
+    };
+    // Locks that expire at the next block's burn height are spendable in it.
+    world.unlock(env.burn_height);
     // The fee is the payer's: the sponsor's when sponsored, else the origin's.
     let fee = tx.fee();
     let sponsor = tx.sponsor_address().map(|a| a.to_c32());
@@ -133,11 +170,15 @@ fn admit_tx(ctx: &Ctx, world: &mut World, tx: &Transaction, raw: &[u8]) -> Resul
         return Err(Rejection::new("FeeTooLow", format!("fee {fee} below {min_fee}"))
             .with_data(json!({ "expected": min_fee, "actual": fee })));
     }
+    // What the node checks is spendable: the fee, and a transfer's amount (a contract call's
+    // own spending is the contract's to check).
     let payer = sponsor.clone().unwrap_or_else(|| sender.clone());
     let mut debits = vec![(payer.clone(), u128::from(fee))];
-    match debits.iter_mut().find(|(p, _)| *p == sender) {
-        Some((_, d)) => *d += u128::from(*amount),
-        None => debits.push((sender.clone(), u128::from(*amount))),
+    if let Effect::Transfer { amount, .. } = &effect {
+        match debits.iter_mut().find(|(p, _)| *p == sender) {
+            Some((_, d)) => *d += u128::from(*amount),
+            None => debits.push((sender.clone(), u128::from(*amount))),
+        }
     }
     for (principal, needed) in &debits {
         let spendable = account(ctx, world, principal).map_or(0, Account::spendable);
@@ -152,7 +193,7 @@ fn admit_tx(ctx: &Ctx, world: &mut World, tx: &Transaction, raw: &[u8]) -> Resul
         }
     }
     // As a node mines it: the fee (pending until the block's reward matures), the nonces, the
-    // transfer.
+    // payload.
     for (principal, needed) in &debits {
         account_mut(ctx, world, principal).balance -= needed;
     }
@@ -160,9 +201,26 @@ fn admit_tx(ctx: &Ctx, world: &mut World, tx: &Transaction, raw: &[u8]) -> Resul
         account_mut(ctx, world, principal).nonce += 1;
     }
     world.pending_fees += u128::from(fee);
-    account_mut(ctx, world, &recipient).balance += u128::from(*amount);
     let signed = Signed { txid: tx.txid_hex(), raw_hex: to_hex_prefixed(raw) };
-    Ok(txgen::submitted_transfer(signed, u128::from(fee), sender, recipient, u128::from(*amount), *memo))
+    match effect {
+        Effect::Transfer { recipient, amount, memo } => {
+            account_mut(ctx, world, &recipient).balance += u128::from(amount);
+            Ok(txgen::submitted_transfer(
+                signed,
+                u128::from(fee),
+                sender,
+                recipient,
+                u128::from(amount),
+                memo,
+            ))
+        }
+        Effect::Pox(call) => {
+            let caller = pox4::caller_of(ctx, &tx.origin_address());
+            let outcome = pox4::run(ctx, world, &caller, &call, env.burn_height)
+                .map_err(|e| Rejection::new("ServerFailureOther", e.to_string()))?;
+            Ok(txgen::gen_tx(signed, outcome, u128::from(fee)))
+        }
+    }
 }
 
 /// `GET /v2/accounts/{principal}`'s body for an address (zeros for one never seen).
@@ -178,14 +236,51 @@ pub fn account_json(ctx: &Ctx, world: &World, address: &str) -> Json {
     })
 }
 
+/// `GET /v2/pox`'s body at `burn_height` (the fields of a node's answer the devnet can state:
+/// its PoX timing, contract and stacking minimum).
+pub fn pox_json(ctx: &Ctx, burn_height: u64) -> Json {
+    use super::config::POX_PREPARE_LENGTH;
+    use super::config::{cycle_start, reward_cycle, POX_CYCLE_LENGTH, POX_FIRST_BURN_HEIGHT, POX_MIN_STACK};
+    let cycle = reward_cycle(burn_height);
+    let next_start = cycle_start(cycle + 1);
+    let prepare_start = next_start - POX_PREPARE_LENGTH;
+    json!({
+        "contract_id": ctx.pox_contract_id,
+        "first_burnchain_block_height": POX_FIRST_BURN_HEIGHT,
+        "current_burnchain_block_height": burn_height,
+        "prepare_phase_block_length": POX_PREPARE_LENGTH,
+        "reward_phase_block_length": POX_CYCLE_LENGTH - POX_PREPARE_LENGTH,
+        "prepare_cycle_length": POX_PREPARE_LENGTH,
+        "reward_cycle_length": POX_CYCLE_LENGTH,
+        "reward_cycle_id": cycle,
+        "min_amount_ustx": u64::try_from(POX_MIN_STACK).unwrap_or(u64::MAX),
+        "next_reward_cycle_in": next_start - burn_height,
+        "current_cycle": { "id": cycle, "min_threshold_ustx": u64::try_from(POX_MIN_STACK).unwrap_or(u64::MAX), "is_pox_active": true },
+        "next_cycle": {
+            "id": cycle + 1,
+            "min_threshold_ustx": u64::try_from(POX_MIN_STACK).unwrap_or(u64::MAX),
+            "prepare_phase_start_block_height": prepare_start,
+            "blocks_until_prepare_phase": prepare_start.saturating_sub(burn_height),
+            "reward_phase_start_block_height": next_start,
+            "blocks_until_reward_phase": next_start - burn_height,
+        },
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use stacks_codec::address::{Principal, StacksAddress};
     use stacks_codec::decode_hex;
     use stacks_codec::tx::{AnchorMode, Payload};
 
+    use std::collections::BTreeMap;
+
+    use stacks_codec::clarity::Value;
+
     use super::*;
-    use crate::devnet::txbuild::{sign, Signers};
+    use crate::devnet::config::{reward_cycle, POX_MIN_STACK};
+    use crate::devnet::txbuild::{pox4_signer_signature, pox_addr, sign, SignerGrant, Signers};
+    use crate::devnet::world::Holder;
     use crate::devnet::{DevnetConfig, Generator};
     use crate::events::EventPath;
 
@@ -214,8 +309,9 @@ mod tests {
     }
 
     fn reason(g: &mut Generator, raw: &[u8]) -> &'static str {
+        let env = g.next_env();
         let (ctx, world, _) = g.node_parts();
-        admit(ctx, world, raw).unwrap_err().reason
+        admit(ctx, world, env, raw).unwrap_err().reason
     }
 
     #[test]
@@ -248,8 +344,9 @@ mod tests {
         assert_eq!((nothing_changed.nonce, nothing_changed.spendable()), (nonce, spendable));
 
         let raw = transfer(&g, 1, outsider, 1_000, nonce, fee);
+        let env = g.next_env();
         let (ctx, world, queue) = g.node_parts();
-        let tx = admit(ctx, world, &raw).unwrap();
+        let tx = admit(ctx, world, env, &raw).unwrap();
         let txid = tx.receipt.txid.clone();
         queue.push(tx);
         let a = account(g.ctx_ref(), g.world_ref(), &sender).unwrap();
@@ -296,12 +393,218 @@ mod tests {
         let raw = sponsored(&g, s.nonce + 1);
         assert_eq!(reason(&mut g, &raw), "BadNonce", "the sponsor's nonce counts");
         let raw = sponsored(&g, s.nonce);
+        let env = g.next_env();
         let (ctx, world, queue) = g.node_parts();
-        queue.push(admit(ctx, world, &raw).unwrap());
+        queue.push(admit(ctx, world, env, &raw).unwrap());
         let (o2, s2) = (before(&g, &origin), before(&g, &sponsor));
         assert_eq!((o2.nonce, o2.spendable()), (o.nonce + 1, o.spendable() - 2_000));
         assert_eq!((s2.nonce, s2.spendable()), (s.nonce + 1, s.spendable() - 700));
         g.mine().unwrap();
         g.check_ledger().unwrap();
+    }
+
+    /// A pox-4 call by seed account `from`.
+    fn pox_call(g: &Generator, from: u32, nonce: u64, function: &str, args: Vec<Value>) -> Vec<u8> {
+        let ctx = g.ctx_ref();
+        let signers = Signers { origin: ctx.key(from), origin_nonce: nonce, sponsor: None, fee: 5_000 };
+        let payload = Payload::ContractCall {
+            contract: ctx.pox_contract.clone(),
+            function_name: function.into(),
+            function_args: args,
+        };
+        decode_hex(&sign(ctx, &signers, AnchorMode::Any, Vec::new(), payload).unwrap().raw_hex).unwrap()
+    }
+
+    /// `stack-stx` of the minimum by `from`, signed by `signer`'s key, from `start`.
+    fn stack_args(g: &Generator, from: u32, signer: u32, start: u64) -> Vec<Value> {
+        let ctx = g.ctx_ref();
+        let addr = pox_addr(ctx.key(from));
+        let grant = SignerGrant {
+            pox_addr: &addr,
+            reward_cycle: reward_cycle(start),
+            period: 1,
+            max_amount: POX_MIN_STACK,
+            auth_id: 9,
+        };
+        let sig = pox4_signer_signature(ctx, ctx.key(signer), &grant);
+        let call = pox4::StackStx {
+            amount: POX_MIN_STACK,
+            pox_addr: addr.clone(),
+            start_burn_height: start,
+            period: 1,
+            signer_sig: Some(sig.to_vec()),
+            signer_key: ctx.key(from).public_key.to_compressed().to_vec(),
+            max_amount: POX_MIN_STACK,
+            auth_id: 9,
+        };
+        call.args()
+    }
+
+    /// Admits `raw` into the next block.
+    fn queue(g: &mut Generator, raw: &[u8]) -> GenTx {
+        let env = g.next_env();
+        let (ctx, world, queue) = g.node_parts();
+        let tx = admit(ctx, world, env, raw).unwrap();
+        queue.push(tx.clone());
+        tx
+    }
+
+    fn err_code(tx: &GenTx) -> Option<i128> {
+        match Value::deserialize(&decode_hex(&tx.receipt.raw_result).unwrap()).unwrap() {
+            Value::ResponseErr(e) => match *e {
+                Value::Int(code) => Some(code),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The shape of a Clarity value: tuple keys, leaf kinds (an optional's content left out).
+    fn shape(v: &Value) -> serde_json::Value {
+        match v {
+            Value::Tuple(fields) => fields.iter().map(|(k, v)| (k.clone(), shape(v))).collect(),
+            Value::ResponseOk(v) => json!({ "ok": shape(v) }),
+            Value::OptionalNone | Value::OptionalSome(_) => json!("optional"),
+            Value::UInt(_) => json!("uint"),
+            Value::Buffer(_) => json!("buff"),
+            Value::Principal(_) => json!("principal"),
+            Value::StringAscii(_) => json!("string-ascii"),
+            other => json!(other.repr()),
+        }
+    }
+
+    /// The pox-4 prints of a transaction, by the call's name.
+    fn prints(tx: &GenTx) -> Vec<Value> {
+        tx.events
+            .iter()
+            .filter_map(|e| match &e.body {
+                crate::devnet::json::EventBody::Print { raw_value, .. } => {
+                    Some(Value::deserialize(&decode_hex(raw_value).unwrap()).unwrap())
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The pox-4 prints a real node sent (`tests/realnode/pox`), by name.
+    fn recorded_prints() -> BTreeMap<String, Value> {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/realnode/pox/chain.tsv");
+        let mut out = BTreeMap::new();
+        for line in std::fs::read_to_string(path).unwrap().lines() {
+            let cols: Vec<&str> = line.splitn(4, '\t').collect();
+            if cols.get(2) != Some(&"/new_block") {
+                continue;
+            }
+            let block: serde_json::Value = serde_json::from_str(cols[3]).unwrap();
+            for e in block["events"].as_array().unwrap() {
+                let c = &e["contract_event"];
+                if c["topic"] != "print" || !c["contract_identifier"].as_str().unwrap().ends_with(".pox-4") {
+                    continue;
+                }
+                let v = Value::deserialize(&decode_hex(c["raw_value"].as_str().unwrap()).unwrap()).unwrap();
+                let Value::ResponseOk(inner) = &v else { continue };
+                let Value::Tuple(fields) = inner.as_ref() else { continue };
+                if let Some((_, Value::StringAscii(name))) = fields.iter().find(|(k, _)| k == "name") {
+                    out.insert(String::from_utf8(name.clone()).unwrap(), v.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// pox-4 calls: type-checked on admission, run as the contract runs them (a refused one is
+    /// mined as `(err code)`, the fee paid), their prints shaped as a real node's, the lock in
+    /// `/v2/accounts`; mined, the ledger adds up.
+    #[test]
+    fn admits_and_runs_pox4_calls_like_a_node() {
+        let mut g = node();
+        let start = g.burn_height();
+        // Two accounts the generated chain left neither stacking nor delegating.
+        let free: Vec<u32> = (1..g.ctx_ref().user_accounts())
+            .filter(|&i| {
+                let w = g.world_ref();
+                w.account(i).locked == 0 && w.revocable(&Holder::Seed(i), start + 1).is_none()
+            })
+            .collect();
+        let (s_i, d_i) = (free[0], free[1]);
+        let ctx = g.ctx_ref();
+        let (stacker, delegator) = (ctx.key(s_i).c32.clone(), ctx.key(d_i).c32.clone());
+        let pool =
+            Value::Principal(Principal::Standard(StacksAddress::new(ctx.key(1).address.version, [9; 20])));
+        let nonce = |g: &Generator, a: &str| account(g.ctx_ref(), g.world_ref(), a).unwrap().nonce;
+        let recorded = recorded_prints();
+
+        // Refused at admission, as a node's mempool refuses them.
+        let n = nonce(&g, &stacker);
+        let raw = pox_call(&g, s_i, n, "stack-stx", vec![Value::UInt(1)]);
+        assert_eq!(reason(&mut g, &raw), "BadFunctionArgument");
+        let mut wrong = stack_args(&g, s_i, s_i, start);
+        wrong[0] = Value::Int(1);
+        let raw = pox_call(&g, s_i, n, "stack-stx", wrong);
+        assert_eq!(reason(&mut g, &raw), "BadFunctionArgument");
+        let raw = pox_call(&g, s_i, n, "stack-more", Vec::new());
+        assert_eq!(reason(&mut g, &raw), "NoSuchPublicFunction");
+        let raw = pox_call(&g, s_i, n, "stack-extend", Vec::new());
+        assert_eq!(reason(&mut g, &raw), "NotSupported");
+        let other = {
+            let ctx = g.ctx_ref();
+            let signers = Signers { origin: ctx.key(s_i), origin_nonce: n, sponsor: None, fee: 5_000 };
+            let contract = stacks_codec::address::ContractId::new(ctx.key(3).address, "nothing").unwrap();
+            let payload =
+                Payload::ContractCall { contract, function_name: "f".into(), function_args: Vec::new() };
+            decode_hex(&sign(ctx, &signers, AnchorMode::Any, Vec::new(), payload).unwrap().raw_hex).unwrap()
+        };
+        assert_eq!(reason(&mut g, &other), "NoSuchContract");
+        assert_eq!(nonce(&g, &stacker), n, "nothing was admitted");
+
+        // stack-stx: the print, then the lock; the locked sub-account at once.
+        let raw = pox_call(&g, s_i, n, "stack-stx", stack_args(&g, s_i, s_i, start));
+        let stack = queue(&mut g, &raw);
+        assert_eq!(stack.receipt.status, "success");
+        assert!(
+            matches!(stack.events[1].body, crate::devnet::json::EventBody::StxLock { locked_amount, .. } if locked_amount == POX_MIN_STACK)
+        );
+        assert_eq!(shape(&prints(&stack)[0]), shape(&recorded["stack-stx"]));
+        let v2 = account_json(g.ctx_ref(), g.world_ref(), &stacker);
+        assert_eq!(v2["locked"], format!("0x{:032x}", POX_MIN_STACK));
+        // Again: already stacked, (err 3), the fee paid and the nonce used.
+        let raw = pox_call(&g, s_i, n + 1, "stack-stx", stack_args(&g, s_i, s_i, start));
+        let again = queue(&mut g, &raw);
+        assert_eq!(
+            (again.receipt.status, err_code(&again), again.events.len()),
+            ("abort_by_response", Some(3), 0)
+        );
+        assert_eq!(nonce(&g, &stacker), n + 2);
+        // Another account with a signature by someone else's key; a start in another cycle.
+        let d = nonce(&g, &delegator);
+        let raw = pox_call(&g, d_i, d, "stack-stx", stack_args(&g, d_i, s_i, start));
+        let forged = queue(&mut g, &raw);
+        assert_eq!(err_code(&forged), Some(pox4::err::INVALID_SIGNATURE_PUBKEY));
+        let raw = pox_call(&g, d_i, d + 1, "stack-stx", stack_args(&g, d_i, d_i, start + 100));
+        let late = queue(&mut g, &raw);
+        assert_eq!(err_code(&late), Some(pox4::err::INVALID_START_BURN_HEIGHT));
+
+        // delegate-stx, a second one refused, revoke, a second revoke refused.
+        let delegate = vec![Value::UInt(1_000_000), pool, Value::OptionalNone, Value::OptionalNone];
+        let raw = pox_call(&g, d_i, d + 2, "delegate-stx", delegate.clone());
+        let first = queue(&mut g, &raw);
+        assert_eq!((first.receipt.status, err_code(&first)), ("success", None));
+        assert_eq!(shape(&prints(&first)[0]), shape(&recorded["delegate-stx"]));
+        let raw = pox_call(&g, d_i, d + 3, "delegate-stx", delegate);
+        let second = queue(&mut g, &raw);
+        assert_eq!(err_code(&second), Some(pox4::err::ALREADY_DELEGATED));
+        let raw = pox_call(&g, d_i, d + 4, "revoke-delegate-stx", Vec::new());
+        let revoke = queue(&mut g, &raw);
+        assert_eq!((revoke.receipt.status, err_code(&revoke)), ("success", None));
+        assert_eq!(shape(&prints(&revoke)[0]), shape(&recorded["revoke-delegate-stx"]));
+        let raw = pox_call(&g, d_i, d + 5, "revoke-delegate-stx", Vec::new());
+        let revoked = queue(&mut g, &raw);
+        assert_eq!(err_code(&revoked), Some(pox4::err::DELEGATION_ALREADY_REVOKED));
+
+        g.mine().unwrap();
+        assert_eq!(g.pending_submitted(), 0);
+        g.check_ledger().unwrap();
+        let a = account(g.ctx_ref(), g.world_ref(), &stacker).unwrap();
+        assert_eq!(a.locked, POX_MIN_STACK);
     }
 }

@@ -2,7 +2,8 @@
 //! is posted to the event observer first; then the node answers the RPC calls the Rosetta
 //! Construction API makes (`POST /v2/transactions`, `GET /v2/accounts/{principal}`,
 //! `/v2/fees/transfer`, `/v2/info`, `/v2/pox`) and mines what it accepted into a block every
-//! `block_time` (no block while nothing is waiting). Every event (`/new_mempool_tx` on
+//! `block_time`, empty or not, as a mocknet miner does (so the burn chain advances, reward
+//! cycles pass and locks expire while nobody submits anything). Every event (`/new_mempool_tx` on
 //! arrival, then `/new_burn_block` and `/new_block`) goes to the observer in order through one
 //! poster task, the path a real node's events take.
 
@@ -68,21 +69,19 @@ pub async fn serve(
     });
     let miner_node = Arc::clone(&node);
     let miner = tokio::spawn(async move {
-        let mut tick = tokio::time::interval(block_time);
+        // The first block one block time after start (an interval's first tick is at once).
+        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + block_time, block_time);
         loop {
             tick.tick().await;
             let mined = miner_node.with(|g| {
-                if g.pending_submitted() == 0 {
-                    return Ok(None);
-                }
                 let n = g.pending_submitted();
-                g.mine().map(|()| Some((n, g.canonical_tip().height)))
+                g.mine().map(|()| (n, g.canonical_tip().height))
             });
             match mined {
-                Ok(Some((n, height))) => {
+                Ok((0, height)) => tracing::debug!("devnet node: mined empty block {height}"),
+                Ok((n, height)) => {
                     tracing::info!("devnet node: mined block {height} with {n} submitted tx(s)")
                 }
-                Ok(None) => {}
                 Err(e) => tracing::error!(error = %e, "devnet node: mining failed"),
             }
         }
@@ -133,12 +132,7 @@ fn routes(node: Arc<Node>) -> impl Filter<Extract = (Response,), Error = warp::R
         warp::reply::json(&body).into_response()
     });
     let pox = warp::path!("v2" / "pox").and(warp::get()).and(with_node).map(|node: Arc<Node>| {
-        let body = node.with(|g| {
-            json!({
-                "contract_id": g.ctx_ref().pox_contract_id,
-                "current_burnchain_block_height": g.burn_height(),
-            })
-        });
+        let body = node.with(|g| node::pox_json(g.ctx_ref(), g.burn_height()));
         warp::reply::json(&body).into_response()
     });
     submit.or(accounts).unify().or(fee).unify().or(info).unify().or(pox).unify()
@@ -159,8 +153,9 @@ fn submit(node: &Node, content_type: Option<String>, body: &[u8]) -> Response {
         return warp::reply::with_status(warp::reply::json(&body), StatusCode::BAD_REQUEST).into_response();
     };
     let admitted = node.with(|g| {
+        let env = g.next_env();
         let (ctx, world, queue) = g.node_parts();
-        let tx = node::admit(ctx, world, &raw)?;
+        let tx = node::admit(ctx, world, env, &raw)?;
         let (txid, raw_hex) = (tx.receipt.txid.clone(), tx.receipt.raw_tx.clone());
         queue.push(tx);
         g.announce(&raw_hex);

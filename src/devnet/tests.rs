@@ -10,6 +10,7 @@ use stacks_codec::decode_hex;
 use stacks_codec::sign::{verify_origin, verify_sponsor};
 use stacks_codec::tx::{Payload, Transaction, TransactionVersion};
 
+use super::world::Holder;
 use super::{write_tsv, DevnetConfig, DevnetEvent, Generator, Network};
 use crate::events::payload::{EventBody, EventPayload, NewBlock, NewMicroblocks, TxStatus};
 
@@ -380,8 +381,14 @@ fn replay_reproduces_the_ledger(cfg: DevnetConfig) {
         assert_eq!(locked, a.locked, "lock of account {i}");
     }
     assert!(locks.values().any(|l| l.1 <= last_burn), "some lock has expired");
-    let delegated: BTreeSet<&str> =
-        w.delegations.keys().map(|&i| ctx.keys[i as usize].c32.as_str()).collect();
+    let delegated: BTreeSet<&str> = w
+        .delegations
+        .keys()
+        .map(|h| match h {
+            Holder::Seed(i) => ctx.keys[*i as usize].c32.as_str(),
+            Holder::External(a) => a.as_str(),
+        })
+        .collect();
     let replayed: BTreeSet<&str> = delegating.iter().filter(|d| *d.1).map(|d| d.0.as_str()).collect();
     assert_eq!(replayed, delegated, "accounts whose latest pox-4 call is delegate-stx");
 }

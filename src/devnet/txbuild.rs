@@ -132,12 +132,18 @@ pub struct SignerGrant<'a> {
 }
 
 /// The pox-4 signer-key signature (`verify-signer-key-sig`): an RSV secp256k1 signature over
-/// the SIP-018 structured-data hash of the grant, in the domain
-/// `{name: "pox-4-signer", version: "1.0.0", chain-id}`.
+/// [`signer_message_hash`] of the grant.
 pub fn pox4_signer_signature(ctx: &Ctx, signer: &DevKey, grant: &SignerGrant<'_>) -> [u8; 65] {
+    let (vrs, _) = sign_presign(signer_message_hash(ctx.chain_id, "stack-stx", grant), &signer.private_key);
+    vrs_to_rsv(&vrs)
+}
+
+/// pox-4's `get-signer-key-message-hash`: the SIP-018 structured-data hash of a grant for
+/// `topic`, in the domain `{name: "pox-4-signer", version: "1.0.0", chain-id}`.
+pub fn signer_message_hash(chain_id: u32, topic: &str, grant: &SignerGrant<'_>) -> [u8; 32] {
     let ascii = |s: &str| Value::StringAscii(s.as_bytes().to_vec());
     let domain = Value::Tuple(vec![
-        ("chain-id".into(), Value::UInt(u128::from(ctx.chain_id))),
+        ("chain-id".into(), Value::UInt(u128::from(chain_id))),
         ("name".into(), ascii("pox-4-signer")),
         ("version".into(), ascii("1.0.0")),
     ]);
@@ -145,15 +151,14 @@ pub fn pox4_signer_signature(ctx: &Ctx, signer: &DevKey, grant: &SignerGrant<'_>
         ("auth-id".into(), Value::UInt(grant.auth_id)),
         ("max-amount".into(), Value::UInt(grant.max_amount)),
         ("period".into(), Value::UInt(u128::from(grant.period))),
-        ("pox-addr".into(), grant.pox_addr.clone()),
+        ("pox-addr".into(), grant.pox_addr.canonical()),
         ("reward-cycle".into(), Value::UInt(u128::from(grant.reward_cycle))),
-        ("topic".into(), ascii("stack-stx")),
+        ("topic".into(), ascii(topic)),
     ]);
     let mut preimage = b"SIP018".to_vec();
     preimage.extend_from_slice(&sha256(&domain.serialize()));
     preimage.extend_from_slice(&sha256(&message.serialize()));
-    let (vrs, _) = sign_presign(sha256(&preimage), &signer.private_key);
-    vrs_to_rsv(&vrs)
+    sha256(&preimage)
 }
 
 #[cfg(test)]

@@ -10,13 +10,13 @@ use stacks_codec::tx::{
     PostCondition, PostConditionPrincipal,
 };
 
-use super::config::{cycle_start, reward_cycle, Ctx, DELEGATION_POOLS, POX_MIN_STACK};
+use super::config::{reward_cycle, Ctx, DELEGATION_POOLS, POX_MIN_STACK};
 use super::contracts::{DeployCase, FT_SOURCE, NFT_SOURCE};
 use super::json::{Cost, EventBody, Receipt, TxEvent};
-use super::keys::DevKey;
+use super::pox4::{self, StackStx};
 use super::rng::Rng;
 use super::txbuild::{pox4_signer_signature, pox_addr, sign, Signed, SignerGrant, Signers};
-use super::world::{Delegation, FailedDeploy, Invariant, Stacker, World, NFT_CAP};
+use super::world::{Delegation, FailedDeploy, Holder, Invariant, World, NFT_CAP};
 use super::DevnetError;
 
 /// µSTX in one STX.
@@ -68,7 +68,7 @@ enum Action {
     NftMint,
     NftTransfer { slot: usize, token: u128, to: u32, with_pc: bool },
     NftBurn { slot: usize, token: u128 },
-    StackStx(Box<Stacking>),
+    StackStx(Box<StackStx>),
     DelegateStx(Delegation),
     RevokeDelegateStx,
     Deploy(Box<DeployPlan>),
@@ -88,16 +88,6 @@ struct DeployPlan {
 }
 
 #[derive(Debug, Clone)]
-struct Stacking {
-    amount: u128,
-    period: u64,
-    auth_id: u128,
-    first_cycle: u64,
-    unlock_height: u64,
-    signer_sig: [u8; 65],
-}
-
-#[derive(Debug, Clone)]
 struct Plan {
     origin: u32,
     /// Pays the fee when set.
@@ -107,7 +97,7 @@ struct Plan {
 }
 
 /// What executing a transaction produced.
-struct Outcome {
+pub(super) struct Outcome {
     status: &'static str,
     result: Value,
     /// `(committed, body)`.
@@ -119,7 +109,12 @@ struct Outcome {
 }
 
 impl Outcome {
-    fn new(status: &'static str, result: Value, events: Vec<(bool, EventBody)>, cost: Cost) -> Outcome {
+    pub(super) fn new(
+        status: &'static str,
+        result: Value,
+        events: Vec<(bool, EventBody)>,
+        cost: Cost,
+    ) -> Outcome {
         Outcome { status, result, events, cost, abi: None, vm_error: None }
     }
 }
@@ -134,35 +129,26 @@ const COST_NFT_TRANSFER: Cost =
     Cost { read_count: 4, read_length: 1_602, runtime: 21_843, write_count: 1, write_length: 90 };
 const COST_NFT_BURN: Cost =
     Cost { read_count: 4, read_length: 1_598, runtime: 19_204, write_count: 1, write_length: 90 };
-/// A `delegate-stx` cost of the same order as `stack-stx`'s (no recording carries one).
-const COST_DELEGATE_STX: Cost =
-    Cost { read_count: 8, read_length: 28_136, runtime: 210_117, write_count: 1, write_length: 161 };
-/// A `revoke-delegate-stx` cost of the same order as `delegate-stx`'s.
-const COST_REVOKE_DELEGATE_STX: Cost =
-    Cost { read_count: 7, read_length: 27_904, runtime: 183_562, write_count: 1, write_length: 1 };
 /// A bns call's cost, of the order of a mainnet `name-register`'s.
 const COST_BNS_CALL: Cost =
     Cost { read_count: 19, read_length: 45_820, runtime: 201_050, write_count: 4, write_length: 1_386 };
 /// A pox-5 call's cost, of the order of pox-4's (no recording carries one).
 const COST_POX5_CALL: Cost =
     Cost { read_count: 9, read_length: 31_020, runtime: 240_311, write_count: 2, write_length: 212 };
-/// The `stack-stx` cost recorded in the pox-4 regtest fixture.
-const COST_STACK_STX: Cost =
-    Cost { read_count: 23, read_length: 80_849, runtime: 714_292, write_count: 6, write_length: 838 };
 
-fn ok(v: Value) -> Value {
+pub(super) fn ok(v: Value) -> Value {
     Value::ResponseOk(Box::new(v))
 }
 
-fn uint(v: impl Into<u128>) -> Value {
+pub(super) fn uint(v: impl Into<u128>) -> Value {
     Value::UInt(v.into())
 }
 
-fn ascii(s: &str) -> Value {
+pub(super) fn ascii(s: &str) -> Value {
     Value::StringAscii(s.as_bytes().to_vec())
 }
 
-fn hex(v: &Value) -> String {
+pub(super) fn hex(v: &Value) -> String {
     to_hex_prefixed(&v.serialize())
 }
 
@@ -278,7 +264,8 @@ fn sponsor_call(ctx: &Ctx, rng: &mut Rng, world: &World, mut plan: Plan) -> Plan
 fn plan_revoke(ctx: &Ctx, rng: &mut Rng, world: &World, env: BlockEnv) -> Option<Plan> {
     let fee = rng.range(1_000, 20_000);
     let origin = find_account(rng, world, ctx.user_accounts(), |i, w| {
-        w.revocable(i, env.burn_height).is_some() && w.account(i).spendable() >= u128::from(fee)
+        w.revocable(&Holder::Seed(i), env.burn_height).is_some()
+            && w.account(i).spendable() >= u128::from(fee)
     })?;
     Some(Plan { origin, sponsor: None, fee, action: Action::RevokeDelegateStx })
 }
@@ -400,25 +387,33 @@ fn plan_stack(ctx: &Ctx, rng: &mut Rng, world: &World, env: BlockEnv) -> Option<
     let fee = rng.range(5_000, 50_000);
     let need = 2 * POX_MIN_STACK + u128::from(fee);
     let origin = find_account(rng, world, ctx.user_accounts(), |i, w| {
-        w.account(i).locked == 0 && w.account(i).spendable() >= need && !w.delegated(i, env.burn_height)
+        w.account(i).locked == 0
+            && w.account(i).spendable() >= need
+            && !w.delegated(&Holder::Seed(i), env.burn_height)
     })?;
     // Half of what it can spend, in whole STX.
     let amount = (world.account(origin).spendable() - u128::from(fee)) / 2 / STX * STX;
     let period = rng.range(1, 3);
     let auth_id = u128::from(rng.next_u64());
-    let first_cycle = reward_cycle(env.burn_height) + 1;
     let key = ctx.key(origin);
     let addr = pox_addr(key);
-    let grant =
-        SignerGrant { pox_addr: &addr, reward_cycle: first_cycle - 1, period, max_amount: amount, auth_id };
-    let signer_sig = pox4_signer_signature(ctx, key, &grant);
-    let stacking = Stacking {
-        amount,
+    let grant = SignerGrant {
+        pox_addr: &addr,
+        reward_cycle: reward_cycle(env.burn_height),
         period,
+        max_amount: amount,
         auth_id,
-        first_cycle,
-        unlock_height: cycle_start(first_cycle + period),
-        signer_sig,
+    };
+    let signer_sig = pox4_signer_signature(ctx, key, &grant);
+    let stacking = StackStx {
+        amount,
+        pox_addr: addr.clone(),
+        start_burn_height: env.burn_height,
+        period,
+        signer_sig: Some(signer_sig.to_vec()),
+        signer_key: key.public_key.to_compressed().to_vec(),
+        max_amount: amount,
+        auth_id,
     };
     Some(Plan { origin, sponsor: None, fee, action: Action::StackStx(Box::new(stacking)) })
 }
@@ -433,17 +428,18 @@ fn plan_delegate(ctx: &Ctx, rng: &mut Rng, world: &World, env: BlockEnv) -> Opti
         !pools.contains(&i)
             && w.account(i).locked == 0
             && w.account(i).spendable() > u128::from(fee) + STX
-            && !w.delegated(i, env.burn_height)
+            && !w.delegated(&Holder::Seed(i), env.burn_height)
     })?;
     let pool = pools[rng.index(pools.len())];
     let amount = u128::from(rng.range(1, 1_000_000)) * STX;
     let until = rng.chance(500).then(|| env.burn_height + rng.range(2, 20));
-    let with_pox_addr = rng.chance(500);
-    let action = Action::DelegateStx(Delegation { amount, pool, until, with_pox_addr });
+    let pox_addr = rng.chance(500).then(|| pox_addr(ctx.key(origin)));
+    let delegate_to = ctx.key(pool).principal.clone();
+    let action = Action::DelegateStx(Delegation { amount, delegate_to, until, pox_addr });
     Some(Plan { origin, sponsor: None, fee, action })
 }
 
-fn optional(v: Option<Value>) -> Value {
+pub(super) fn optional(v: Option<Value>) -> Value {
     match v {
         Some(v) => Value::OptionalSome(Box::new(v)),
         None => Value::OptionalNone,
@@ -451,7 +447,7 @@ fn optional(v: Option<Value>) -> Value {
 }
 
 /// The payload and post-conditions of a plan.
-fn payload(ctx: &Ctx, plan: &Plan, env: BlockEnv) -> (Payload, Vec<PostCondition>) {
+fn payload(ctx: &Ctx, plan: &Plan) -> (Payload, Vec<PostCondition>) {
     let key = |i: u32| ctx.key(i);
     let call =
         |contract: &stacks_codec::address::ContractId, f: &str, args: Vec<Value>| Payload::ContractCall {
@@ -515,19 +511,7 @@ fn payload(ctx: &Ctx, plan: &Plan, env: BlockEnv) -> (Payload, Vec<PostCondition
             (call(&ctx.nft_contract, "transfer", args), pcs)
         }
         Action::NftBurn { token, .. } => (call(&ctx.nft_contract, "burn", vec![uint(*token)]), Vec::new()),
-        Action::StackStx(s) => {
-            let args = vec![
-                uint(s.amount),
-                pox_addr(origin),
-                uint(env.burn_height),
-                uint(s.period),
-                Value::OptionalSome(Box::new(Value::Buffer(s.signer_sig.to_vec()))),
-                Value::Buffer(origin.public_key.to_compressed().to_vec()),
-                uint(s.amount),
-                uint(s.auth_id),
-            ];
-            (call(&ctx.pox_contract, "stack-stx", args), Vec::new())
-        }
+        Action::StackStx(s) => (call(&ctx.pox_contract, "stack-stx", s.args()), Vec::new()),
         Action::RevokeDelegateStx => (call(&ctx.pox_contract, "revoke-delegate-stx", Vec::new()), Vec::new()),
         Action::Deploy(d) => (deploy_payload(&d.name, d.case, d.retry.is_some()), Vec::new()),
         Action::Pox5(c) => (call(&ctx.pox5_contract, c.name, super::pox5::args(c)), Vec::new()),
@@ -535,9 +519,9 @@ fn payload(ctx: &Ctx, plan: &Plan, env: BlockEnv) -> (Payload, Vec<PostCondition
         Action::DelegateStx(d) => {
             let args = vec![
                 uint(d.amount),
-                key(d.pool).principal.clone(),
+                d.delegate_to.clone(),
                 optional(d.until.map(uint)),
-                optional(d.with_pox_addr.then(|| pox_addr(origin))),
+                optional(d.pox_addr.clone()),
             ];
             (call(&ctx.pox_contract, "delegate-stx", args), Vec::new())
         }
@@ -671,9 +655,15 @@ fn execute(ctx: &Ctx, world: &mut World, plan: &Plan, env: BlockEnv) -> Result<O
             };
             success(vec![(true, body)], ok(Value::Bool(true)), COST_NFT_BURN)
         }
-        Action::StackStx(s) => execute_stack(ctx, world, origin, s, env)?,
-        Action::DelegateStx(d) => execute_delegate(ctx, world, origin, d, env),
-        Action::RevokeDelegateStx => execute_revoke(ctx, world, origin, env)?,
+        Action::StackStx(s) => {
+            pox4::stack_stx(ctx, world, &pox4::seed_caller(ctx, origin), s, ctx.key(origin).btc.clone())?
+        }
+        Action::DelegateStx(d) => {
+            pox4::delegate_stx(ctx, world, &pox4::seed_caller(ctx, origin), d, env.burn_height)
+        }
+        Action::RevokeDelegateStx => {
+            pox4::revoke_delegate_stx(ctx, world, &pox4::seed_caller(ctx, origin), env.burn_height)?
+        }
         Action::Deploy(d) => execute_deploy(ctx, world, origin, d),
         Action::Pox5(c) => {
             world.pox5 = c.after.clone();
@@ -693,53 +683,6 @@ fn execute(ctx: &Ctx, world: &mut World, plan: &Plan, env: BlockEnv) -> Result<O
             Outcome::new(c.status, c.result.clone(), events, COST_BNS_CALL)
         }
     })
-}
-
-/// pox-4's synthetic print of a call by `key`: `(ok {balance, burnchain-unlock-height, data,
-/// locked, name, stacker})`, with the account as it stands (`balance`, unlock height, locked).
-fn pox_print(
-    ctx: &Ctx,
-    name: &str,
-    key: &DevKey,
-    (balance, unlock_height, locked): (u128, u64, u128),
-    data: Value,
-) -> (bool, EventBody) {
-    let print = ok(Value::Tuple(vec![
-        ("balance".into(), uint(balance)),
-        ("burnchain-unlock-height".into(), uint(unlock_height)),
-        ("data".into(), data),
-        ("locked".into(), uint(locked)),
-        ("name".into(), ascii(name)),
-        ("stacker".into(), key.principal.clone()),
-    ]));
-    (true, EventBody::Print { contract_identifier: ctx.pox_contract_id.clone(), raw_value: hex(&print) })
-}
-
-/// pox-4 `revoke-delegate-stx`: deletes the delegation and returns it, `(ok (some {...}))`;
-/// the synthetic print (pox-locking's `events.rs`) names the pool and the next cycle.
-fn execute_revoke(ctx: &Ctx, world: &mut World, origin: u32, env: BlockEnv) -> Result<Outcome, Invariant> {
-    let key = ctx.key(origin);
-    let d = world
-        .revocable(origin, env.burn_height)
-        .cloned()
-        .ok_or_else(|| Invariant(format!("account {origin} has no delegation to revoke")))?;
-    world.delegations.remove(&origin);
-    let pool = ctx.key(d.pool).principal.clone();
-    let result = ok(optional(Some(Value::Tuple(vec![
-        ("amount-ustx".into(), uint(d.amount)),
-        ("delegated-to".into(), pool.clone()),
-        ("pox-addr".into(), optional(d.with_pox_addr.then(|| pox_addr(key)))),
-        ("until-burn-ht".into(), optional(d.until.map(uint))),
-    ]))));
-    let account = world.account(origin);
-    let data = Value::Tuple(vec![
-        ("delegate-to".into(), pool),
-        ("end-cycle-id".into(), Value::OptionalNone),
-        ("start-cycle-id".into(), uint(reward_cycle(env.burn_height) + 1)),
-    ]);
-    let standing = (account.spendable(), account.unlock_height, account.locked);
-    let events = vec![pox_print(ctx, "revoke-delegate-stx", key, standing, data)];
-    Ok(Outcome::new("success", result, events, COST_REVOKE_DELEGATE_STX))
 }
 
 /// A deploy of the failed-deploy cases, as `StacksChainState::process_transaction_payload`
@@ -785,77 +728,6 @@ fn execute_deploy(ctx: &Ctx, world: &mut World, origin: u32, d: &DeployPlan) -> 
     }
 }
 
-/// pox-4 `delegate-stx`: records the delegation (nothing is locked) and emits pox-4's
-/// synthetic print, the account as it stands and the call's arguments.
-fn execute_delegate(ctx: &Ctx, world: &mut World, origin: u32, d: &Delegation, env: BlockEnv) -> Outcome {
-    let key = ctx.key(origin);
-    world.delegations.insert(origin, d.clone());
-    let account = world.account(origin);
-    let data = Value::Tuple(vec![
-        ("amount-ustx".into(), uint(d.amount)),
-        ("delegate-to".into(), ctx.key(d.pool).principal.clone()),
-        ("end-cycle-id".into(), optional(d.until.map(|u| uint(reward_cycle(u))))),
-        ("pox-addr".into(), optional(d.with_pox_addr.then(|| pox_addr(key)))),
-        ("start-cycle-id".into(), uint(reward_cycle(env.burn_height) + 1)),
-        ("unlock-burn-height".into(), optional(d.until.map(uint))),
-    ]);
-    let standing = (account.spendable(), account.unlock_height, account.locked);
-    let events = vec![pox_print(ctx, "delegate-stx", key, standing, data)];
-    Outcome::new("success", ok(Value::Bool(true)), events, COST_DELEGATE_STX)
-}
-
-/// pox-4 `stack-stx`: the synthetic print pox-4 emits (the account as it stood before the
-/// lock), then the lock.
-fn execute_stack(
-    ctx: &Ctx,
-    world: &mut World,
-    origin: u32,
-    s: &Stacking,
-    env: BlockEnv,
-) -> Result<Outcome, Invariant> {
-    let key = ctx.key(origin);
-    let before = world.account(origin).spendable();
-    world.lock(
-        Stacker { account: origin, first_cycle: s.first_cycle, end_cycle: s.first_cycle + s.period },
-        s.amount,
-        s.unlock_height,
-    )?;
-    let signer_key = Value::Buffer(key.public_key.to_compressed().to_vec());
-    let data = Value::Tuple(vec![
-        ("auth-id".into(), uint(s.auth_id)),
-        ("end-cycle-id".into(), Value::OptionalSome(Box::new(uint(s.first_cycle + s.period)))),
-        ("lock-amount".into(), uint(s.amount)),
-        ("lock-period".into(), uint(s.period)),
-        ("max-amount".into(), uint(s.amount)),
-        ("pox-addr".into(), pox_addr(key)),
-        ("signer-key".into(), signer_key.clone()),
-        ("signer-sig".into(), Value::OptionalSome(Box::new(Value::Buffer(s.signer_sig.to_vec())))),
-        ("start-burn-height".into(), uint(env.burn_height)),
-        ("start-cycle-id".into(), uint(s.first_cycle)),
-        ("unlock-burn-height".into(), uint(s.unlock_height)),
-    ]);
-    let print = pox_print(ctx, "stack-stx", key, (before, 0, 0), data);
-    let result = ok(Value::Tuple(vec![
-        ("lock-amount".into(), uint(s.amount)),
-        ("signer-key".into(), signer_key),
-        ("stacker".into(), key.principal.clone()),
-        ("unlock-burn-height".into(), uint(s.unlock_height)),
-    ]));
-    let events = vec![
-        print,
-        (
-            true,
-            EventBody::StxLock {
-                locked_amount: s.amount,
-                unlock_height: s.unlock_height,
-                locked_address: key.c32.clone(),
-                contract_identifier: ctx.pox_contract_id.clone(),
-            },
-        ),
-    ];
-    Ok(Outcome::new("success", result, events, COST_STACK_STX))
-}
-
 fn anchor_mode(rng: &mut Rng, placement: Placement) -> AnchorMode {
     match (placement, rng.chance(200)) {
         (Placement::Anchored, true) => AnchorMode::OnChainOnly,
@@ -864,7 +736,7 @@ fn anchor_mode(rng: &mut Rng, placement: Placement) -> AnchorMode {
     }
 }
 
-fn gen_tx(signed: Signed, outcome: Outcome, fee: u128) -> GenTx {
+pub(super) fn gen_tx(signed: Signed, outcome: Outcome, fee: u128) -> GenTx {
     let events = outcome
         .events
         .into_iter()
@@ -926,7 +798,7 @@ pub fn user_tx(
         None => (choose(ctx, rng, world, env, placement, serial)?, None),
     };
     let anchor = anchor_mode(rng, placement);
-    let (payload, pcs) = payload(ctx, &plan, env);
+    let (payload, pcs) = payload(ctx, &plan);
     let signers = |fee| Signers {
         origin: ctx.key(plan.origin),
         origin_nonce: world.account(plan.origin).nonce,

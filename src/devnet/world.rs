@@ -17,7 +17,7 @@
 //! Memory is bounded: the account set is fixed, live NFTs are capped (`NFT_CAP`), pending
 //! rewards cover one maturity window and stackers at most one entry per account.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::contracts::DeployCase;
 
@@ -43,10 +43,20 @@ impl Account {
     }
 }
 
+/// Whose account: one of the seed's keys (by index), or an address outside them, which only
+/// transactions submitted to the devnet node (`node.rs`) reach.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Holder {
+    Seed(u32),
+    External(String),
+}
+
 /// An account's current `stack-stx` lock.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stacker {
-    pub account: u32,
+    pub holder: Holder,
+    /// The PoX reward address (Bitcoin text form) its reward slots pay.
+    pub btc: String,
     /// Reward cycles `first_cycle..end_cycle` are covered.
     pub first_cycle: u64,
     pub end_cycle: u64,
@@ -83,7 +93,10 @@ pub struct World {
     pub contracts_deployed: bool,
     pub stackers: Vec<Stacker>,
     /// Each account's latest pox-4 delegation (it may have expired; see [`World::delegated`]).
-    pub delegations: BTreeMap<u32, Delegation>,
+    pub delegations: BTreeMap<Holder, Delegation>,
+    /// pox-4's `used-signer-key-authorizations` of the `stack-stx` calls the devnet node ran
+    /// (serialized keys; the generator's random auth ids never repeat).
+    pub used_signer_authorizations: BTreeSet<Vec<u8>>,
     /// Failed deploys (`DevnetConfig::failed_deploy_per_mille`) whose name the sender may still
     /// deploy, oldest first, at most [`RETRY_CAP`].
     pub retry_deploys: VecDeque<FailedDeploy>,
@@ -92,8 +105,9 @@ pub struct World {
     /// block and microblock.
     pub pending_duplicate: Option<FailedDeploy>,
     pub pending_rewards: VecDeque<PendingReward>,
-    /// The reward cycle whose reward set was last computed, and its slot holders (accounts).
-    pub reward_set: Option<(u64, Vec<u32>)>,
+    /// The reward cycle whose reward set was last computed, and its slot holders (their PoX
+    /// reward addresses).
+    pub reward_set: Option<(u64, Vec<String>)>,
     pub minted: u128,
     pub pending_fees: u128,
     /// Fees paid in microblocks that no anchor block has confirmed yet (part of `pending_fees`).
@@ -113,12 +127,12 @@ pub struct World {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Delegation {
     pub amount: u128,
-    /// The pool account delegated to.
-    pub pool: u32,
+    /// The principal delegated to (a Clarity principal value).
+    pub delegate_to: stacks_codec::clarity::Value,
     /// `until-burn-ht` (`None`: no end).
     pub until: Option<u64>,
-    /// Whether the stacker's own PoX address was named.
-    pub with_pox_addr: bool,
+    /// The PoX address tuple named, if any.
+    pub pox_addr: Option<stacks_codec::clarity::Value>,
 }
 
 /// A contract deploy of the failed-deploy cases: who sent it, under which name, which case.
@@ -153,6 +167,19 @@ impl World {
 
     fn account_mut(&mut self, i: u32) -> &mut Account {
         &mut self.accounts[i as usize]
+    }
+
+    /// The account of `h` (`None`: an external address never seen).
+    pub fn holder(&self, h: &Holder) -> Option<&Account> {
+        match h {
+            Holder::Seed(i) => self.accounts.get(*i as usize),
+            Holder::External(a) => self.external.get(a),
+        }
+    }
+
+    /// The account of `h`, created (empty) for an external address never seen.
+    pub fn holder_mut(&mut self, h: &Holder) -> &mut Account {
+        holder_in(&mut self.accounts, &mut self.external, h)
     }
 
     /// Charges a transaction fee to its payer (origin or sponsor).
@@ -220,9 +247,9 @@ impl World {
     }
 
     pub fn lock(&mut self, stacker: Stacker, amount: u128, unlock_height: u64) -> Result<(), Invariant> {
-        let a = self.account_mut(stacker.account);
+        let a = self.holder_mut(&stacker.holder);
         if a.locked != 0 || a.spendable() < amount {
-            return Err(Invariant(format!("account {} cannot lock {amount}", stacker.account)));
+            return Err(Invariant(format!("account {:?} cannot lock {amount}", stacker.holder)));
         }
         a.locked = amount;
         a.unlock_height = unlock_height;
@@ -231,15 +258,17 @@ impl World {
     }
 
     /// Whether `account` has a delegation in force at `burn_height` (pox-4 refuses both a
-    /// second `delegate-stx` and a `stack-stx` then).
-    pub fn delegated(&self, account: u32, burn_height: u64) -> bool {
-        self.delegations.get(&account).is_some_and(|d| d.until.map_or(true, |u| u > burn_height))
+    /// second `delegate-stx` and a `stack-stx` then). One burn block short of
+    /// [`World::revocable`], so the generator never plans on the edge.
+    pub fn delegated(&self, account: &Holder, burn_height: u64) -> bool {
+        self.delegations.get(account).is_some_and(|d| d.until.map_or(true, |u| u > burn_height))
     }
 
-    /// The delegation a pox-4 `revoke-delegate-stx` by `account` at `burn_height` revokes:
-    /// `get-check-delegation` still returns it while `burn-block-height <= until-burn-ht`.
-    pub fn revocable(&self, account: u32, burn_height: u64) -> Option<&Delegation> {
-        self.delegations.get(&account).filter(|d| d.until.map_or(true, |u| u >= burn_height))
+    /// The delegation pox-4's `get-check-delegation` returns for `account` at `burn_height`
+    /// (what `revoke-delegate-stx` revokes, and what refuses a `stack-stx` or a second
+    /// `delegate-stx`): in force while `burn-block-height <= until-burn-ht`.
+    pub fn revocable(&self, account: &Holder, burn_height: u64) -> Option<&Delegation> {
+        self.delegations.get(account).filter(|d| d.until.map_or(true, |u| u >= burn_height))
     }
 
     /// Records a failed deploy whose name may be deployed again.
@@ -253,9 +282,9 @@ impl World {
     /// Releases every lock whose unlock height `burn_height` has reached. A node emits no
     /// event for this: the balance simply becomes spendable again.
     pub fn unlock(&mut self, burn_height: u64) {
-        let accounts = &mut self.accounts;
+        let (accounts, external) = (&mut self.accounts, &mut self.external);
         self.stackers.retain(|s| {
-            let a = &mut accounts[s.account as usize];
+            let a = holder_in(accounts, external, &s.holder);
             if a.unlock_height <= burn_height {
                 a.locked = 0;
                 a.unlock_height = 0;
@@ -298,6 +327,9 @@ impl World {
         if let Some(i) = self.accounts.iter().position(|a| a.locked > a.balance) {
             return Err(Invariant(format!("account {i} has more locked than it holds")));
         }
+        if let Some((address, _)) = self.external.iter().find(|(_, a)| a.locked > a.balance) {
+            return Err(Invariant(format!("{address} has more locked than it holds")));
+        }
         let ft: u128 = self.accounts.iter().map(|a| a.ft).sum();
         if ft != self.ft_supply {
             return Err(Invariant(format!("devcoin balances {ft} != supply {}", self.ft_supply)));
@@ -312,6 +344,17 @@ impl World {
             return Err(Invariant(format!("{} live NFTs exceed the cap", self.nfts.len())));
         }
         Ok(())
+    }
+}
+
+fn holder_in<'a>(
+    accounts: &'a mut [Account],
+    external: &'a mut BTreeMap<String, Account>,
+    h: &Holder,
+) -> &'a mut Account {
+    match h {
+        Holder::Seed(i) => &mut accounts[*i as usize],
+        Holder::External(a) => external.entry(a.clone()).or_default(),
     }
 }
 
@@ -352,7 +395,8 @@ mod tests {
     #[test]
     fn locks_release_at_the_unlock_height() {
         let mut w = World::genesis(&[1000]);
-        w.lock(Stacker { account: 0, first_cycle: 1, end_cycle: 2 }, 600, 40).unwrap();
+        let stacker = Stacker { holder: Holder::Seed(0), btc: String::new(), first_cycle: 1, end_cycle: 2 };
+        w.lock(stacker, 600, 40).unwrap();
         assert_eq!(w.account(0).spendable(), 400);
         assert!(w.transfer_stx(0, 0, 500).is_err());
         w.unlock(39);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# check-construction's workflows that the devnet node cannot mine, against a real mocknet stacks-node: a
-# sequential multisig transfer (p2sh; Epoch 2.5 refuses the non-sequential modes), sponsored transfers and
-# the pox-4 stacking calls (stack_stx, delegate_stx, revoke_delegate_stx), through our Rosetta Construction
-# API and `serve` (fed live by the node); then check-data reconciles the chain. Exit 0 when both pass.
+# check-construction's workflows against a real mocknet stacks-node (CI runs them against the devnet node; this
+# checks its model against the real thing): a sequential multisig transfer (p2sh; Epoch 2.5 refuses the
+# non-sequential modes), sponsored transfers and the pox-4 stacking calls (stack_stx, delegate_stx,
+# revoke_delegate_stx), through our Rosetta Construction API and `serve` (fed live by the node); then
+# check-data reconciles the chain. Exit 0 when both pass.
 # usage (from the project root, after `cargo build --profile test --bin stacks-ledger`):
 #   tests/realnode/check-construction.sh STACKS_NODE_BIN [WORKDIR]
 set -uo pipefail
