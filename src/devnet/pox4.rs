@@ -118,6 +118,8 @@ impl StackStx {
 
 /// A call to one of the modelled functions.
 #[derive(Debug, Clone)]
+// The variants are the pox-4 functions' own names (`stack-stx`, `delegate-stx`, ...).
+#[allow(clippy::enum_variant_names)]
 pub enum PoxCall {
     StackStx(Box<StackStx>),
     DelegateStx(Delegation),
