@@ -817,6 +817,10 @@ impl EventSink for Store {
     async fn ingest(&self, event: IncomingEvent) -> Result<IngestOutcome, IngestError> {
         let path = event.path;
         let outcome = self.ingest_inner(event).await;
+        // On SQLite the writer runs synchronously on this worker (`conn::Conn`) and never
+        // awaits: hand the worker to the tasks waiting on it (the live notifier, readers) between
+        // events, as a node's POST round trip would, so a run of events cannot monopolize it.
+        tokio::task::yield_now().await;
         match &outcome {
             Err(e) => tracing::warn!(%path, error = %e, "event not applied"),
             Ok(IngestOutcome::Applied { id }) => tracing::debug!(%path, id, "event applied"),
