@@ -344,8 +344,10 @@ impl super::Store {
     /// does for a store that already has events (on the writer's connection, between events).
     /// For tests of the backfill and for repairs.
     pub async fn rebuild_asset_totals(&self) -> Result<(), super::StoreError> {
-        let mut writer = self.writer.lock().await;
-        let conn = self.writer_conn(&mut writer).await?;
+        // The backfill streams its reads, which only sqlx does: it runs on a pooled connection
+        // (as at open), with the writer held so that nothing else writes meanwhile.
+        let _writer = self.writer.lock().await;
+        let conn = &mut Conn::pooled(self.write_pool().acquire().await?);
         exec(conn, "DELETE FROM pending_backfills WHERE name = 'account_asset_totals'", vec![]).await?;
         exec(conn, "INSERT INTO pending_backfills (name) VALUES ('account_asset_totals')", vec![]).await?;
         backfill(conn).await?;
