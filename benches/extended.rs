@@ -322,7 +322,7 @@ async fn run(o: Opts) -> anyhow::Result<()> {
     let (store, tmp_dir) =
         if o.realnode2 { import_realnode2(&o).await? } else { (Store::open(&o.db, o.network).await?, None) };
     let store = Arc::new(store);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let listener = stacks_ledger::observer::listen(([127, 0, 0, 1], 0).into())?;
     let addr = listener.local_addr()?;
     tokio::spawn(warp::serve(stacks_ledger::api::routes(Arc::clone(&store))).incoming(listener).run());
     let base = format!("http://{addr}");

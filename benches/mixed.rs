@@ -93,7 +93,7 @@ async fn start(db: &Path, cache_bytes: Option<usize>) -> anyhow::Result<Server> 
         Arc::clone(&cache),
         Arc::clone(&admission),
     ));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let listener = stacks_ledger::observer::listen(([127, 0, 0, 1], 0).into())?;
     let api = listener.local_addr()?;
     let server = warp::serve(routes).incoming(listener).run();
     let api_runtime = match config.load.api_nice {
@@ -107,7 +107,7 @@ async fn start(db: &Path, cache_bytes: Option<usize>) -> anyhow::Result<Server> 
             Some(rt)
         }
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let listener = stacks_ledger::observer::listen(([127, 0, 0, 1], 0).into())?;
     let events = listener.local_addr()?;
     let sink = Arc::new(IngestFirst::new(Arc::clone(&store), Arc::clone(&admission)));
     tokio::spawn(stacks_ledger::observer::run(

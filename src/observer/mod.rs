@@ -117,9 +117,36 @@ where
     Ok(json_reply(StatusCode::OK, &serde_json::json!({ "result": "ok" })))
 }
 
-/// Opens the observer's listening socket (the host may be a name).
+/// The listen queue every server socket asks of the kernel (which caps it at
+/// `net.core.somaxconn`). Tokio's default, 1,024, overflowed when a thousand clients connected
+/// at once while the API's threads were busy: the kernel dropped their handshakes and the
+/// clients' first requests waited for its one-second SYN retransmission (the mixed-load
+/// benchmark's p99 of over a second, `docs/benchmarks.md`, session 16).
+pub const LISTEN_BACKLOG: u32 = 4096;
+
+/// Opens a listening socket (the observer's, the API's, the metrics'; the host may be a
+/// name), with [`LISTEN_BACKLOG`].
 pub async fn bind(addr: &BindAddr) -> io::Result<TcpListener> {
-    TcpListener::bind((addr.host.as_str(), addr.port)).await
+    let mut last = None;
+    for a in tokio::net::lookup_host((addr.host.as_str(), addr.port)).await? {
+        match listen(a) {
+            Ok(listener) => return Ok(listener),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(last
+        .unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "the host resolves to no address")))
+}
+
+/// A listening socket on `addr` with [`LISTEN_BACKLOG`].
+pub fn listen(addr: std::net::SocketAddr) -> io::Result<TcpListener> {
+    let socket =
+        if addr.is_ipv4() { tokio::net::TcpSocket::new_v4()? } else { tokio::net::TcpSocket::new_v6()? };
+    // As std's and tokio's `bind` do on Unix: a restarted server rebinds at once.
+    #[cfg(unix)]
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
 }
 
 /// Serves the observer on `listener` until `shutdown` completes, then lets requests in flight
