@@ -1,6 +1,8 @@
 //! Live updates wired to ingestion: after an event commits, what it changed ([`Change`]) goes to
 //! the notifier, directly (SQLite, one process) or through PostgreSQL NOTIFY to every API
-//! process LISTENing on the database. See `docs/live.md`.
+//! process LISTENing on the database. A transaction we put into the mempool ourselves
+//! (`Store::record_local_tx`: Rosetta submit, `/v2` broadcast, faucet) reaches the notifier
+//! the same ways. See `docs/live.md`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -180,13 +182,19 @@ impl Live {
             }
         });
         let feed = match store.listen_live().await? {
-            // A `readonly` process on a SQLite file: no NOTIFY; it follows the raw events the
-            // writer's process commits (each in the transaction of its effects).
-            None if store.is_readonly() => {
-                tokio::spawn(follow_raw_events(Arc::clone(&store), tx.clone()));
+            None => {
+                // SQLite, no NOTIFY. A transaction we put into the mempool (`local_txs`, no
+                // raw event): this process's at once, other processes' by following the file.
+                let recorded = store.local_txs_recorded();
+                tokio::spawn(forward_recorded(recorded, tx.clone()));
+                tokio::spawn(follow_local_txs(Arc::clone(&store), tx.clone()));
+                // A `readonly` process follows the raw events the writer's process commits
+                // (each in the transaction of its effects).
+                if store.is_readonly() {
+                    tokio::spawn(follow_raw_events(Arc::clone(&store), tx.clone()));
+                }
                 Feed::Local(tx)
             }
-            None => Feed::Local(tx),
             Some(mut stream) => {
                 let replica = store.is_readonly().then(|| Arc::clone(&store));
                 tokio::spawn(async move {
@@ -236,6 +244,54 @@ impl Live {
     /// `/extended/v1/ws` and `/socket.io/`.
     pub fn routes(&self) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
         stacks_live::ws::route(Arc::clone(&self.hub), self.config.clone()).or(self.socketio.routes())
+    }
+}
+
+/// Announces each transaction this process records locally (`Store::record_local_tx`) as it
+/// commits; one the channel dropped (a burst) comes through [`follow_local_txs`] instead.
+async fn forward_recorded(
+    mut recorded: tokio::sync::broadcast::Receiver<String>,
+    tx: mpsc::UnboundedSender<Change>,
+) {
+    use tokio::sync::broadcast::error::RecvError;
+    loop {
+        let tx_ids = match recorded.recv().await {
+            Ok(id) => vec![id],
+            Err(RecvError::Lagged(_)) => continue,
+            Err(RecvError::Closed) => return,
+        };
+        if tx.send(Change::MempoolAdded { tx_ids }).is_err() {
+            return;
+        }
+    }
+}
+
+/// Announces every `local_txs` row committed after the newest one now, looking every
+/// [`FOLLOW_EVERY`]: transactions other processes on the SQLite file put into the mempool (this
+/// process's own come here again; the notifier announces a mempool transaction once).
+async fn follow_local_txs(store: Arc<Store>, tx: mpsc::UnboundedSender<Change>) {
+    let mut last = match store.last_local_tx_id().await {
+        Ok(id) => id,
+        Err(e) => {
+            tracing::warn!(error = %e, "live: cannot read the newest local transaction; not following them");
+            return;
+        }
+    };
+    loop {
+        tokio::time::sleep(FOLLOW_EVERY).await;
+        let rows = match store.local_txs_after(last, 256).await {
+            Ok(rows) => rows,
+            Err(e) => {
+                tracing::warn!(error = %e, "live: reading new local transactions failed");
+                continue;
+            }
+        };
+        let Some(newest) = rows.last().map(|r| r.id) else { continue };
+        last = Some(newest);
+        let tx_ids = rows.into_iter().map(|r| r.tx_id).collect();
+        if tx.send(Change::MempoolAdded { tx_ids }).is_err() {
+            return;
+        }
     }
 }
 

@@ -212,15 +212,15 @@ async fn revalidation_and_disabled_cache() {
     ts.finish().await;
 }
 
-/// A change written without a raw event (the faucet puts the transaction it broadcast in the
-/// mempool at once, `Store::record_mempool_tx`) moves the generation in its commit: both the
+/// A change written without a raw event (a transaction we put into the mempool ourselves, by
+/// the faucet, a Rosetta submit or a `/v2` broadcast: `Store::record_local_tx`) moves the generation in its commit: both the
 /// ingesting process's cache and a second store's drop the mempool answers it made stale.
 async fn change_without_raw_event(db: Db) {
     let Some(ts) = TestStore::new(db, "extended_cache_faucet", Network::Testnet).await else { return };
     let other = Arc::new(Store::open(&ts.db.url, Network::Testnet).await.unwrap());
     let (events, _) = devnet_events(devnet_config(5, 8, 4));
-    // Everything before the first mempool event; its transaction is then recorded the
-    // faucet's way, without a raw event.
+    // Everything before the first mempool event; its transaction is then recorded as a local
+    // submission, without a raw event.
     let first_mempool = events.iter().position(|e| e.path == "/new_mempool_tx").expect("a mempool event");
     let raw_tx = serde_json::from_str::<Value>(&events[first_mempool].payload).unwrap()[0]
         .as_str()
@@ -235,7 +235,8 @@ async fn change_without_raw_event(db: Db) {
         assert_eq!(json(&get(api, url).await)["total"], 0, "{db:?}: mempool before");
     }
     let before = ts.store.generation().await.unwrap();
-    ts.store.record_mempool_tx(&raw_tx, 1_700_000_000).await.unwrap();
+    let raw_tx = stacks_codec::decode_hex(&raw_tx).unwrap();
+    ts.store.record_local_tx(&raw_tx, stacks_ledger::store::LocalSource::Faucet).await.unwrap();
     assert_ne!(ts.store.generation().await.unwrap(), before, "{db:?}: generation did not move");
     for (name, api) in [("same process", &here), ("second store", &there)] {
         assert_eq!(json(&get(api, url).await)["total"], 1, "{db:?} {name}: stale mempool answer");

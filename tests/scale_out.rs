@@ -3,8 +3,9 @@
 //! readers a streaming replica (`STACKS_LEDGER_TEST_PG_REPLICA_URL`, which `.ci/run` starts with
 //! `pg_basebackup -R`); on SQLite all three share one file. Both readers must serve every
 //! block; a WebSocket subscriber on each gets every block once and in order; a broadcast
-//! through a reader lands in the writer's mempool; a reader killed and restarted while the
-//! writer goes on loses nothing.
+//! through a reader lands in the writer's mempool (with no raw event) and a mempool subscriber
+//! on each reader is told of it once; a reader killed and restarted while the writer goes on
+//! loses nothing.
 
 mod common;
 
@@ -139,9 +140,10 @@ async fn fake_node(broadcasts: Arc<AtomicUsize>) -> SocketAddr {
     addr
 }
 
-/// A WebSocket client subscribed to `block`, collecting notifications in a task.
+/// A WebSocket client subscribed to `block` and `mempool`, collecting notifications in a task.
 struct BlockSubscriber {
     blocks: Arc<std::sync::Mutex<Vec<Value>>>,
+    mempool: Arc<std::sync::Mutex<Vec<Value>>>,
     task: tokio::task::JoinHandle<()>,
 }
 
@@ -149,29 +151,39 @@ impl BlockSubscriber {
     async fn connect(port: u16) -> BlockSubscriber {
         let (mut ws, _) =
             tokio_tungstenite::connect_async(format!("ws://127.0.0.1:{port}/extended/v1/ws")).await.unwrap();
-        let req = json!({"jsonrpc": "2.0", "id": 1, "method": "subscribe", "params": {"event": "block"}});
-        ws.send(Message::text(req.to_string())).await.unwrap();
-        loop {
-            let Some(Ok(Message::Text(t))) = ws.next().await else { panic!("no subscribe reply") };
-            let v: Value = serde_json::from_str(t.as_str()).unwrap();
-            if v["id"] == 1 {
-                assert!(v.get("result").is_some(), "{v}");
-                break;
+        for (id, event) in [(1, "block"), (2, "mempool")] {
+            let req = json!({"jsonrpc": "2.0", "id": id, "method": "subscribe", "params": {"event": event}});
+            ws.send(Message::text(req.to_string())).await.unwrap();
+            loop {
+                let Some(Ok(Message::Text(t))) = ws.next().await else { panic!("no subscribe reply") };
+                let v: Value = serde_json::from_str(t.as_str()).unwrap();
+                if v["id"] == id {
+                    assert!(v.get("result").is_some(), "{v}");
+                    break;
+                }
             }
         }
         let blocks = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let kept = Arc::clone(&blocks);
+        let mempool = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (kept, kept_mempool) = (Arc::clone(&blocks), Arc::clone(&mempool));
         let task = tokio::spawn(async move {
             while let Some(Ok(msg)) = ws.next().await {
                 if let Message::Text(t) = msg {
                     let v: Value = serde_json::from_str(t.as_str()).unwrap();
                     if v["method"] == "block" {
                         kept.lock().unwrap().push(v["params"].clone());
+                    } else if v["method"] == "mempool" {
+                        kept_mempool.lock().unwrap().push(v["params"].clone());
                     }
                 }
             }
         });
-        BlockSubscriber { blocks, task }
+        BlockSubscriber { blocks, mempool, task }
+    }
+
+    /// How many `mempool` notices of `tx_id` came.
+    fn mempool_notices(&self, tx_id: &str) -> usize {
+        self.mempool.lock().unwrap().iter().filter(|t| t["tx_id"] == tx_id).count()
     }
 
     fn heights_and_hashes(&self) -> Vec<(i64, String)> {
@@ -307,7 +319,22 @@ async fn topology(writer_db: &str, reader_db: &str, primary: Option<&str>, repli
     assert_eq!(broadcasts.load(Ordering::SeqCst), 1);
     let primary_store = Store::open(writer_db, Network::Testnet).await.unwrap();
     assert!(primary_store.mempool_tx_ids().await.unwrap().contains(&txid), "not in the writer's mempool");
+    // Without a raw event: the writer's log is the node's (the first half) only.
+    let logged =
+        stacks_ledger::ingest::RawEventLog::raw_events_after(&primary_store, None, events.len() + 10)
+            .await
+            .unwrap();
+    assert_eq!(logged.len(), first.len(), "the broadcast wrote a raw event");
     primary_store.close().await;
+    // A mempool subscriber on each reader is told of it once: the reader that recorded it, and
+    // the other one (NOTIFY on PostgreSQL; following `local_txs` on SQLite).
+    let started = Instant::now();
+    while (sub1.mempool_notices(&txid) == 0 || sub2.mempool_notices(&txid) == 0) && started.elapsed() < WAIT {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(sub1.mempool_notices(&txid), 1, "reader 1's mempool subscriber:\n{}", r1.log());
+    assert_eq!(sub2.mempool_notices(&txid), 1, "reader 2's mempool subscriber:\n{}", r2.log());
     let started = Instant::now();
     loop {
         let (status, tx) = get(&client, &format!("http://127.0.0.1:{port2}/extended/v1/tx/{txid}")).await;

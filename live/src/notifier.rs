@@ -51,13 +51,55 @@ pub struct Notifier<R> {
     hub: Arc<Hub>,
     /// The canonical tip as last announced.
     tip: Option<BlockRecord>,
+    /// Mempool transactions announced, so that each entry into the mempool is announced once.
+    mempool_seen: MempoolSeen,
+}
+
+/// How many announced mempool entries [`MempoolSeen`] remembers. A transaction is announced
+/// twice only when the same entry is reported again after this many newer ones (the node
+/// repeats a transaction, or confirms one we recorded, within moments).
+const MEMPOOL_SEEN: usize = 20_000;
+
+/// The mempool entries announced lately, as (receipt time, status) per txid. The incumbent
+/// notifies a mempool transaction when its insert created the row (or revived a dropped one):
+/// a transaction reported again (a local submission, then the node's `/new_mempool_tx`; or the
+/// node repeating itself) is the same entry and is not announced again; one that re-entered
+/// the mempool is a new entry (new receipt time or status).
+#[derive(Default)]
+struct MempoolSeen {
+    entries: std::collections::HashMap<String, (u64, String)>,
+    order: std::collections::VecDeque<String>,
+}
+
+impl MempoolSeen {
+    /// Whether `tx` is a mempool entry not announced yet; remembers it.
+    fn first_time(&mut self, tx_id: &str, receipt_time: u64, status: &str) -> bool {
+        let entry = (receipt_time, status.to_owned());
+        match self.entries.get_mut(tx_id) {
+            Some(seen) if *seen == entry => false,
+            Some(seen) => {
+                *seen = entry;
+                true
+            }
+            None => {
+                if self.order.len() >= MEMPOOL_SEEN {
+                    if let Some(old) = self.order.pop_front() {
+                        self.entries.remove(&old);
+                    }
+                }
+                self.order.push_back(tx_id.to_owned());
+                self.entries.insert(tx_id.to_owned(), entry);
+                true
+            }
+        }
+    }
 }
 
 impl<R: LiveReader> Notifier<R> {
     /// Starts from the current tip: history is not announced.
     pub async fn new(reader: Arc<R>, hub: Arc<Hub>) -> Result<Notifier<R>, ReadError> {
         let tip = reader.block(BlockRef::Latest).await?;
-        Ok(Notifier { reader, hub, tip })
+        Ok(Notifier { reader, hub, tip, mempool_seen: MempoolSeen::default() })
     }
 
     pub fn hub(&self) -> &Arc<Hub> {
@@ -72,6 +114,9 @@ impl<R: LiveReader> Notifier<R> {
             Change::MempoolAdded { tx_ids } => {
                 for id in tx_ids {
                     if let Some(AnyTx::Mempool(t)) = self.reader.tx(id, false).await? {
+                        if !self.mempool_seen.first_time(&t.tx_id, t.receipt_time, &t.status) {
+                            continue;
+                        }
                         let Ok(v) = mempool_tx_json(&t, RenderOptions::default()) else { continue };
                         self.hub.publish(Topic::Mempool, v.clone());
                         self.hub.publish(Topic::Tx(t.tx_id.clone()), v);
@@ -361,6 +406,23 @@ mod tests {
         assert_eq!(e["recipient"], "SD");
         assert_eq!(e["asset_identifier"], "SC.nft::n");
         assert_eq!((e["block_height"].as_u64(), e["event_index"].as_u64()), (Some(7), Some(1)));
+    }
+
+    #[test]
+    fn a_mempool_entry_is_announced_once() {
+        let mut seen = MempoolSeen::default();
+        assert!(seen.first_time("0x01", 10, "pending"));
+        // Reported again (the node after our own record): the same entry.
+        assert!(!seen.first_time("0x01", 10, "pending"));
+        // Back in the mempool later: a new entry.
+        assert!(seen.first_time("0x01", 20, "pending"));
+        assert!(seen.first_time("0x02", 10, "pending"));
+        // The oldest are forgotten past the bound.
+        for i in 0..MEMPOOL_SEEN {
+            seen.first_time(&format!("0x{i:x}ff"), 1, "pending");
+        }
+        assert!(seen.first_time("0x02", 10, "pending"));
+        assert!(seen.entries.len() <= MEMPOOL_SEEN);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use tokio::sync::Mutex;
 
 use super::node::NodeClient;
 use super::FaucetError;
-use crate::store::Store;
+use crate::store::{LocalSource, Store};
 
 /// 500 STX, the incumbent's default.
 pub const DEFAULT_AMOUNT_USTX: u64 = 500_000_000;
@@ -96,7 +96,7 @@ impl StxFaucet {
                     let raw_hex = hex::encode(&raw);
                     // Our mempool has it at once, so the next send reads the next nonce. It was
                     // sent whatever happens here: a failure is logged, not the request's.
-                    if let Err(e) = store.record_mempool_tx(&raw_hex, now_unix()).await {
+                    if let Err(e) = store.record_local_tx(&raw, LocalSource::Faucet).await {
                         tracing::error!(error = %e, txid = %tx.txid_hex(), "faucet tx not recorded in the mempool");
                     }
                     *next_key = index;
@@ -160,13 +160,6 @@ fn transfer(
         post_conditions: Vec::new(),
         payload: Payload::TokenTransfer { recipient, amount, memo: memo() },
     })
-}
-
-fn now_unix() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! Faucet bookkeeping: the rate-limit records (`faucet_requests`), the faucet key's next
-//! possible nonce, and the mempool entry for a transaction the faucet broadcast.
+//! Faucet bookkeeping: the rate-limit records (`faucet_requests`) and the faucet key's next
+//! possible nonce. The transaction the faucet broadcast enters the mempool through
+//! [`Store::record_local_tx`], as every local submission does.
 //!
 //! A rate-limited request is *reserved* before anything is sent: the count of recent requests
 //! and the insert of the new one happen in one transaction under a lock on the (address,
@@ -13,9 +14,7 @@ use sqlx::Row;
 use super::conn::Conn;
 use super::sql;
 use super::sql::query;
-use super::{write, Engine, Store, StoreError};
-use crate::events::payload::NewMempoolTx;
-use crate::events::EventPayload;
+use super::{Engine, Store, StoreError};
 
 /// One request to record.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,41 +143,6 @@ impl Store {
         .fetch_one(&self.pool)
         .await?;
         Ok(r.try_get::<i64, _>("n")? + 1)
-    }
-
-    /// Puts a transaction the faucet broadcast into the mempool, exactly as the node's
-    /// `/new_mempool_tx` event for it would (which, when it comes, changes nothing more). No raw
-    /// event is stored: the raw event log stays the node's own.
-    pub async fn record_mempool_tx(&self, raw_tx_hex: &str, receipt_time: i64) -> Result<(), StoreError> {
-        let payload = EventPayload::NewMempoolTx(NewMempoolTx { raw_txs: vec![raw_tx_hex.to_owned()] });
-        let mut writer = self.writer.lock().await;
-        let conn = self.writer_conn(&mut writer).await?;
-        let result = async {
-            let mut tx = conn.begin().await?;
-            // Arrival order: after what the newest raw event brought in.
-            let newest: i64 =
-                sql::fetch_one(&mut tx, "SELECT COALESCE(MAX(id), 0) AS id FROM raw_events", vec![])
-                    .await?
-                    .try_get("id")?;
-            let ctx = write::Ctx { network: self.network, raw_event_id: newest + 1, receipt_time };
-            // A mempool transaction changes no maintained totals; flushed all the same.
-            let mut totals = super::totals::Pending::default();
-            write::apply(&mut tx, &ctx, &payload, None, &mut totals).await?;
-            totals.flush(&mut tx).await?;
-            // No raw event marks this change: the response caches learn it from here.
-            write::note_change(&mut tx).await?;
-            tx.commit().await?;
-            Ok::<_, super::ApplyError>(())
-        }
-        .await;
-        match result {
-            Ok(()) => Ok(()),
-            Err(super::ApplyError::Store(e)) => {
-                self.drop_writer(&mut writer).await;
-                Err(e)
-            }
-            Err(e) => Err(StoreError::Corrupt(format!("faucet transaction not recordable: {e}"))),
-        }
     }
 }
 

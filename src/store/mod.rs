@@ -30,6 +30,7 @@ mod explorer_tx_stats;
 mod faucet;
 mod lite;
 mod live;
+mod local_tx;
 mod one_row;
 mod prepare;
 mod read;
@@ -66,6 +67,7 @@ pub use bns_import::{BnsGenesis, ImportedName};
 pub use bulk::IndexDefinition;
 pub use faucet::{FaucetRequest, RateLimit, Reservation};
 pub use live::{LIVE_CHANNEL, MAX_NOTIFY_PAYLOAD};
+pub use local_tx::{LocalSource, LocalTx, LocalTxError, LocalTxOutcome};
 pub use prepare::{prepare_batch, PreparedBatch};
 pub use read::{BlockInfo, Generation, NonceUsage, Supply, TxInfo};
 pub use replica::ReplicaLag;
@@ -238,6 +240,8 @@ pub struct Store {
     primary: Option<replica::Primary>,
     /// SQLite: the read path without sqlx's worker threads (`lite`, `sql::select`).
     lite: Option<lite::LiteReader>,
+    /// SQLite: the transactions this process recorded locally (`local_tx`), for its live updates.
+    local_recorded: tokio::sync::broadcast::Sender<String>,
 }
 
 /// SQLite in WAL mode appends commits to the WAL file; a checkpoint copies them back into the
@@ -483,6 +487,7 @@ impl Store {
             readonly: false,
             primary,
             lite,
+            local_recorded: local_tx::recorded_channel(),
         })
     }
 

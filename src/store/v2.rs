@@ -1,10 +1,8 @@
-//! The reads behind the `/v2` answers served from the ledger (`crate::v2`), and the broadcast
-//! hook's write: a transaction the node accepted enters the mempool at once.
+//! The reads behind the `/v2` answers served from the ledger (`crate::v2`). (The broadcast
+//! hook's write is [`Store::record_local_tx`].)
 
 use super::sql::select;
 use super::{Store, StoreError};
-use crate::events::EventPath;
-use crate::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome};
 
 /// stacks-core's `stable_confirmations` (bitcoin mainnet and testnet): the stable burn block is
 /// this many blocks below the burn tip.
@@ -190,30 +188,5 @@ impl Store {
                 })
             })
             .transpose()?)
-    }
-
-    /// A transaction the node accepted from a broadcast enters the mempool at once, through the
-    /// same path as the node's own `/new_mempool_tx` event (recorded in the raw event log, so
-    /// an export and replay rebuild the same mempool). When the node later sends the event
-    /// itself, the mempool row is already there and stays as it is.
-    ///
-    /// A `readonly` process (`None`) writes the mempool row only, as the faucet does: raw event
-    /// ids are assigned by the one process that ingests, and two processes taking the next id
-    /// of the same log could collide.
-    pub async fn record_broadcast(&self, raw_tx: &[u8]) -> Result<Option<IngestOutcome>, IngestError> {
-        let raw_hex = format!("0x{}", hex::encode(raw_tx));
-        if self.readonly {
-            self.record_mempool_tx(&raw_hex, super::now_unix()).await?;
-            return Ok(None);
-        }
-        let payload = serde_json::to_string(&[raw_hex]).expect("a list of strings serialises");
-        self.ingest(IncomingEvent {
-            id: None,
-            receive_timestamp: None,
-            path: EventPath::NewMempoolTx,
-            payload,
-        })
-        .await
-        .map(Some)
     }
 }

@@ -10,7 +10,7 @@ use stacks_node_proxy::{BroadcastHook, BroadcastedTx, SOURCE_HEADER};
 use warp::http::HeaderValue;
 use warp::reply::Response;
 
-use crate::store::Store;
+use crate::store::{LocalSource, Store};
 
 pub struct LedgerHook {
     store: Arc<Store>,
@@ -27,7 +27,7 @@ impl BroadcastHook for LedgerHook {
         Box::pin(async move {
             // The node has accepted the transaction: a failure here is only ours to log, and
             // the node's own `/new_mempool_tx` event will bring the transaction anyway.
-            match self.store.record_broadcast(&tx.raw_tx).await {
+            match self.store.record_local_tx(&tx.raw_tx, LocalSource::V2Broadcast).await {
                 Ok(outcome) => {
                     tracing::debug!(txid = ?tx.txid, ?outcome, "broadcast recorded in the mempool")
                 }

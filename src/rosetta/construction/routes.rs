@@ -23,11 +23,9 @@ use super::error::ConstructionError as E;
 use super::node::NodeClient;
 use super::ops::{self, Completion};
 use super::{parse, signers};
-use crate::events::EventPath;
-use crate::ingest::{EventSink, IncomingEvent};
 use crate::ledger::Network;
 use crate::rosetta::{ErrorKind, RosettaError};
-use crate::store::Store;
+use crate::store::{LocalSource, Store};
 use ledger_read::ReadError;
 
 /// µSTX per byte when no node is configured to ask (`/v2/fees/transfer`'s usual floor).
@@ -520,8 +518,9 @@ async fn hash(ctx: Ctx, req: ConstructionHashRequest) -> Result<TransactionIdent
     })
 }
 
-/// Broadcasts through the node, then records the transaction in our mempool the way a
-/// `/new_mempool_tx` event would, so `/mempool` shows it at once.
+/// Broadcasts through the node, then records the transaction in our mempool (the one write
+/// path for local transactions, `Store::record_local_tx`), so `/mempool` and live subscribers
+/// see it at once.
 async fn submit(
     ctx: Ctx,
     req: ConstructionSubmitRequest,
@@ -540,15 +539,9 @@ async fn submit(
     if crate::ledger::normalize_hex(&node_txid) != crate::ledger::normalize_hex(&txid) {
         tracing::warn!(%txid, %node_txid, "the node names the submitted transaction differently");
     }
-    let event = IncomingEvent {
-        id: None,
-        receive_timestamp: None,
-        path: EventPath::NewMempoolTx,
-        payload: json!([to_hex_prefixed(&raw)]).to_string(),
-    };
     // The node has the transaction now: a failure to record it here is logged, not returned,
     // because a retry would only broadcast it again (the node's own event records it later).
-    if let Err(e) = online.store.ingest(event).await {
+    if let Err(e) = online.store.record_local_tx(&raw, LocalSource::RosettaSubmit).await {
         tracing::warn!(%txid, error = %e, "submitted transaction not recorded in the mempool");
     }
     Ok(TransactionIdentifierResponse {
