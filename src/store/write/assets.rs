@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use super::super::amount::{ft_parse, ft_text};
 use super::super::conn::Conn;
 use super::super::sql;
 use super::super::sql::{fetch_in, insert_rows};
@@ -22,20 +23,6 @@ pub(super) fn ft_deltas(token_ops: &[ledger::OpRow]) -> FtDeltas {
         *out.entry((asset.clone(), o.account.clone())).or_default() += ledger::effect::of(o).balance();
     }
     out
-}
-
-/// FT balances are u128 text (zero-padded to sort numerically); negative only when the
-/// history starts mid-chain.
-pub(in crate::store) fn ft_text(v: i128) -> String {
-    if v < 0 {
-        format!("-{:039}", v.unsigned_abs())
-    } else {
-        format!("{v:039}")
-    }
-}
-
-pub fn ft_parse(s: &str) -> i128 {
-    s.parse().unwrap_or(0)
 }
 
 pub(super) async fn apply_ft(conn: &mut Conn, deltas: &FtDeltas, sign: i128) -> Result<(), sqlx::Error> {
