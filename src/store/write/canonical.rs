@@ -14,7 +14,7 @@ use super::chain::{
     at_of, derive_stored, log_block_event, stored_block, stored_block_of, StoredBlock, BLOCK_ADDED,
     BLOCK_REMOVED, STORED_BLOCK,
 };
-use super::mempool::{mempool_rows_where, restore_mempool, STILL_PENDING};
+use super::mempool::{mempool_rows_where, prune_mined, restore_mempool};
 use super::microblocks::settle_stream;
 use super::{Ctx, Receipt, BLOCK_TABLES};
 use crate::ledger::block::DerivedBlock;
@@ -74,13 +74,7 @@ pub(super) async fn canonicalize(
         nft_upsert_from_events(conn, d).await?;
     }
     let ids: Vec<String> = d.txs.iter().map(|t| t.tx_id.clone()).collect();
-    exec_in(
-        conn,
-        &format!("UPDATE mempool_txs SET pruned = true WHERE {STILL_PENDING} AND tx_id IN ({{in}})"),
-        vec![],
-        &ids,
-    )
-    .await?;
+    prune_mined(conn, &ids).await?;
     settle_stream(conn, d, receipt).await?;
     Ok(())
 }

@@ -25,7 +25,7 @@ const MEMPOOL_GC_BLOCKS: i64 = 256;
 /// on a `(pruned, …)` index, whose `pruned = false` entries include every row pruned since
 /// the last vacuum (a replay prunes ~100 per block, all in one transaction): 4.7 ms per block
 /// instead of one primary-key probe per txid.
-pub(super) const STILL_PENDING: &str = "CAST(pruned AS INTEGER) = 0";
+const STILL_PENDING: &str = "CAST(pruned AS INTEGER) = 0";
 
 /// The incumbent's mempool garbage collection, run for every canonical block before it becomes
 /// the tip: pending transactions received on a tip at `tip - 256` or below are pruned as
@@ -209,6 +209,18 @@ async fn drop_mempool(
              WHERE {STILL_PENDING} AND tx_id IN ({{in}})"
         ),
         vec![status.into(), replaced_by.into()],
+        ids,
+    )
+    .await?;
+    Ok(())
+}
+
+/// Prunes the pending rows of transactions now mined (in a block or a streamed microblock).
+pub(super) async fn prune_mined(conn: &mut Conn, ids: &[String]) -> Result<(), sqlx::Error> {
+    exec_in(
+        conn,
+        &format!("UPDATE mempool_txs SET pruned = true WHERE {STILL_PENDING} AND tx_id IN ({{in}})"),
+        vec![],
         ids,
     )
     .await?;

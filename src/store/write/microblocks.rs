@@ -8,7 +8,7 @@ use super::super::sql;
 use super::super::sql::{exec_in, insert_rows};
 use super::super::ApplyError;
 use super::chain::tip;
-use super::mempool::{mempool_rows_where, restore_mempool, STILL_PENDING};
+use super::mempool::{mempool_rows_where, prune_mined, restore_mempool};
 use super::{Ctx, Receipt};
 use crate::events::payload::NewMicroblocks;
 use crate::ledger::block::DerivedBlock;
@@ -165,12 +165,6 @@ pub(super) async fn apply_microblocks(
     )
     .await?;
     let ids: Vec<String> = s.txs.iter().map(|t| t.tx_id.clone()).collect();
-    exec_in(
-        conn,
-        &format!("UPDATE mempool_txs SET pruned = true WHERE {STILL_PENDING} AND tx_id IN ({{in}})"),
-        vec![],
-        &ids,
-    )
-    .await?;
+    prune_mined(conn, &ids).await?;
     Ok(())
 }
