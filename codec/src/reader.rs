@@ -27,11 +27,6 @@ impl<'a> Reader<'a> {
         self.remaining() == 0
     }
 
-    /// The bytes consumed between `start` and the current position.
-    pub fn consumed_since(&self, start: usize) -> &'a [u8] {
-        &self.buf[start..self.pos]
-    }
-
     /// Fails with `TrailingBytes` unless the whole input was consumed.
     pub fn finish(&self) -> Result<(), CodecError> {
         match self.remaining() {

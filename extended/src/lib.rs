@@ -7,6 +7,7 @@ mod chain;
 mod contract;
 mod cors;
 mod error;
+mod handler;
 mod head;
 mod headers;
 mod microblock;

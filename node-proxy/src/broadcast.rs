@@ -12,25 +12,26 @@ use warp::reply::Response;
 use crate::error::ProxyError;
 use crate::headers;
 use crate::hook::BroadcastedTx;
-use crate::proxy::{Incoming, Proxy};
+use crate::upstream::{Incoming, Upstream};
 
-pub(crate) async fn handle(proxy: &Proxy, req: Incoming) -> Result<Response, ProxyError> {
-    let url = proxy.target(&req.path, req.query.as_deref())?;
+pub(crate) async fn handle(upstream: &Upstream, req: Incoming) -> Result<Response, ProxyError> {
+    let url = upstream.target(&req.path, req.query.as_deref())?;
     let upstream_headers = headers::to_node(&req.headers, req.remote);
-    let body = proxy.buffer_request_body(&req.headers, req.body).await?;
+    let body = upstream.buffer_request_body(&req.headers, req.body).await?;
 
-    let answer =
-        proxy.exchange(proxy.client.post(url).headers(upstream_headers.clone()).body(body.clone())).await?;
+    let answer = upstream
+        .exchange(upstream.client.post(url).headers(upstream_headers.clone()).body(body.clone()))
+        .await?;
 
     if answer.status.is_success() {
         let txid = parse_txid(&answer.body);
         tracing::info!(txid = txid.as_deref().unwrap_or("?"), "transaction broadcast accepted by the node");
         // Started before the hook so that a slow ledger does not delay propagation.
-        multicast(proxy, &upstream_headers, &body);
+        multicast(upstream, &upstream_headers, &body);
         match raw_tx(&req.headers, &body) {
             Some(raw_tx) => {
-                let timeout = proxy.config.request_timeout;
-                let hook = proxy.hooks.on_broadcast(BroadcastedTx { raw_tx, txid });
+                let timeout = upstream.config.request_timeout;
+                let hook = upstream.hooks.on_broadcast(BroadcastedTx { raw_tx, txid });
                 if tokio::time::timeout(timeout, hook).await.is_err() {
                     tracing::warn!(
                         ?timeout,
@@ -50,11 +51,11 @@ pub(crate) async fn handle(proxy: &Proxy, req: Incoming) -> Result<Response, Pro
 
 /// Sends the accepted body to every extra endpoint in the background, with the client's body
 /// and end-to-end headers (so the content type is kept). Their answers are only logged.
-fn multicast(proxy: &Proxy, headers: &HeaderMap, body: &Bytes) {
-    for endpoint in &proxy.config.extra_broadcast {
-        let request = proxy.client.post(endpoint.clone()).headers(headers.clone()).body(body.clone());
+fn multicast(upstream: &Upstream, headers: &HeaderMap, body: &Bytes) {
+    for endpoint in &upstream.config.extra_broadcast {
+        let request = upstream.client.post(endpoint.clone()).headers(headers.clone()).body(body.clone());
         let endpoint = endpoint.clone();
-        let timeout = proxy.config.request_timeout;
+        let timeout = upstream.config.request_timeout;
         tokio::spawn(async move {
             let started = Instant::now();
             match tokio::time::timeout(timeout, request.send()).await {

@@ -16,7 +16,7 @@ use crate::config::FeeRewriteConfig;
 use crate::error::ProxyError;
 use crate::headers;
 use crate::hook::{CostDimensions, FeeMarketCosts};
-use crate::proxy::{Incoming, Proxy};
+use crate::upstream::{Incoming, Upstream};
 
 /// Per-block cost limits; stacks-core's defaults until the node's `/v2/pox` says otherwise.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -84,7 +84,7 @@ struct PoxBlockLimit {
 }
 
 impl BlockLimitsCache {
-    async fn get(&self, proxy: &Proxy) -> BlockLimits {
+    async fn get(&self, upstream: &Upstream) -> BlockLimits {
         // Held across the fetch so concurrent estimates wait for one `/v2/pox` call.
         let mut state = self.state.lock().await;
         match *state {
@@ -92,7 +92,7 @@ impl BlockLimitsCache {
             LimitsState::FailedAt(at) if at.elapsed() < LIMITS_RETRY_AFTER => return BlockLimits::default(),
             _ => {}
         }
-        match fetch_limits(proxy).await {
+        match fetch_limits(upstream).await {
             Ok(limits) => {
                 tracing::info!(?limits, "fee rewrite: block limits read from the node");
                 *state = LimitsState::Loaded(limits);
@@ -107,9 +107,9 @@ impl BlockLimitsCache {
     }
 }
 
-async fn fetch_limits(proxy: &Proxy) -> Result<BlockLimits, ProxyError> {
-    let url = proxy.target("/v2/pox", None)?;
-    let answer = proxy.exchange(proxy.client.get(url)).await?;
+async fn fetch_limits(upstream: &Upstream) -> Result<BlockLimits, ProxyError> {
+    let url = upstream.target("/v2/pox", None)?;
+    let answer = upstream.exchange(upstream.client.get(url)).await?;
     if answer.status != StatusCode::OK {
         return Err(ProxyError::BadNodeResponse(format!("/v2/pox answered {}", answer.status)));
     }
@@ -133,18 +133,19 @@ async fn fetch_limits(proxy: &Proxy) -> Result<BlockLimits, ProxyError> {
 }
 
 pub(crate) async fn handle(
-    proxy: &Proxy,
+    upstream: &Upstream,
+    limits: &BlockLimitsCache,
     config: &FeeRewriteConfig,
     req: Incoming,
 ) -> Result<Response, ProxyError> {
-    let url = proxy.target(&req.path, req.query.as_deref())?;
+    let url = upstream.target(&req.path, req.query.as_deref())?;
     let upstream_headers = headers::to_node(&req.headers, req.remote);
-    let body = proxy.buffer_request_body(&req.headers, req.body).await?;
+    let body = upstream.buffer_request_body(&req.headers, req.body).await?;
     let mut answer =
-        proxy.exchange(proxy.client.post(url).headers(upstream_headers).body(body.clone())).await?;
+        upstream.exchange(upstream.client.post(url).headers(upstream_headers).body(body.clone())).await?;
     // Only successful estimates are rewritten; errors go back as the node wrote them.
     if answer.status == StatusCode::OK {
-        if let Some(rewritten) = rewrite(proxy, config, &body, &answer.body).await {
+        if let Some(rewritten) = rewrite(upstream, limits, config, &body, &answer.body).await {
             answer.body = rewritten;
             answer.headers.remove(header::CONTENT_LENGTH);
         }
@@ -159,7 +160,13 @@ struct FeeRequest {
     transaction_payload: String,
 }
 
-async fn rewrite(proxy: &Proxy, config: &FeeRewriteConfig, request: &[u8], answer: &[u8]) -> Option<Bytes> {
+async fn rewrite(
+    upstream: &Upstream,
+    cache: &BlockLimitsCache,
+    config: &FeeRewriteConfig,
+    request: &[u8],
+    answer: &[u8],
+) -> Option<Bytes> {
     let request: FeeRequest = serde_json::from_slice(request).ok()?;
     let mut estimate: Value = match serde_json::from_slice(answer) {
         Ok(v) => v,
@@ -169,21 +176,23 @@ async fn rewrite(proxy: &Proxy, config: &FeeRewriteConfig, request: &[u8], answe
         }
     };
     let min_fee = min_fee(config, request.estimated_len, &request.transaction_payload);
-    let limits = proxy.block_limits.get(proxy).await;
-    let timeout = proxy.config.request_timeout;
-    let costs =
-        match tokio::time::timeout(timeout, proxy.hooks.fee_market_costs(config.past_tenure_fullness_window))
-            .await
-        {
-            Ok(costs) => costs,
-            Err(_) => {
-                tracing::warn!(
-                    ?timeout,
-                    "fee rewrite: tenure costs not available in time; assuming a fee market"
-                );
-                None
-            }
-        };
+    let limits = cache.get(upstream).await;
+    let timeout = upstream.config.request_timeout;
+    let costs = match tokio::time::timeout(
+        timeout,
+        upstream.hooks.fee_market_costs(config.past_tenure_fullness_window),
+    )
+    .await
+    {
+        Ok(costs) => costs,
+        Err(_) => {
+            tracing::warn!(
+                ?timeout,
+                "fee rewrite: tenure costs not available in time; assuming a fee market"
+            );
+            None
+        }
+    };
     let use_minimum = costs.is_some_and(|c| no_fee_market(config, &limits, &c));
     if !rewrite_estimations(&mut estimate, min_fee, use_minimum, config.estimation_modifier) {
         return None;

@@ -16,6 +16,7 @@ mod fees;
 mod headers;
 mod hook;
 mod proxy;
+mod upstream;
 
 pub use config::{
     load_extra_endpoints, parse_extra_endpoints, ConfigError, FeeRewriteConfig, ProxyConfig,

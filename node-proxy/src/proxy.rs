@@ -1,16 +1,13 @@
-//! The warp filter and the two ways a request travels: streamed (the default: bodies flow through
-//! chunk by chunk, whatever their size) and buffered (the few routes whose bodies the proxy must
-//! read: broadcasts and the fee rewrite).
+//! The warp filter: one `/v2/*` request in, dispatched by route to the broadcast relay, the fee
+//! rewrite or the node ([`Upstream`]), one response out.
 
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
-use bytes::{Buf, Bytes, BytesMut};
-use futures_util::{Stream, StreamExt, TryStreamExt};
-use reqwest::Url;
-use warp::http::{header, HeaderMap, Method, StatusCode};
+use bytes::Buf;
+use futures_util::{Stream, TryStreamExt};
+use warp::http::{HeaderMap, Method};
 use warp::path::FullPath;
 use warp::reply::{Reply, Response};
 use warp::{Filter, Rejection};
@@ -19,43 +16,13 @@ use crate::config::ProxyConfig;
 use crate::error::ProxyError;
 use crate::fees::BlockLimitsCache;
 use crate::hook::BroadcastHook;
-use crate::{broadcast, fees, headers};
-
-/// A client request body as warp delivers it, chunk by chunk.
-pub(crate) type BodyStream = Pin<Box<dyn Stream<Item = Result<Bytes, warp::Error>> + Send>>;
-
-/// One `/v2/*` request as received.
-pub(crate) struct Incoming {
-    pub method: Method,
-    pub path: String,
-    pub query: Option<String>,
-    pub headers: HeaderMap,
-    pub remote: Option<SocketAddr>,
-    pub body: BodyStream,
-}
-
-/// A node answer read in full (buffered routes only).
-pub(crate) struct Buffered {
-    pub status: StatusCode,
-    pub headers: HeaderMap,
-    pub body: Bytes,
-}
-
-impl Buffered {
-    pub fn into_response(self) -> Response {
-        let mut response = Response::new(self.body.into());
-        *response.status_mut() = self.status;
-        *response.headers_mut() = headers::from_node(&self.headers);
-        response
-    }
-}
+use crate::upstream::{BodyStream, Incoming, Upstream};
+use crate::{broadcast, fees};
 
 /// Shared state behind the filter.
-pub(crate) struct Proxy {
-    pub config: Arc<ProxyConfig>,
-    pub hooks: Arc<dyn BroadcastHook>,
-    pub client: reqwest::Client,
-    pub block_limits: BlockLimitsCache,
+struct Proxy {
+    upstream: Upstream,
+    block_limits: BlockLimitsCache,
 }
 
 /// The `/v2/*` proxy as a warp filter: matches `/v2` and everything below it, any method.
@@ -82,8 +49,11 @@ pub fn try_routes(
     config: Arc<ProxyConfig>,
     hooks: Arc<dyn BroadcastHook>,
 ) -> Result<impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone, ProxyError> {
-    let proxy = Arc::new(Proxy::new(config, hooks)?);
-    tracing::info!(node = %proxy.config.node, extra_broadcast = proxy.config.extra_broadcast.len(), "proxying /v2 to the Stacks node");
+    let proxy = Arc::new(Proxy {
+        upstream: Upstream::new(config, hooks)?,
+        block_limits: BlockLimitsCache::default(),
+    });
+    tracing::info!(node = %proxy.upstream.config.node, extra_broadcast = proxy.upstream.config.extra_broadcast.len(), "proxying /v2 to the Stacks node");
 
     let query = warp::query::raw().map(Some).or(warp::any().map(|| None)).unify();
     let body = warp::body::stream().map(boxed_body);
@@ -112,38 +82,21 @@ pub fn try_routes(
 }
 
 impl Proxy {
-    fn new(config: Arc<ProxyConfig>, hooks: Arc<dyn BroadcastHook>) -> Result<Self, ProxyError> {
-        let client = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            // Per-read bound: catches a node that stalls mid-stream without capping how long a
-            // healthy stream may run.
-            .read_timeout(config.request_timeout)
-            // Redirects are the client's business: relay them, never follow them.
-            .redirect(reqwest::redirect::Policy::none())
-            // The node is addressed directly, whatever HTTP(S)_PROXY the process inherited.
-            // (Bodies are never decompressed: reqwest is built without its gzip features, so a
-            // node's Content-Encoding reaches the client untouched.)
-            .no_proxy()
-            .build()
-            .map_err(|e| ProxyError::Internal(format!("HTTP client: {e}")))?;
-        Ok(Proxy { config, hooks, client, block_limits: BlockLimitsCache::default() })
-    }
-
     async fn handle(&self, req: Incoming) -> Response {
         let started = Instant::now();
         let method = req.method.clone();
         let path = req.path.clone();
         let result = if method == Method::POST && path == "/v2/transactions" {
-            broadcast::handle(self, req).await
+            broadcast::handle(&self.upstream, req).await
         } else if method == Method::POST && path == "/v2/fees/transaction" {
-            match &self.config.min_fee_rewrite {
-                Some(fee_config) => fees::handle(self, fee_config, req).await,
-                None => self.forward_streaming(req).await,
+            match &self.upstream.config.min_fee_rewrite {
+                Some(fee_config) => fees::handle(&self.upstream, &self.block_limits, fee_config, req).await,
+                None => self.upstream.forward_streaming(req).await,
             }
         } else if method == Method::POST && path.starts_with("/v2/contracts/call-read/") {
-            self.forward_checked(req).await
+            self.upstream.forward_checked(req).await
         } else {
-            self.forward_streaming(req).await
+            self.upstream.forward_streaming(req).await
         };
         match result {
             Ok(response) => {
@@ -156,127 +109,6 @@ impl Proxy {
             }
         }
     }
-
-    /// The node URL for a request path: the node's base path, then the request path and query
-    /// as received. Dot segments are resolved by URL parsing, so a path that would climb out of
-    /// `/v2` (`/v2/../v3/...`) is refused rather than sent to another part of the node.
-    pub fn target(&self, path: &str, query: Option<&str>) -> Result<Url, ProxyError> {
-        let base = self.config.node.path().trim_end_matches('/');
-        let mut url = self.config.node.clone();
-        url.set_path(&format!("{base}{path}"));
-        url.set_query(query);
-        let rest = url.path().strip_prefix(base).unwrap_or("");
-        if rest == "/v2" || rest.starts_with("/v2/") {
-            Ok(url)
-        } else {
-            Err(ProxyError::BadRequest(format!("path {path:?} leaves /v2 after normalisation")))
-        }
-    }
-
-    /// Maps a client error from talking to the node.
-    pub fn node_error(&self, err: reqwest::Error) -> ProxyError {
-        ProxyError::from_node(err, self.config.connect_timeout, self.config.request_timeout)
-    }
-
-    /// Sends `request` and waits for the response head, within the request timeout.
-    async fn send(&self, request: reqwest::RequestBuilder) -> Result<reqwest::Response, ProxyError> {
-        let timeout = self.config.request_timeout;
-        match tokio::time::timeout(timeout, request.send()).await {
-            Ok(result) => result.map_err(|e| self.node_error(e)),
-            Err(_) => Err(ProxyError::NodeTimeout(timeout)),
-        }
-    }
-
-    /// Sends `request` and reads the whole answer (at most `body_limit` bytes), all within the
-    /// request timeout.
-    pub async fn exchange(&self, request: reqwest::RequestBuilder) -> Result<Buffered, ProxyError> {
-        let timeout = self.config.request_timeout;
-        let limit = self.config.body_limit;
-        let work = async {
-            let response = request.send().await.map_err(|e| self.node_error(e))?;
-            let status = response.status();
-            let headers = response.headers().clone();
-            let body = collect_limited(response.bytes_stream(), limit).await.map_err(|e| match e {
-                CollectError::TooLarge => {
-                    ProxyError::BadNodeResponse(format!("answer larger than {limit} bytes"))
-                }
-                CollectError::Stream(e) => self.node_error(e),
-            })?;
-            Ok(Buffered { status, headers, body })
-        };
-        match tokio::time::timeout(timeout, work).await {
-            Ok(result) => result,
-            Err(_) => Err(ProxyError::NodeTimeout(timeout)),
-        }
-    }
-
-    /// Reads a client body that the proxy must see in full, refusing more than `body_limit`.
-    pub async fn buffer_request_body(
-        &self,
-        headers: &HeaderMap,
-        body: BodyStream,
-    ) -> Result<Bytes, ProxyError> {
-        let limit = self.config.body_limit;
-        if declared_length(headers).is_some_and(|n| n > limit as u64) {
-            return Err(ProxyError::PayloadTooLarge { limit });
-        }
-        collect_limited(body, limit).await.map_err(|e| match e {
-            CollectError::TooLarge => ProxyError::PayloadTooLarge { limit },
-            CollectError::Stream(e) => ProxyError::BadRequest(format!("request body: {e}")),
-        })
-    }
-
-    /// `call-read`: the (small) body is buffered so the hook can check it, then sent; the answer
-    /// is streamed back like any other.
-    async fn forward_checked(&self, req: Incoming) -> Result<Response, ProxyError> {
-        let url = self.target(&req.path, req.query.as_deref())?;
-        let body = self.buffer_request_body(&req.headers, req.body).await?;
-        if let Some(refusal) = self.hooks.check_call_read(&req.path, &body) {
-            return Ok(refusal);
-        }
-        let headers = headers::to_node(&req.headers, req.remote);
-        let response = self.send(self.client.request(req.method, url).headers(headers).body(body)).await?;
-        Ok(relay_stream(response))
-    }
-
-    /// The default path: request body streamed up, response body streamed down.
-    async fn forward_streaming(&self, req: Incoming) -> Result<Response, ProxyError> {
-        let url = self.target(&req.path, req.query.as_deref())?;
-        let mut headers = headers::to_node(&req.headers, req.remote);
-        let body = match declared_length(&req.headers) {
-            Some(0) => None,
-            Some(length) => {
-                // Keep the client's framing: with Content-Length set, the HTTP client sends the
-                // stream as a sized body instead of chunking it.
-                headers.insert(header::CONTENT_LENGTH, length.into());
-                Some(reqwest::Body::wrap_stream(req.body))
-            }
-            None if req.headers.contains_key(header::TRANSFER_ENCODING) => {
-                // A chunked upload is buffered (bounded) so the node gets a Content-Length:
-                // stacks-node sizes request bodies from it, and the incumbent (which parses
-                // bodies before proxying) always sent one.
-                Some(reqwest::Body::from(self.buffer_request_body(&req.headers, req.body).await?))
-            }
-            None => None,
-        };
-        let mut request = self.client.request(req.method, url).headers(headers);
-        if let Some(body) = body {
-            request = request.body(body);
-        }
-        let response = self.send(request).await?;
-        Ok(relay_stream(response))
-    }
-}
-
-/// Turns a node response into a reply whose body is pulled from the node only as fast as the
-/// client reads it: hyper polls the stream when it can write, so at most a chunk or two is held.
-fn relay_stream(response: reqwest::Response) -> Response {
-    let status = response.status();
-    let headers = headers::from_node(response.headers());
-    let mut reply = warp::reply::stream(response.bytes_stream()).into_response();
-    *reply.status_mut() = status;
-    *reply.headers_mut() = headers;
-    reply
 }
 
 /// Erases warp's unnameable body stream type (and its `Buf` chunks) into [`BodyStream`].
@@ -286,72 +118,4 @@ where
     B: Buf,
 {
     Box::pin(stream.map_ok(|mut buf| buf.copy_to_bytes(buf.remaining())))
-}
-
-fn declared_length(headers: &HeaderMap) -> Option<u64> {
-    headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.trim().parse().ok()
-}
-
-pub(crate) enum CollectError<E> {
-    TooLarge,
-    Stream(E),
-}
-
-/// Concatenates a body stream, giving up as soon as it passes `limit` bytes.
-pub(crate) async fn collect_limited<S, E>(stream: S, limit: usize) -> Result<Bytes, CollectError<E>>
-where
-    S: Stream<Item = Result<Bytes, E>>,
-{
-    let mut stream = std::pin::pin!(stream);
-    let mut out = BytesMut::new();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(CollectError::Stream)?;
-        if out.len() + chunk.len() > limit {
-            return Err(CollectError::TooLarge);
-        }
-        out.extend_from_slice(&chunk);
-    }
-    Ok(out.freeze())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::hook::NoopHook;
-
-    fn proxy(node: &str) -> Proxy {
-        let config = ProxyConfig::new(Url::parse(node).unwrap());
-        Proxy::new(Arc::new(config), Arc::new(NoopHook)).unwrap()
-    }
-
-    #[test]
-    fn target_urls() {
-        let p = proxy("http://127.0.0.1:20443");
-        assert_eq!(p.target("/v2/info", None).unwrap().as_str(), "http://127.0.0.1:20443/v2/info");
-        assert_eq!(
-            p.target("/v2/accounts/SP1", Some("proof=0&tip=latest")).unwrap().as_str(),
-            "http://127.0.0.1:20443/v2/accounts/SP1?proof=0&tip=latest"
-        );
-        assert!(p.target("/v2/../v3/blocks", None).is_err());
-        assert!(p.target("/v2/%2e%2e/v3", None).is_err());
-        assert!(p.target("/v2", None).is_ok());
-
-        let mut config = ProxyConfig::new(Url::parse("https://node.example/rpc").unwrap());
-        config.node.set_path("/rpc");
-        let p = Proxy::new(Arc::new(config), Arc::new(NoopHook)).unwrap();
-        assert_eq!(p.target("/v2/pox", None).unwrap().as_str(), "https://node.example/rpc/v2/pox");
-        assert!(p.target("/v2/..", None).is_err());
-    }
-
-    #[tokio::test]
-    async fn collect_limited_stops_at_the_limit() {
-        let chunks = || {
-            futures_util::stream::iter(vec![
-                Ok::<_, std::io::Error>(Bytes::from_static(b"abc")),
-                Ok(Bytes::from_static(b"def")),
-            ])
-        };
-        assert_eq!(collect_limited(chunks(), 6).await.ok().unwrap(), Bytes::from_static(b"abcdef"));
-        assert!(matches!(collect_limited(chunks(), 5).await, Err(CollectError::TooLarge)));
-    }
 }

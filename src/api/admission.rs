@@ -231,11 +231,6 @@ impl Admission {
         (state.in_flight, state.waiters.len())
     }
 
-    /// The bounds in force: (normal, while an event is applied, queue).
-    pub fn bounds(&self) -> (usize, usize, usize) {
-        (self.limit, self.ingest_limit, self.queue)
-    }
-
     /// Tests: `hook` runs in every admitted request, holding its slot, before its work.
     pub fn set_hook(&self, hook: Option<Hook>) {
         *self.hook.lock().unwrap_or_else(|e| e.into_inner()) = hook;

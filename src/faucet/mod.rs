@@ -82,11 +82,6 @@ impl Faucets {
         self
     }
 
-    /// The STX faucet keys' addresses.
-    pub fn stx_addresses(&self) -> Vec<String> {
-        self.stx.addresses().iter().map(|a| a.to_c32()).collect()
-    }
-
     /// The BTC faucet's address, when configured.
     pub fn btc_address(&self) -> Option<&str> {
         self.btc.address()

@@ -116,26 +116,6 @@ pub fn mempool_row(raw_hex: &str, network: Network) -> Result<MempoolTxRow, Ledg
     })
 }
 
-/// The mempool row that puts a mined transaction back into the mempool when its block is
-/// orphaned.
-pub fn mempool_row_from_tx(tx: &TxRow) -> MempoolTxRow {
-    MempoolTxRow {
-        tx_id: tx.tx_id.clone(),
-        raw_tx: tx.raw_tx.clone(),
-        tx_type: tx.tx_type.clone(),
-        sender_address: tx.sender_address.clone(),
-        nonce: tx.nonce,
-        sponsored: tx.sponsored,
-        sponsor_address: tx.sponsor_address.clone(),
-        sponsor_nonce: tx.sponsor_nonce,
-        fee: tx.fee,
-        contract_id: tx.contract_id.clone(),
-        function_name: tx.function_name.clone(),
-        token_transfer_recipient: tx.token_transfer_recipient.clone(),
-        raw_size: tx.raw_size,
-    }
-}
-
 /// The incumbent strips NUL bytes from `vm_error` before storing it (PostgreSQL text cannot
 /// hold them).
 pub fn clean_vm_error(s: &Option<String>) -> Option<String> {

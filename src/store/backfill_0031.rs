@@ -125,7 +125,7 @@ pub(super) async fn backfill(conn: &mut Conn, network: Network) -> Result<(), sq
         // value, and runs before this process serves anything).
         if !rows.is_empty() {
             insert_rows(&mut tx, "smart_contracts", CONTRACT_COLS, rows, "").await?;
-            super::write::note_change(&mut tx).await?;
+            super::sql::note_change(&mut tx).await?;
         }
         exec(&mut tx, "DELETE FROM pending_backfills WHERE name = 'failed_deploys'", vec![]).await?;
         tx.commit().await?;

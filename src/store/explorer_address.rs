@@ -10,9 +10,9 @@ use stacks_extended::{
     StxInbound, StxTotals, UntilBlock,
 };
 
+use super::amount::ft_parse;
 use super::explorer_tx::{tx_event, EVENT_COLUMNS, SEQ};
 use super::sql::{select, Val};
-use super::write::ft_parse;
 use super::{Store, StoreError};
 use crate::ledger::Network;
 

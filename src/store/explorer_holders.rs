@@ -7,8 +7,8 @@
 use super::db_row::DbRow;
 use stacks_extended::FtHolder;
 
+use super::amount::ft_parse;
 use super::sql::{select, Val};
-use super::write::ft_parse;
 use super::{Store, StoreError};
 
 impl Store {

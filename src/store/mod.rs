@@ -5,6 +5,7 @@
 //! Ingestion parses an event, derives its rows (`crate::ledger`, pure) and writes the raw event
 //! and its effects in **one** database transaction, one writer at a time.
 
+mod amount;
 mod backfill_0031;
 mod backfill_0032;
 mod backfill_0035;

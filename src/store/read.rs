@@ -392,7 +392,7 @@ impl Store {
             .map(|r| {
                 Ok((
                     r.try_get("asset_identifier")?,
-                    super::write::ft_parse(&r.try_get::<String, _>("balance")?),
+                    super::amount::ft_parse(&r.try_get::<String, _>("balance")?),
                 ))
             })
             .collect::<Result<_, sqlx::Error>>()?)

@@ -697,6 +697,12 @@ pub fn get_bool(row: &impl super::one_row::Cols, col: &str) -> Result<bool, sqlx
     row.flag(col)
 }
 
+/// Counts a change committed without a raw event (in the caller's transaction), so readers'
+/// [`super::Store::generation`] moves with it.
+pub(super) async fn note_change(conn: &mut Conn) -> Result<(), sqlx::Error> {
+    exec(conn, "UPDATE store_changes SET n = n + 1 WHERE id = 1", vec![]).await.map(|_| ())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,10 +15,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use futures_util::TryStreamExt;
 use sqlx::Row;
 
+use super::amount::{ft_parse, ft_text};
 use super::conn::Conn;
 use super::sql;
 use super::sql::{exec, exec_in, fetch_in, insert_rows, query, text_list_table};
-use super::write::{ft_parse, ft_text};
 use crate::ledger::block::DerivedBlock;
 use crate::ledger::effect;
 use crate::ledger::ops::token_operations;
@@ -65,7 +65,7 @@ fn add_token_op(out: &mut Assets, o: &OpRow, sign: i128) {
 /// running count is read once and its totals written once per batch. The sums are additive, so
 /// the order of the blocks does not matter to them; the principal-list rows continue the
 /// running counts in the order their blocks became canonical, and a reorg flushes first
-/// (`write::restore_chain`), so that the rows it deletes are all stored and every pending row
+/// (`write::canonical::restore_chain`), so that the rows it deletes are all stored and every pending row
 /// continues the canonical chain. Nothing reads these tables on the writer's connection
 /// between two flushes.
 #[derive(Default)]
@@ -335,7 +335,7 @@ pub(super) async fn backfill(conn: &mut Conn) -> Result<(), sqlx::Error> {
         .collect();
     insert_rows(&mut tx, "account_asset_totals", ASSET_COLS, rows, "").await?;
     exec(&mut tx, "DELETE FROM pending_backfills WHERE name = 'account_asset_totals'", vec![]).await?;
-    super::write::note_change(&mut tx).await?;
+    sql::note_change(&mut tx).await?;
     tx.commit().await
 }
 

@@ -397,7 +397,7 @@ impl PrincipalsReader for Store {
         let mut out = Vec::new();
         for r in rows {
             let b: String = r.try_get("balance").map_err(StoreError::from)?;
-            let v = super::write::ft_parse(&b);
+            let v = super::amount::ft_parse(&b);
             if v > 0 {
                 out.push((r.try_get("asset_identifier").map_err(StoreError::from)?, v as u128));
             }
@@ -414,7 +414,7 @@ impl PrincipalsReader for Store {
         .await
         .map_err(StoreError::from)?;
         let b: Option<String> = row.map(|r| r.try_get("balance")).transpose().map_err(StoreError::from)?;
-        Ok(b.map_or(0, |b| super::write::ft_parse(&b)))
+        Ok(b.map_or(0, |b| super::amount::ft_parse(&b)))
     }
 
     async fn nft_positions(&self, principal: &str) -> Result<Vec<(String, String)>, ReadError> {

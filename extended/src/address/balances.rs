@@ -1,113 +1,24 @@
 //! Balances, nonces and FT holders.
 
-use std::sync::Arc;
-
 use serde_json::{json, Map, Value};
-use warp::{Filter, Rejection, Reply};
 
-use super::transfers;
 use super::{
-    block_ref, cached_json, principal, principal_etag, reject, AddressReader, MempoolDelta, NonceState,
+    block_ref, cached_json, height_of, principal, principal_etag, AddressReader, MempoolDelta, NonceState,
     StxTotals, UntilBlock,
 };
 use crate::error::ApiError;
-use crate::params::{query, LimitRule, Page, Query};
+use crate::params::{LimitRule, Page, Query};
 use crate::status::chain_tip_etag;
-use crate::tx::TxReader;
 
 pub(crate) const FT_BALANCES: LimitRule = LimitRule::new(100, 200);
 pub(crate) const TOKEN_HOLDERS: LimitRule = LimitRule::new(100, 200);
-
-pub fn routes<R: AddressReader + TxReader>(
-    reader: Arc<R>,
-) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
-    let r = warp::any().map(move || reader.clone());
-    let inm = warp::header::optional::<String>("if-none-match");
-    let v1 = warp::get().and(warp::path!("extended" / "v1" / "address" / String / String)).and(query());
-    let v1 = v1.and(inm).and(r.clone()).and_then(|p: String, what: String, q, inm, r: Arc<R>| async move {
-        match what.as_str() {
-            "stx" | "balances" | "nonces" => v1_route(&*r, &p, &what, &q, inm).await.map_err(reject),
-            "transactions" => super::txs::v1_transactions(&*r, &p, &q, inm).await.map_err(reject),
-            "transactions_with_transfers" => {
-                transfers::v1_transactions_with_transfers(&*r, &p, &q, inm).await.map_err(reject)
-            }
-            "assets" => transfers::v1_assets(&*r, &p, &q, inm).await.map_err(reject),
-            "stx_inbound" => transfers::v1_stx_inbound(&*r, &p, &q, inm).await.map_err(reject),
-            "mempool" => transfers::v1_mempool(&*r, &p, &q, inm).await.map_err(reject),
-            _ => Err(warp::reject::not_found()),
-        }
-    });
-    let v2 = warp::get()
-        .and(warp::path!("extended" / "v2" / "addresses" / String / "balances" / String))
-        .and(query())
-        .and(inm)
-        .and(r.clone())
-        .and_then(|p: String, what: String, q, inm, r: Arc<R>| async move {
-            match what.as_str() {
-                "stx" | "ft" => v2_route(&*r, &p, &what, &q, inm).await.map_err(reject),
-                _ => Err(warp::reject::not_found()),
-            }
-        });
-    let v2_token = warp::get()
-        .and(warp::path!("extended" / "v2" / "addresses" / String / "balances" / "ft" / String))
-        .and(inm)
-        .and(r.clone())
-        .and_then(|p: String, token: String, inm: Option<String>, r: Arc<R>| async move {
-            ft_balance(&*r, &p, &token, inm).await.map_err(reject)
-        });
-    let holders = warp::get()
-        .and(warp::path!("extended" / "v1" / "tokens" / "ft" / String / "holders"))
-        .and(query())
-        .and(inm)
-        .and(r.clone())
-        .and_then(|token: String, q: Query, inm: Option<String>, r: Arc<R>| async move {
-            ft_holders(&*r, &token, &q, inm).await.map_err(reject)
-        });
-    let v1_tx = warp::get()
-        .and(warp::path!("extended" / "v1" / "address" / String / String / "with_transfers"))
-        .and(query())
-        .and(inm)
-        .and(r.clone())
-        .and_then(|p: String, tx: String, q: Query, inm: Option<String>, r: Arc<R>| async move {
-            transfers::v1_tx_with_transfers(&*r, &p, &tx, &q, inm).await.map_err(reject)
-        });
-    let v2_txs = warp::get()
-        .and(warp::path!("extended" / "v2" / "addresses" / String / "transactions"))
-        .and(query())
-        .and(inm)
-        .and(r.clone())
-        .and_then(|p: String, q: Query, inm: Option<String>, r: Arc<R>| async move {
-            transfers::v2_transactions(&*r, &p, &q, inm).await.map_err(reject)
-        });
-    let v2_events = warp::get()
-        .and(warp::path!("extended" / "v2" / "addresses" / String / "transactions" / String / "events"))
-        .and(query())
-        .and(inm)
-        .and(r)
-        .and_then(|p: String, tx: String, q: Query, inm: Option<String>, r: Arc<R>| async move {
-            transfers::v2_tx_events(&*r, &p, &tx, &q, inm).await.map_err(reject)
-        });
-    v1.or(v2).or(v2_token).or(holders).or(v1_tx).or(v2_txs).or(v2_events)
-}
 
 pub(super) async fn tip_etag<R: AddressReader>(r: &R) -> Result<Option<String>, ApiError> {
     let tip = r.chain_tip().await?;
     Ok(chain_tip_etag(tip.as_ref()).map(|e| e.trim_matches('"').to_string()))
 }
 
-/// The height a request's block parameter names; an unknown block is a 404.
-pub(super) async fn height_of<R: AddressReader>(
-    r: &R,
-    at: Option<UntilBlock>,
-) -> Result<Option<u64>, ApiError> {
-    let Some(at) = at else { return Ok(None) };
-    match r.resolve_block(&at).await? {
-        Some(h) => Ok(Some(h)),
-        None => Err(ApiError::NotFound("block not found".into())),
-    }
-}
-
-async fn v1_route<R: AddressReader>(
+pub(super) async fn v1_route<R: AddressReader>(
     r: &R,
     raw: &str,
     what: &str,
@@ -229,7 +140,7 @@ pub(crate) fn nonces_json(n: &NonceState) -> Value {
     })
 }
 
-async fn v2_route<R: AddressReader>(
+pub(super) async fn v2_route<R: AddressReader>(
     r: &R,
     raw: &str,
     what: &str,
@@ -251,7 +162,7 @@ async fn v2_route<R: AddressReader>(
     Ok(cached_json(&body, principal_etag(r, &p, with_mempool).await?, inm.as_deref()))
 }
 
-async fn ft_balance<R: AddressReader>(
+pub(super) async fn ft_balance<R: AddressReader>(
     r: &R,
     raw: &str,
     token: &str,
@@ -267,7 +178,7 @@ async fn ft_balance<R: AddressReader>(
     ))
 }
 
-async fn ft_holders<R: AddressReader>(
+pub(super) async fn ft_holders<R: AddressReader>(
     r: &R,
     token: &str,
     q: &Query,

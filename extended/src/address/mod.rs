@@ -20,13 +20,78 @@ pub use reader::{
 };
 
 use crate::error::{ApiError, In, Rule};
+use crate::handler::{get, if_none_match, reject, with_reader, Get};
 use crate::headers::with_common_headers;
+use crate::params::{query, Query};
 use crate::reply::sha256_hex;
+use crate::tx::TxReader;
 
-pub fn routes<R: AddressReader + crate::tx::TxReader>(
+pub fn routes<R: AddressReader + TxReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
-    balances::routes(reader)
+    let r = with_reader(reader.clone());
+    let inm = if_none_match();
+    let v1 = warp::get()
+        .and(warp::path!("extended" / "v1" / "address" / String / String))
+        .and(get(reader.clone()));
+    let v1 = v1.and_then(|p: String, what: String, Get { reader: r, query: q, inm }: Get<R>| async move {
+        match what.as_str() {
+            "stx" | "balances" | "nonces" => {
+                balances::v1_route(&*r, &p, &what, &q, inm).await.map_err(reject)
+            }
+            "transactions" => txs::v1_transactions(&*r, &p, &q, inm).await.map_err(reject),
+            "transactions_with_transfers" => {
+                transfers::v1_transactions_with_transfers(&*r, &p, &q, inm).await.map_err(reject)
+            }
+            "assets" => transfers::v1_assets(&*r, &p, &q, inm).await.map_err(reject),
+            "stx_inbound" => transfers::v1_stx_inbound(&*r, &p, &q, inm).await.map_err(reject),
+            "mempool" => transfers::v1_mempool(&*r, &p, &q, inm).await.map_err(reject),
+            _ => Err(warp::reject::not_found()),
+        }
+    });
+    let v2 = warp::get()
+        .and(warp::path!("extended" / "v2" / "addresses" / String / "balances" / String))
+        .and(query())
+        .and(inm)
+        .and(r.clone())
+        .and_then(|p: String, what: String, q, inm, r: Arc<R>| async move {
+            match what.as_str() {
+                "stx" | "ft" => balances::v2_route(&*r, &p, &what, &q, inm).await.map_err(reject),
+                _ => Err(warp::reject::not_found()),
+            }
+        });
+    let v2_token = warp::get()
+        .and(warp::path!("extended" / "v2" / "addresses" / String / "balances" / "ft" / String))
+        .and(inm)
+        .and(r.clone())
+        .and_then(|p: String, token: String, inm: Option<String>, r: Arc<R>| async move {
+            balances::ft_balance(&*r, &p, &token, inm).await.map_err(reject)
+        });
+    let holders = warp::get()
+        .and(warp::path!("extended" / "v1" / "tokens" / "ft" / String / "holders"))
+        .and(get(reader.clone()))
+        .and_then(|token: String, Get { reader: r, query: q, inm }: Get<R>| async move {
+            balances::ft_holders(&*r, &token, &q, inm).await.map_err(reject)
+        });
+    let v1_tx = warp::get()
+        .and(warp::path!("extended" / "v1" / "address" / String / String / "with_transfers"))
+        .and(get(reader.clone()))
+        .and_then(|p: String, tx: String, Get { reader: r, query: q, inm }: Get<R>| async move {
+            transfers::v1_tx_with_transfers(&*r, &p, &tx, &q, inm).await.map_err(reject)
+        });
+    let v2_txs = warp::get()
+        .and(warp::path!("extended" / "v2" / "addresses" / String / "transactions"))
+        .and(get(reader.clone()))
+        .and_then(|p: String, Get { reader: r, query: q, inm }: Get<R>| async move {
+            transfers::v2_transactions(&*r, &p, &q, inm).await.map_err(reject)
+        });
+    let v2_events = warp::get()
+        .and(warp::path!("extended" / "v2" / "addresses" / String / "transactions" / String / "events"))
+        .and(get(reader.clone()))
+        .and_then(|p: String, tx: String, Get { reader: r, query: q, inm }: Get<R>| async move {
+            transfers::v2_tx_events(&*r, &p, &tx, &q, inm).await.map_err(reject)
+        });
+    v1.or(v2).or(v2_token).or(holders).or(v1_tx).or(v2_txs).or(v2_events)
 }
 
 /// A path principal as the incumbent's schema accepts it: a C32 address or a contract id.
@@ -70,6 +135,38 @@ pub(crate) fn block_ref(raw: &str, param: &'static str) -> Result<UntilBlock, Ap
     }
 }
 
+/// The height a request's block parameter names; an unknown block is a 404.
+pub(super) async fn height_of<R: AddressReader>(
+    r: &R,
+    at: Option<UntilBlock>,
+) -> Result<Option<u64>, ApiError> {
+    let Some(at) = at else { return Ok(None) };
+    match r.resolve_block(&at).await? {
+        Some(h) => Ok(Some(h)),
+        None => Err(ApiError::NotFound("block not found".into())),
+    }
+}
+
+/// The block bound of a list and whether it names a single block, as the incumbent reads them:
+/// `height` (that block only; 0 is no height) or `until_block` (up to that block), not both.
+pub(super) fn bound(q: &Query) -> Result<(Option<UntilBlock>, bool), ApiError> {
+    let until = q.get("until_block").map(|b| block_ref(b, "until_block")).transpose()?;
+    match q.u64("height")?.filter(|h| *h != 0) {
+        Some(_) if until.is_some() => {
+            Err(ApiError::invalid("height", "can't handle until_block and block_height in the same request"))
+        }
+        Some(h) => Ok((Some(UntilBlock::Height(h)), true)),
+        None => Ok((until, false)),
+    }
+}
+
+/// The `(from, to)` heights of a list's block bound (`to` = `None`: the tip).
+pub(super) async fn heights<R: AddressReader>(r: &R, q: &Query) -> Result<(u64, Option<u64>), ApiError> {
+    let (at, single) = bound(q)?;
+    let to = height_of(r, at).await?;
+    Ok((if single { to.unwrap_or(0) } else { 0 }, to))
+}
+
 /// A JSON reply with the incumbent's ETag (`Cache-Control` revalidation) or its 304.
 pub(crate) fn cached_json<T: serde::Serialize>(
     body: &T,
@@ -105,10 +202,6 @@ pub(crate) async fn principal_etag<R: AddressReader>(
 fn activity_etag(a: &PrincipalActivity) -> String {
     let part = |v: &Option<String>| v.clone().unwrap_or_default();
     sha256_hex(&format!("{}:{}:{}", part(&a.last_tx_id), part(&a.last_mempool_tx_id), part(&a.pox_state)))
-}
-
-pub(crate) fn reject(e: impl Into<ApiError>) -> Rejection {
-    warp::reject::custom(e.into())
 }
 
 #[cfg(test)]
@@ -147,5 +240,23 @@ mod tests {
         assert_eq!(block_ref(h, "b").unwrap(), UntilBlock::Hash(format!("0x{}", h.to_lowercase())));
         assert!(block_ref("0x12", "until_block").is_err());
         assert!(block_ref("-1", "until_block").is_err());
+    }
+
+    #[test]
+    fn height_and_until_block_are_read_as_the_incumbent_reads_them() {
+        let q = Query::parse(&format!("height=3&until_block=0x{}", "ab".repeat(32)));
+        let e = bound(&q).unwrap_err();
+        assert!(e.to_string().contains("can't handle until_block and block_height"), "{e}");
+        assert_eq!(bound(&Query::parse("height=3")).unwrap(), (Some(UntilBlock::Height(3)), true));
+        // `height=0` is no height: the whole list (up to `until_block`, if any).
+        assert_eq!(bound(&Query::parse("height=0")).unwrap(), (None, false));
+        assert_eq!(
+            bound(&Query::parse("height=0&until_block=3")).unwrap(),
+            (Some(UntilBlock::Height(3)), false)
+        );
+        assert_eq!(bound(&Query::parse("until_block=3")).unwrap(), (Some(UntilBlock::Height(3)), false));
+        assert!(bound(&Query::parse("until_block=nope")).is_err());
+        assert!(bound(&Query::parse("height=-1")).is_err());
+        assert_eq!(bound(&Query::parse("")).unwrap(), (None, false));
     }
 }

@@ -5,9 +5,9 @@
 use serde_json::{json, Map, Value};
 use warp::reply::Response;
 
-use super::balances::height_of;
-use super::txs::heights;
-use super::{block_ref, cached_json, principal, principal_etag, AddressReader, StxInbound};
+use super::{
+    block_ref, cached_json, height_of, heights, principal, principal_etag, AddressReader, StxInbound,
+};
 use crate::error::ApiError;
 use crate::params::{LimitRule, Page, Paging, Query};
 use crate::reply::deprecated;

@@ -12,10 +12,11 @@ use warp::{Filter, Rejection, Reply};
 
 pub use reader::{BnsName, BnsReader, BnsSubdomain};
 
-use crate::address::{cached_json, reject};
+use crate::address::cached_json;
 use crate::error::{ApiError, In};
+use crate::handler::{get, if_none_match, reject, with_reader, Get};
 use crate::headers::with_common_headers;
-use crate::params::{non_negative, query, Query};
+use crate::params::{non_negative, Query};
 use crate::status::chain_tip_etag;
 
 /// Rows per page of the name lists.
@@ -24,8 +25,8 @@ pub const PAGE_ROWS: u64 = 100;
 pub fn routes<R: BnsReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
-    let r = warp::any().map(move || reader.clone());
-    let inm = warp::header::optional::<String>("if-none-match");
+    let r = with_reader(reader.clone());
+    let inm = if_none_match();
     let full = warp::path::full().and(warp::query::raw().or(warp::any().map(String::new)).unify()).map(
         |p: warp::path::FullPath, q: String| {
             if q.is_empty() {
@@ -35,14 +36,9 @@ pub fn routes<R: BnsReader>(
             }
         },
     );
-    let name_list = warp::get()
-        .and(warp::path!("v1" / "names"))
-        .and(query())
-        .and(inm)
-        .and(r.clone())
-        .and_then(|q: Query, inm: Option<String>, r: Arc<R>| async move {
-            names(&*r, &q, inm).await.map_err(reject)
-        });
+    let name_list = warp::get().and(warp::path!("v1" / "names")).and(get(reader.clone())).and_then(
+        |Get { reader: r, query: q, inm }: Get<R>| async move { names(&*r, &q, inm).await.map_err(reject) },
+    );
     let name_info =
         warp::get().and(warp::path!("v1" / "names" / String)).and(inm).and(full).and(r.clone()).and_then(
             |n: String, inm: Option<String>, url: String, r: Arc<R>| async move {
@@ -78,10 +74,8 @@ pub fn routes<R: BnsReader>(
     );
     let namespace_names = warp::get()
         .and(warp::path!("v1" / "namespaces" / String / "names"))
-        .and(query())
-        .and(inm)
-        .and(r.clone())
-        .and_then(|tld: String, q: Query, inm: Option<String>, r: Arc<R>| async move {
+        .and(get(reader.clone()))
+        .and_then(|tld: String, Get { reader: r, query: q, inm }: Get<R>| async move {
             namespace_names(&*r, &decode(&tld), &q, inm).await.map_err(reject)
         });
     let by_address =

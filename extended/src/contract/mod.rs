@@ -10,9 +10,10 @@ use warp::{Filter, Rejection, Reply};
 
 pub use reader::{ContractLog, ContractReader, DeployStatus, LogKey, SmartContract};
 
-use crate::address::{cached_json, principal, principal_in, reject};
+use crate::address::{cached_json, principal, principal_in};
 use crate::error::{ApiError, In, Rule};
-use crate::params::{query, LimitRule, Query};
+use crate::handler::{get, reject, Get};
+use crate::params::{LimitRule, Query};
 use crate::status::chain_tip_etag;
 
 pub(crate) const CONTRACTS: LimitRule = LimitRule::new(20, 50);
@@ -24,15 +25,11 @@ const ANCHORED: u64 = i32::MAX as u64;
 pub fn routes<R: ContractReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
-    let r = warp::any().map(move || reader.clone());
-    let inm = warp::header::optional::<String>("if-none-match");
     // `by_trait` is a contract id position too: one route, so that its own errors win.
     let by_id = warp::get()
         .and(warp::path!("extended" / "v1" / "contract" / String))
-        .and(query())
-        .and(inm)
-        .and(r.clone())
-        .and_then(|id: String, q: Query, inm: Option<String>, r: Arc<R>| async move {
+        .and(get(reader.clone()))
+        .and_then(|id: String, Get { reader: r, query: q, inm }: Get<R>| async move {
             if id == "by_trait" {
                 by_trait(&*r, &q, inm).await.map_err(reject)
             } else {
@@ -41,26 +38,20 @@ pub fn routes<R: ContractReader>(
         });
     let events = warp::get()
         .and(warp::path!("extended" / "v1" / "contract" / String / "events"))
-        .and(query())
-        .and(inm)
-        .and(r.clone())
-        .and_then(|id: String, q: Query, inm: Option<String>, r: Arc<R>| async move {
+        .and(get(reader.clone()))
+        .and_then(|id: String, Get { reader: r, query: q, inm }: Get<R>| async move {
             v1_events(&*r, &id, &q, inm).await.map_err(reject)
         });
     let status = warp::get()
         .and(warp::path!("extended" / "v2" / "smart-contracts" / "status"))
-        .and(query())
-        .and(inm)
-        .and(r.clone())
-        .and_then(|q: Query, inm: Option<String>, r: Arc<R>| async move {
+        .and(get(reader.clone()))
+        .and_then(|Get { reader: r, query: q, inm }: Get<R>| async move {
             deploy_status(&*r, &q, inm).await.map_err(reject)
         });
     let logs = warp::get()
         .and(warp::path!("extended" / "v2" / "smart-contracts" / String / "logs"))
-        .and(query())
-        .and(inm)
-        .and(r)
-        .and_then(|id: String, q: Query, inm: Option<String>, r: Arc<R>| async move {
+        .and(get(reader.clone()))
+        .and_then(|id: String, Get { reader: r, query: q, inm }: Get<R>| async move {
             v2_logs(&*r, &id, &q, inm).await.map_err(reject)
         });
     by_id.or(events).or(status).or(logs)

@@ -12,7 +12,8 @@ use warp::reply::Response;
 use warp::{Filter, Rejection, Reply};
 
 use crate::error::ApiError;
-use crate::params::{query, LimitRule, Page, Query};
+use crate::handler::{get, if_none_match, reply, Get};
+use crate::params::{LimitRule, Page, Query};
 use crate::reader::ExplorerReader;
 use crate::reply::{deprecated, found, json_with_etag};
 use crate::time::iso8601;
@@ -107,20 +108,18 @@ async fn handle<R: ExplorerReader + MicroblockReader>(
         }
     }
     .await;
-    res.map_err(warp::reject::custom)
+    reply(res)
 }
 
 pub fn routes<R: ExplorerReader + MicroblockReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
-    let with_reader = warp::any().map(move || reader.clone());
-    let inm = || warp::header::optional::<String>("if-none-match");
+    let with_reader = crate::handler::with_reader(reader.clone());
+    let inm = if_none_match;
     let list = warp::get()
         .and(warp::path!("extended" / "v1" / "microblock"))
-        .and(with_reader.clone())
-        .and(query())
-        .and(inm())
-        .and_then(|r: Arc<R>, q: Query, inm: Option<String>| handle(r, Route::List(q), inm));
+        .and(get(reader.clone()))
+        .and_then(|Get { reader: r, query: q, inm }: Get<R>| handle(r, Route::List(q), inm));
     let unanchored = warp::get()
         .and(warp::path!("extended" / "v1" / "microblock" / "unanchored" / "txs"))
         .and(with_reader.clone())

@@ -314,7 +314,7 @@ pub fn registry() -> Vec<Route> {
         .q("tx_id", StringList, "Transaction ids")
         .required("tx_id")
         .q("event_limit", Integer, "Events per transaction")
-        .default("event_limit", json!(tx::routes::EVENT_LIMIT.default))
+        .default("event_limit", json!(tx::params::EVENT_LIMIT.default))
         .q("event_offset", Integer, "Events to skip")
         .unanchored()
         .exclude_args(),
@@ -361,7 +361,7 @@ pub fn registry() -> Vec<Route> {
             "AnyTransaction",
         )
         .q("event_limit", Integer, "Events to include")
-        .default("event_limit", json!(tx::routes::EVENT_LIMIT.default))
+        .default("event_limit", json!(tx::params::EVENT_LIMIT.default))
         .q("event_offset", Integer, "Events to skip")
         .unanchored()
         .exclude_args()

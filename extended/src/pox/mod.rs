@@ -19,7 +19,8 @@ use warp::reply::Response;
 use warp::{Filter, Rejection, Reply};
 
 use crate::error::{ApiError, In, Rule};
-use crate::params::{query, LimitRule, Query};
+use crate::handler::{get, if_none_match, reply, Get};
+use crate::params::{LimitRule, Query};
 use crate::reader::ExplorerReader;
 use crate::reply::json_with_etag;
 use crate::tx::{parse_tx_id, tip_etag};
@@ -324,21 +325,19 @@ async fn handle<R: ExplorerReader + PoxReader>(
         }
     }
     .await;
-    res.map_err(warp::reject::custom)
+    reply(res)
 }
 
 pub fn routes<R: ExplorerReader + PoxReader + PoxCycleReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
     let reader_for_cycles = reader.clone();
-    let with_reader = warp::any().map(move || reader.clone());
-    let inm = || warp::header::optional::<String>("if-none-match");
+    let with_reader = crate::handler::with_reader(reader.clone());
+    let inm = if_none_match;
     let events = warp::get()
         .and(warp::path!("extended" / "v1" / String / "events"))
-        .and(with_reader.clone())
-        .and(query())
-        .and(inm())
-        .and_then(|pox: String, r: Arc<R>, q: Query, inm: Option<String>| async move {
+        .and(get(reader.clone()))
+        .and_then(|pox: String, Get { reader: r, query: q, inm }: Get<R>| async move {
             // The incumbent's router tries the static `/extended/v1/tx/events` first, so its
             // errors are that route's, never an invalid `pox`.
             if pox == "tx" {
@@ -362,10 +361,8 @@ pub fn routes<R: ExplorerReader + PoxReader + PoxCycleReader>(
         });
     let delegations = warp::get()
         .and(warp::path!("extended" / "v1" / String / String / "delegations"))
-        .and(with_reader)
-        .and(query())
-        .and(inm())
-        .and_then(|pox: String, pool: String, r: Arc<R>, q: Query, inm: Option<String>| {
+        .and(get(reader.clone()))
+        .and_then(|pox: String, pool: String, Get { reader: r, query: q, inm }: Get<R>| {
             handle(r, pox, Route::Delegations(pool, q), inm)
         });
     events.or(tx).or(stacker).or(delegations).or(cycles::routes(reader_for_cycles)).or(legacy::routes())

@@ -12,9 +12,10 @@ use warp::{Filter, Rejection, Reply};
 
 pub use reader::{ContractHit, HashHit, MinedAt, SearchReader};
 
-use crate::address::{principal, reject};
+use crate::address::principal;
 use crate::chain::{block_v1, BlockRef, ChainReader};
 use crate::error::ApiError;
+use crate::handler::reject;
 use crate::headers::with_common_headers;
 use crate::params::{query, Query};
 use crate::tx::{any_tx_json, RenderOptions, TxReader};

@@ -10,8 +10,9 @@ use warp::{Filter, Rejection, Reply};
 
 pub use reader::{NftEvent, NftHolding, TokenReader};
 
-use crate::address::{cached_json, principal_in, reject};
+use crate::address::{cached_json, principal_in};
 use crate::error::{ApiError, In, Rule};
+use crate::handler::reject;
 use crate::params::{query, LimitRule, Page, Query};
 use crate::status::chain_tip_etag;
 use crate::tx::{any_tx_json, RenderOptions, TxReader};

@@ -9,8 +9,8 @@ use stacks_codec::address::Principal;
 use warp::reply::Response;
 
 use super::entity::event_json;
+use super::params::parse_tx_id_in;
 use super::reader::{EventFilter, EventOwner, TxStatsReader};
-use super::routes::parse_tx_id_in;
 use crate::error::{ApiError, In, Rule};
 use crate::params::{LimitRule, Query};
 use crate::reply::{deprecated, json_with_etag};

@@ -9,8 +9,8 @@ use stacks_codec::address::{Principal, StacksAddress};
 use warp::reply::Response;
 
 use super::entity::{any_tx_json, mempool_tx_json, mined_tx_raw, RenderOptions};
+use super::params::{parse_tx_id_in, EVENT_LIMIT};
 use super::reader::{BlockRef, MempoolFilter, MempoolSort, TxListFilter, TxReader, TxSort};
-use super::routes::{parse_tx_id_in, EVENT_LIMIT};
 use crate::error::{ApiError, In, Rule, HASH_PATTERN};
 use crate::params::{non_negative, LimitRule, Page, Query};
 use crate::reply::{deprecated, json_with_etag};

@@ -7,6 +7,7 @@ pub mod entity;
 pub(crate) mod events;
 pub(crate) mod lists;
 pub mod model;
+pub(crate) mod params;
 mod reader;
 pub(crate) mod routes;
 mod stats;
@@ -18,10 +19,11 @@ pub use entity::{
 /// `exclude_function_args` of a request, for every route that renders transactions.
 pub(crate) use lists::options as render_options;
 pub use model::{AnyTx, MempoolTx, MinedTx, TxEvent};
+pub use params::{parse_tx_id, parse_tx_id_in, raw_query};
 pub use reader::{
     BlockRef, EventFilter, EventOwner, MempoolFilter, MempoolSort, MempoolStatRow, TxListFilter, TxReader,
     TxSort, TxStatsReader,
 };
 pub(crate) use routes::tip_etag;
-pub use routes::{parse_tx_id, parse_tx_id_in, raw_query, routes, tx_etag};
+pub use routes::{routes, tx_etag};
 pub(crate) use stats::js_number;

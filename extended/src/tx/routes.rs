@@ -9,40 +9,16 @@ use warp::{Filter, Rejection, Reply};
 use super::entity::any_tx_json;
 use super::lists;
 use super::model::AnyTx;
+use super::params::{parse_tx_id, raw_query, EVENT_LIMIT};
 use super::reader::{TxReader, TxStatsReader};
 use super::{events, stats};
-use crate::error::{ApiError, In, Rule, HASH_PATTERN};
+use crate::error::ApiError;
+use crate::handler::{get, if_none_match, reply, Get};
 use crate::headers::with_common_headers;
-use crate::params::{query, LimitRule, Query};
+use crate::params::{query, Query};
 use crate::reader::ExplorerReader;
 use crate::reply::{deprecated, etag_matches, found, json_with_etag, not_modified, sha256_hex};
 use crate::status::chain_tip_etag;
-
-/// Event paging on single-transaction lookups.
-pub const EVENT_LIMIT: LimitRule = LimitRule::new(20, 100);
-
-/// The query string as sent, for redirects that keep it.
-pub fn raw_query() -> impl Filter<Extract = (String,), Error = std::convert::Infallible> + Clone {
-    warp::query::raw().or(warp::any().map(String::new)).unify()
-}
-
-/// A `tx_id` path parameter: `Ok(Some(id))` for the lower-case `0x` form, `Ok(None)` for a
-/// valid id without `0x` (the incumbent redirects it), else the invalid-parameter error.
-pub fn parse_tx_id(param: &'static str, raw: &str) -> Result<Option<String>, ApiError> {
-    parse_tx_id_in(In::Path, param, raw)
-}
-
-/// [`parse_tx_id`] of a parameter read from `place` (the incumbent's message names it).
-pub fn parse_tx_id_in(place: In, param: &'static str, raw: &str) -> Result<Option<String>, ApiError> {
-    let (has_prefix, hex) = match raw.strip_prefix("0x").or_else(|| raw.strip_prefix("0X")) {
-        Some(h) => (true, h),
-        None => (false, raw),
-    };
-    if hex.len() != 64 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(ApiError::schema(place, param, Rule::Pattern(HASH_PATTERN)));
-    }
-    Ok(has_prefix.then(|| format!("0x{}", hex.to_ascii_lowercase())))
-}
 
 /// The incumbent's DB status code, part of the transaction ETag.
 fn status_code(status: &str) -> i32 {
@@ -128,10 +104,6 @@ async fn tx_by_id<R: TxReader>(
     Ok(deprecated(json_with_etag(&body, etag.as_deref())))
 }
 
-fn reply(r: Result<Response, ApiError>) -> Result<Response, Rejection> {
-    r.map_err(warp::reject::custom)
-}
-
 /// The chain-tip ETag, or the 304 when `If-None-Match` names it.
 pub(crate) async fn tip_etag<R: ExplorerReader>(
     reader: &R,
@@ -150,14 +122,10 @@ pub(crate) async fn tip_etag<R: ExplorerReader>(
 pub fn routes<R: ExplorerReader + TxReader + TxStatsReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
-    let with_reader = warp::any().map(move || reader.clone());
-    let inm = || warp::header::optional::<String>("if-none-match");
-    let list = warp::get()
-        .and(warp::path!("extended" / "v1" / "tx"))
-        .and(with_reader.clone())
-        .and(query())
-        .and(inm())
-        .and_then(|r: Arc<R>, q: Query, inm: Option<String>| async move {
+    let with_reader = crate::handler::with_reader(reader.clone());
+    let inm = if_none_match;
+    let list = warp::get().and(warp::path!("extended" / "v1" / "tx")).and(get(reader.clone())).and_then(
+        |Get { reader: r, query: q, inm }: Get<R>| async move {
             reply(
                 async {
                     match tip_etag(r.as_ref(), inm.as_deref()).await? {
@@ -167,7 +135,8 @@ pub fn routes<R: ExplorerReader + TxReader + TxStatsReader>(
                 }
                 .await,
             )
-        });
+        },
+    );
     let multiple = warp::get()
         .and(warp::path!("extended" / "v1" / "tx" / "multiple"))
         .and(with_reader.clone())
@@ -195,10 +164,8 @@ pub fn routes<R: ExplorerReader + TxReader + TxStatsReader>(
             .and(warp::path(path))
             .and(warp::path::param::<String>())
             .and(warp::path::end())
-            .and(with_reader.clone())
-            .and(query())
-            .and(inm())
-            .and_then(move |id: String, r: Arc<R>, q: Query, inm: Option<String>| async move {
+            .and(get(reader.clone()))
+            .and_then(move |id: String, Get { reader: r, query: q, inm }: Get<R>| async move {
                 let block = if by_hash { lists::block_hash(&id) } else { lists::block_height(&id) };
                 reply(
                     async {
@@ -217,10 +184,8 @@ pub fn routes<R: ExplorerReader + TxReader + TxStatsReader>(
         .and_then(|r: Arc<R>| async move { reply(stats::mempool_stats(r).await) });
     let events = warp::get()
         .and(warp::path!("extended" / "v1" / "tx" / "events"))
-        .and(with_reader.clone())
-        .and(query())
-        .and(inm())
-        .and_then(|r: Arc<R>, q: Query, inm: Option<String>| async move {
+        .and(get(reader.clone()))
+        .and_then(|Get { reader: r, query: q, inm }: Get<R>| async move {
             reply(
                 async {
                     match tip_etag(r.as_ref(), inm.as_deref()).await? {

@@ -72,8 +72,3 @@ pub fn routes<R: ExtendedReader>(
         .or(principals::routes(reader.clone()))
         .or(staking::routes(reader))
 }
-
-/// A handler's result as warp wants it.
-pub(crate) fn reply(r: Result<Response, crate::error::ApiError>) -> Result<Response, Rejection> {
-    r.map_err(warp::reject::custom)
-}

@@ -54,12 +54,6 @@ impl<T> CursorPage<T> {
             results: self.results.into_iter().map(f).collect(),
         }
     }
-
-    /// [`CursorPage::map`] with a fallible renderer.
-    pub fn try_map<U, E>(self, f: impl FnMut(T) -> Result<U, E>) -> Result<CursorPage<U>, E> {
-        let results = self.results.into_iter().map(f).collect::<Result<Vec<U>, E>>()?;
-        Ok(CursorPage { total: self.total, limit: self.limit, cursor: self.cursor, results })
-    }
 }
 
 /// Where the previous page's cursor points: the incumbent finds it with one of two lookups

@@ -56,11 +56,6 @@ impl SocketIo {
         SocketIo { hub, config, sessions: Arc::default() }
     }
 
-    /// Open sessions (tests and metrics).
-    pub fn session_count(&self) -> usize {
-        self.sessions.lock().unwrap_or_else(|e| e.into_inner()).len()
-    }
-
     fn session(&self, sid: &str) -> Option<Arc<Session>> {
         self.sessions.lock().unwrap_or_else(|e| e.into_inner()).get(sid).cloned()
     }

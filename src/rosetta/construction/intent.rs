@@ -126,15 +126,6 @@ impl Intent {
         }
     }
 
-    pub fn origin_mut(&mut self) -> &mut Origin {
-        match self {
-            Intent::TokenTransfer { origin, .. }
-            | Intent::StackStx { origin, .. }
-            | Intent::DelegateStx { origin, .. }
-            | Intent::RevokeDelegateStx { origin, .. } => origin,
-        }
-    }
-
     /// The Rosetta operation type of the intent's main operation.
     pub fn op_type(&self) -> &'static str {
         match self {

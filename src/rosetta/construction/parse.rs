@@ -1,7 +1,7 @@
 //! Stacks transaction → [`Intent`] (and its signer): `/construction/parse`. Only the shapes
 //! `build` makes are read back; anything else is refused rather than half-described.
 
-use stacks_codec::address::{Principal, StacksAddress};
+use stacks_codec::address::StacksAddress;
 use stacks_codec::clarity::Value;
 use stacks_codec::tx::{
     Authorization, HashMode, Payload, SpendingCondition, Transaction, TransactionVersion,
@@ -178,9 +178,4 @@ fn pox_addr(v: &Value) -> Result<PoxAddr> {
         }
         _ => Err(bad()),
     }
-}
-
-/// The signer as a Rosetta account: the P2PKH address.
-pub fn signer_principal(address: &StacksAddress) -> Principal {
-    Principal::Standard(*address)
 }

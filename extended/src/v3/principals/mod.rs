@@ -19,6 +19,7 @@ use warp::{Filter, Rejection, Reply};
 pub use reader::*;
 
 use crate::error::ApiError;
+use crate::handler::{get, if_none_match, reply, with_reader, Get};
 use crate::params::{query, Query};
 use crate::ExtendedReader;
 
@@ -26,14 +27,12 @@ use crate::ExtendedReader;
 pub(crate) fn routes<R: ExtendedReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
-    let r = warp::any().map(move || reader.clone());
-    let inm = warp::header::optional::<String>("if-none-match");
+    let r = with_reader(reader.clone());
+    let inm = if_none_match();
     let one = warp::get()
         .and(warp::path!("extended" / "v3" / "principals" / String / String))
-        .and(query())
-        .and(inm)
-        .and(r.clone())
-        .and_then(|p: String, what: String, q: Query, inm: Option<String>, r: Arc<R>| async move {
+        .and(get(reader.clone()))
+        .and_then(|p: String, what: String, Get { reader: r, query: q, inm }: Get<R>| async move {
             let inm = inm.as_deref();
             let res = match what.as_str() {
                 "transactions" => txs::transactions(&*r, &p, &q, inm).await,
@@ -41,7 +40,7 @@ pub(crate) fn routes<R: ExtendedReader>(
                 "nonces" => balances::nonces(&*r, &p, inm).await,
                 _ => return Err(warp::reject::not_found()),
             };
-            super::reply(res)
+            reply(res)
         });
     let two =
         warp::get()
@@ -70,22 +69,20 @@ pub(crate) fn routes<R: ExtendedReader>(
                         ("mempool", "transactions") => mempool::transactions(&*r, &p, &q, inm).await,
                         _ => return Err(warp::reject::not_found()),
                     };
-                    super::reply(res)
+                    reply(res)
                 },
             );
     let three = warp::get()
         .and(warp::path!("extended" / "v3" / "principals" / String / String / String / String))
-        .and(query())
-        .and(inm)
-        .and(r)
-        .and_then(|p: String, a: String, b: String, c: String, q: Query, inm: Option<String>, r: Arc<R>| async move {
+        .and(get(reader.clone()))
+        .and_then(|p: String, a: String, b: String, c: String, Get { reader: r, query: q, inm }: Get<R>| async move {
             let inm = inm.as_deref();
             let res = match (a.as_str(), c.as_str()) {
                 ("transactions", "balance-changes") => changes::of_tx(&*r, &p, &b, &q, inm).await,
                 ("balances", _) if b == "ft" => balances::ft_one(&*r, &p, &c, inm).await,
                 _ => return Err(warp::reject::not_found()),
             };
-            super::reply(res)
+            reply(res)
         });
     one.or(two).unify().or(three).unify()
 }

@@ -19,8 +19,9 @@ use warp::{Filter, Rejection, Reply};
 pub use model::StakingState;
 pub use window::{to_page, window, Window};
 
-use crate::address::{cached_json, reject};
+use crate::address::cached_json;
 use crate::error::{ApiError, In, Rule};
+use crate::handler::{get, if_none_match, reject, with_reader, Get};
 use crate::params::{query, Paging, Query};
 use crate::pox::PoxCycleReader;
 use crate::reader::{ExplorerReader, ReadError};
@@ -75,8 +76,8 @@ async fn route<R: StakingReader>(
 pub fn routes<R: StakingReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
-    let r = warp::any().map(move || reader.clone());
-    let inm = warp::header::optional::<String>("if-none-match");
+    let r = with_reader(reader.clone());
+    let inm = if_none_match();
     let base = warp::get().and(warp::path!("extended" / "v3" / ..));
     macro_rules! get {
         ($path:expr, $handler:expr) => {
@@ -107,10 +108,8 @@ pub fn routes<R: StakingReader>(
         get!(warp::path!("staking" / "signers" / String / "stakers").map(|a| vec![a]), signers::stakers);
     let cycle_signers = base
         .and(warp::path!("staking" / "cycles" / String / "signers"))
-        .and(query())
-        .and(inm)
-        .and(r.clone())
-        .and_then(|n: String, q: Query, inm: Option<String>, r: Arc<R>| async move {
+        .and(get(reader.clone()))
+        .and_then(|n: String, Get { reader: r, query: q, inm }: Get<R>| async move {
             let run = async {
                 signers::check_cycle(&n)?;
                 let state = r.staking_state().await?;

@@ -13,6 +13,7 @@ use super::render::{
     event_json, mempool_summary_json, mempool_transaction_json, summary_json, transaction_json, Include,
 };
 use crate::error::{ApiError, In, Rule};
+use crate::handler::{get, if_none_match, reply, with_reader, Get};
 use crate::headers::with_common_headers;
 use crate::params::{query, Query};
 use crate::tx::RenderError;
@@ -241,15 +242,11 @@ async fn supply<R: ExtendedReader>(r: &R, inm: Option<&str>) -> Result<Response,
     .await
 }
 
-fn reply(r: Result<Response, ApiError>) -> Result<Response, Rejection> {
-    r.map_err(warp::reject::custom)
-}
-
 pub(crate) fn routes<R: ExtendedReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
-    let r = warp::any().map(move || reader.clone());
-    let inm = || warp::header::optional::<String>("if-none-match");
+    let r = with_reader(reader.clone());
+    let inm = if_none_match;
     let raw = || warp::query::raw().or(warp::any().map(String::new)).unify();
     let list =
         warp::path!("extended" / "v3" / "transactions").and(r.clone()).and(query()).and(inm()).and_then(
@@ -265,17 +262,13 @@ pub(crate) fn routes<R: ExtendedReader>(
             reply(transaction(&*r, &id, &raw, inm.as_deref()).await)
         });
     let events = warp::path!("extended" / "v3" / "transactions" / String / "events")
-        .and(r.clone())
-        .and(query())
-        .and(inm())
-        .and_then(|id: String, r: Arc<R>, q: Query, inm: Option<String>| async move {
+        .and(get(reader.clone()))
+        .and_then(|id: String, Get { reader: r, query: q, inm }: Get<R>| async move {
             reply(events(&*r, &id, &q, inm.as_deref()).await)
         });
     let block = warp::path!("extended" / "v3" / "blocks" / String / "transactions")
-        .and(r.clone())
-        .and(query())
-        .and(inm())
-        .and_then(|b: String, r: Arc<R>, q: Query, inm: Option<String>| async move {
+        .and(get(reader.clone()))
+        .and_then(|b: String, Get { reader: r, query: q, inm }: Get<R>| async move {
             reply(block_transactions(&*r, &b, &q, inm.as_deref()).await)
         });
     let mempool = warp::path!("extended" / "v3" / "mempool" / "transactions")

@@ -1,0 +1,120 @@
+//! A `/new_block`: its rows stored once, then its effects made canonical when it extends the
+//! tip (after restoring its fork when it builds on one).
+
+use super::super::conn::Conn;
+use super::super::rows::*;
+use super::super::sql::insert_rows;
+use super::super::totals::Pending;
+use super::super::ApplyError;
+use super::canonical::{canonicalize, restore_chain};
+use super::chain::{at_of, genesis_of, log_block_event, stored_block, tip, BLOCK_ADDED};
+use super::mempool::gc_mempool;
+use super::{Ctx, Receipt};
+use crate::events::payload::NewBlock;
+use crate::ledger::block::DerivedBlock;
+use crate::ledger::{self, int, normalize_hex};
+use std::collections::HashMap;
+
+pub(super) async fn apply_block(
+    conn: &mut Conn,
+    ctx: &Ctx,
+    b: &NewBlock,
+    pre: Option<&DerivedBlock>,
+    totals: &mut Pending,
+) -> Result<(), ApplyError> {
+    let ibh = normalize_hex(&b.index_block_hash);
+    if stored_block(conn, &ibh).await?.is_some() {
+        tracing::info!(index_block_hash = %ibh, "block already stored; event kept in the raw log only");
+        return Ok(());
+    }
+    let height = int(b.block_height);
+    let parent_ibh = normalize_hex(&b.parent_index_block_hash);
+    let parent = stored_block(conn, &parent_ibh).await?.filter(|p| p.block_height == height - 1);
+    if height > 1 && parent.is_none() {
+        return Err(ApplyError::Rejected(format!(
+            "DB does not contain a parent block at height {} with index_block_hash {parent_ibh}",
+            height - 1
+        )));
+    }
+    let genesis = genesis_of(conn, &parent_ibh, height).await?;
+    let derived_here;
+    let derived = match pre.filter(|_| genesis.is_none()) {
+        Some(d) => d,
+        None => {
+            derived_here = ledger::derive_block(b, genesis.as_ref(), ctx.network)?;
+            &derived_here
+        }
+    };
+    if height == 0 {
+        // The boot block stays non-canonical; its transactions join block 1 (incumbent rule).
+        insert_rows(
+            conn,
+            "blocks",
+            BLOCK_COLS,
+            vec![block_vals(&derived.block, false, ctx.raw_event_id)],
+            "",
+        )
+        .await?;
+        return Ok(());
+    }
+    let tip = tip(conn).await?;
+    let canonical = tip.as_ref().map_or(true, |t| height > t.block_height);
+    // For a canonical block the tip is its parent's height (one canonical block per height).
+    let receipt =
+        Receipt { time: ctx.receipt_time, block_height: height - 1, raw_event_id: ctx.raw_event_id };
+    if let Some(p) = parent.as_ref().filter(|p| canonical && !p.canonical && p.block_height >= 1) {
+        restore_chain(conn, ctx, p, receipt, totals).await?;
+    }
+    insert_static(conn, derived, canonical, ctx.raw_event_id).await?;
+    super::super::bns::write_block(conn, derived, ctx.network, canonical).await?;
+    super::super::staking::write_block(conn, derived, canonical).await?;
+    if canonical {
+        canonicalize(conn, derived, false, true, receipt, totals).await?;
+        let d = &derived.block;
+        log_block_event(conn, BLOCK_ADDED, &d.index_block_hash, &d.block_hash, d.block_height).await?;
+        gc_mempool(conn, tip.map_or(0, |t| t.block_height)).await?;
+    }
+    Ok(())
+}
+
+/// The rows that do not depend on chain state.
+async fn insert_static(
+    conn: &mut Conn,
+    d: &DerivedBlock,
+    canonical: bool,
+    raw_event_id: i64,
+) -> Result<(), sqlx::Error> {
+    let at = at_of(&d.block, canonical);
+    insert_rows(conn, "blocks", BLOCK_COLS, vec![block_vals(&d.block, canonical, raw_event_id)], "").await?;
+    insert_rows(conn, "txs", TX_COLS, d.txs.iter().map(|t| tx_vals(t, &at)).collect(), "").await?;
+    let micro_of: HashMap<&str, &str> =
+        d.txs.iter().map(|t| (t.tx_id.as_str(), t.microblock_hash.as_str())).collect();
+    let events =
+        d.events.iter().map(|e| event_vals(e, micro_of.get(e.tx_id.as_str()).copied().unwrap_or(""), &at));
+    insert_rows(conn, "events", EVENT_COLS, events.collect(), "").await?;
+    let ops = d.ops.iter().chain(&d.token_ops).map(|o| op_vals(o, &at));
+    insert_rows(conn, "operations", OP_COLS, ops.collect(), "").await?;
+    insert_rows(
+        conn,
+        "account_txs",
+        ACCOUNT_TX_COLS,
+        d.account_txs.iter().map(|a| account_tx_vals(a, &at)).collect(),
+        "",
+    )
+    .await?;
+    insert_rows(
+        conn,
+        "smart_contracts",
+        CONTRACT_COLS,
+        d.contracts.iter().map(|c| contract_vals(c, &at)).collect(),
+        "",
+    )
+    .await?;
+    let rewards = d.miner_rewards.iter().enumerate().map(|(i, r)| miner_reward_vals(i, r, &at));
+    insert_rows(conn, "miner_rewards", MINER_REWARD_COLS, rewards.collect(), "").await?;
+    insert_rows(conn, "pox_events", POX_COLS, d.pox_events.iter().map(|p| pox_vals(p, &at)).collect(), "")
+        .await?;
+    let micro = d.microblocks.iter().map(|m| microblock_vals(m, &at, true));
+    insert_rows(conn, "microblocks", MICROBLOCK_COLS, micro.collect(), "").await?;
+    Ok(())
+}

@@ -1,0 +1,318 @@
+//! The mempool: posted and dropped transactions, runs of them applied together, transactions
+//! going back to it (reorgs, orphaned microblocks) and its garbage collection.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::super::conn::Conn;
+use super::super::rows::*;
+use super::super::sql;
+use super::super::sql::{
+    bool_col, exec, exec_in, fetch_in, get_bool, insert_rows, insert_rows_returning, text_list_table,
+};
+use super::super::ApplyError;
+use super::chain::tip_height;
+use super::{arrival, Ctx, Receipt};
+use crate::events::payload::{DropMempoolTx, NewMempoolTx};
+use crate::ledger::{self, MempoolTxRow, Network};
+
+/// A pending mempool transaction received on a tip at height r is garbage-collected when a
+/// canonical block arrives on a tip at r + this or above (the incumbent's default
+/// `STACKS_MEMPOOL_TX_GARBAGE_COLLECTION_THRESHOLD`).
+const MEMPOOL_GC_BLOCKS: i64 = 256;
+
+/// "Still pending", in the mempool UPDATEs that go by txid: written so that no index can
+/// serve it, leaving the primary key. PostgreSQL planned `pruned = false AND tx_id = ANY(…)`
+/// on a `(pruned, …)` index, whose `pruned = false` entries include every row pruned since
+/// the last vacuum (a replay prunes ~100 per block, all in one transaction): 4.7 ms per block
+/// instead of one primary-key probe per txid.
+const STILL_PENDING: &str = "CAST(pruned AS INTEGER) = 0";
+
+/// The incumbent's mempool garbage collection, run for every canonical block before it becomes
+/// the tip: pending transactions received on a tip at `tip - 256` or below are pruned as
+/// `dropped_stale_garbage_collect` (its status −14, "API garbage collect", shown under that
+/// name). They stay pruned if a reorg later brings their block back; a node that still has
+/// them re-announces them.
+pub(super) async fn gc_mempool(conn: &mut Conn, tip: i64) -> Result<(), sqlx::Error> {
+    let n = exec(
+        conn,
+        "UPDATE mempool_txs SET pruned = true, status = 'dropped_stale_garbage_collect' \
+         WHERE pruned = false AND receipt_block_height <= $1",
+        vec![(tip - MEMPOOL_GC_BLOCKS).into()],
+    )
+    .await?;
+    if n > 0 {
+        tracing::debug!(count = n, tip, "garbage-collected stale mempool transactions");
+    }
+    Ok(())
+}
+
+pub(super) async fn mempool_rows_where(
+    conn: &mut Conn,
+    cond: &str,
+    items: &[String],
+) -> Result<Vec<MempoolTxRow>, sqlx::Error> {
+    let sql = format!(
+        "SELECT tx_id, raw_tx, tx_type, sender_address, nonce, {}, sponsor_address, sponsor_nonce, fee, \
+         contract_id, function_name, token_transfer_recipient, raw_size FROM txs WHERE is_burnchain_op = false AND {cond}",
+        bool_col("sponsored")
+    );
+    let rows = fetch_in(conn, &sql, vec![], items).await?;
+    rows.iter()
+        .map(|r| {
+            Ok(MempoolTxRow {
+                tx_id: r.try_get("tx_id")?,
+                raw_tx: r.try_get("raw_tx")?,
+                tx_type: r.try_get("tx_type")?,
+                sender_address: r.try_get("sender_address")?,
+                nonce: r.try_get("nonce")?,
+                sponsored: get_bool(r, "sponsored")?,
+                sponsor_address: r.try_get("sponsor_address")?,
+                sponsor_nonce: r.try_get("sponsor_nonce")?,
+                fee: r.try_get("fee")?,
+                contract_id: r.try_get("contract_id")?,
+                function_name: r.try_get("function_name")?,
+                token_transfer_recipient: r.try_get("token_transfer_recipient")?,
+                raw_size: r.try_get("raw_size")?,
+            })
+        })
+        .collect()
+}
+
+/// Puts transactions back into the mempool as pending. One already there keeps its receipt
+/// (time and tip height), as the incumbent's restore only flips it back to pending.
+pub(super) async fn restore_mempool(
+    conn: &mut Conn,
+    rows: Vec<MempoolTxRow>,
+    receipt: Receipt,
+) -> Result<(), sqlx::Error> {
+    // One by tx id: the rows come in the engine's scan order, and `arrival` must not depend
+    // on it (one restoring event, so their order among themselves is the tx id's).
+    let rows: BTreeMap<&str, &MempoolTxRow> =
+        rows.iter().filter(|r| r.raw_tx != "0x00").map(|r| (r.tx_id.as_str(), r)).rev().collect();
+    let vals = rows
+        .into_values()
+        .enumerate()
+        .map(|(k, r)| {
+            mempool_vals(r, receipt.time, receipt.block_height, false, arrival(receipt.raw_event_id, k))
+        })
+        .collect();
+    insert_rows(
+        conn,
+        "mempool_txs",
+        MEMPOOL_COLS,
+        vals,
+        "ON CONFLICT (tx_id) DO UPDATE SET pruned = false, status = 'pending', replaced_by_tx_id = NULL",
+    )
+    .await
+}
+
+pub(super) async fn apply_mempool(conn: &mut Conn, ctx: &Ctx, m: &NewMempoolTx) -> Result<(), ApplyError> {
+    let rows = posted_txs(m, ctx.network, ctx.raw_event_id, ctx.receipt_time)?;
+    let mined = mined_of(conn, rows.iter().map(|p| &p.row.tx_id)).await?;
+    let height = tip_height(conn).await?;
+    insert_mempool(conn, rows, &mined, height).await?;
+    Ok(())
+}
+
+/// The transactions among `rows` already mined on the canonical chain (they are recorded as
+/// pruned). The canonical flag is checked here, not in the WHERE clause: with `canonical =
+/// true` there, SQLite's planner picked the `(canonical, …)` index over the primary key and
+/// scanned every canonical transaction, once per mempool post.
+async fn mined_of(
+    conn: &mut Conn,
+    tx_ids: impl Iterator<Item = &String>,
+) -> Result<BTreeSet<String>, sqlx::Error> {
+    let mut seen = BTreeSet::new();
+    let ids: Vec<String> = tx_ids.filter(|id| seen.insert(id.as_str())).cloned().collect();
+    let mut mined = BTreeSet::new();
+    if ids.is_empty() {
+        return Ok(mined);
+    }
+    let rows = if conn.is_postgres() {
+        // One primary-key probe per txid, driven from the list: with `tx_id = ANY(list)`,
+        // PostgreSQL scanned all of `txs` for the ~100 txids of a mempool run (its estimates
+        // are stale inside a long import transaction), 66 ms a call on a 58,000-tx store.
+        // A txid has one row per block that includes it (forks): mined if any is canonical.
+        let (list, val) = text_list_table(conn, 1, &ids);
+        let sql = format!(
+            "SELECT l.item AS tx_id, COALESCE((SELECT MAX(CASE WHEN canonical THEN 1 ELSE 0 END) FROM txs \
+             WHERE tx_id = l.item), 0) AS canonical FROM {list}"
+        );
+        sql::fetch_unprepared(conn, &sql, vec![val]).await?
+    } else {
+        let sql = format!("SELECT tx_id, {} FROM txs WHERE tx_id IN ({{in}})", bool_col("canonical"));
+        fetch_in(conn, &sql, vec![], &ids).await?
+    };
+    for r in rows {
+        if get_bool(&r, "canonical")? {
+            mined.insert(r.try_get::<String, _>("tx_id")?);
+        }
+    }
+    Ok(mined)
+}
+
+/// A posted mempool transaction with its receipt time and [`arrival`].
+struct Posted {
+    row: MempoolTxRow,
+    time: i64,
+    arrival: i64,
+}
+
+/// The transactions of a `/new_mempool_tx` event (raw event `raw_event_id`, received at Unix
+/// second `time`), in the order the event lists them.
+fn posted_txs(
+    m: &NewMempoolTx,
+    network: Network,
+    raw_event_id: i64,
+    time: i64,
+) -> Result<Vec<Posted>, ledger::LedgerError> {
+    Ok(ledger::mempool::mempool_rows(m, network)?
+        .into_iter()
+        .enumerate()
+        .map(|(k, row)| Posted { row, time, arrival: arrival(raw_event_id, k) })
+        .collect())
+}
+
+/// Adds `rows` to the mempool, received on a tip at `height`: the first receipt of a txid
+/// wins, within `rows` (in order) and against rows stored before.
+async fn insert_mempool(
+    conn: &mut Conn,
+    rows: Vec<Posted>,
+    mined: &BTreeSet<String>,
+    height: i64,
+) -> Result<(), sqlx::Error> {
+    let mut seen = BTreeSet::new();
+    let vals = rows
+        .iter()
+        .filter(|p| seen.insert(p.row.tx_id.as_str()))
+        .map(|p| mempool_vals(&p.row, p.time, height, mined.contains(&p.row.tx_id), p.arrival))
+        .collect();
+    insert_rows(conn, "mempool_txs", MEMPOOL_COLS, vals, "ON CONFLICT (tx_id) DO NOTHING").await
+}
+
+pub(super) async fn apply_drop(conn: &mut Conn, d: &DropMempoolTx) -> Result<(), ApplyError> {
+    let (ids, status, replaced_by) = ledger::mempool::drops(d);
+    drop_mempool(conn, &ids, status, replaced_by).await?;
+    Ok(())
+}
+
+async fn drop_mempool(
+    conn: &mut Conn,
+    ids: &[String],
+    status: &str,
+    replaced_by: Option<String>,
+) -> Result<(), sqlx::Error> {
+    exec_in(
+        conn,
+        &format!(
+            "UPDATE mempool_txs SET pruned = true, status = $1, replaced_by_tx_id = $2 \
+             WHERE {STILL_PENDING} AND tx_id IN ({{in}})"
+        ),
+        vec![status.into(), replaced_by.into()],
+        ids,
+    )
+    .await?;
+    Ok(())
+}
+
+/// Prunes the pending rows of transactions now mined (in a block or a streamed microblock).
+pub(super) async fn prune_mined(conn: &mut Conn, ids: &[String]) -> Result<(), sqlx::Error> {
+    exec_in(
+        conn,
+        &format!("UPDATE mempool_txs SET pruned = true WHERE {STILL_PENDING} AND tx_id IN ({{in}})"),
+        vec![],
+        ids,
+    )
+    .await?;
+    Ok(())
+}
+
+/// One event of a run of mempool events applied together by [`apply_mempool_run`].
+pub struct RunEvent<'a> {
+    pub id: i64,
+    pub timestamp: std::borrow::Cow<'a, str>,
+    /// Unix seconds of `timestamp` (the mempool receipt time).
+    pub receipt_time: i64,
+    pub path: &'a str,
+    pub body: &'a str,
+    pub effect: MempoolEvent<'a>,
+}
+
+pub enum MempoolEvent<'a> {
+    Post(&'a NewMempoolTx),
+    Drop(&'a DropMempoolTx),
+}
+
+/// A run of consecutive `/new_mempool_tx` and `/drop_mempool_tx` events with ids, applied
+/// with the statements of about one event instead of 2–4 per event (a replay's events are
+/// three quarters mempool posts, and every statement is a round trip): one multi-row insert
+/// of the raw events, one "already mined?" lookup and one tip read for all posts (no block
+/// comes in between, so both are what each post would see), then the effects in event order:
+/// one multi-row mempool insert per stretch of posts, one UPDATE per drop. The store ends as
+/// after applying the events one by one: an id already stored, or repeated in the run, is
+/// `AlreadyStored` and writes nothing; the first receipt of a txid wins, with its own receipt
+/// time. Returns per event whether it was applied; on a refused event, its index in `run`
+/// and the error, after which the caller rolls the transaction back (as for one event).
+pub async fn apply_mempool_run(
+    conn: &mut Conn,
+    network: Network,
+    run: &[RunEvent<'_>],
+) -> Result<Vec<bool>, (usize, ApplyError)> {
+    let store = |e: sqlx::Error| (0, ApplyError::from(e));
+    let mut ids = BTreeSet::new();
+    let mut raw = Vec::with_capacity(run.len());
+    for e in run {
+        if ids.insert(e.id) {
+            raw.push(vec![e.id.into(), e.timestamp.as_ref().into(), e.path.into(), e.body.into()]);
+        }
+    }
+    let cols = &["id", "receive_timestamp", "event_path", "payload"];
+    let stored =
+        insert_rows_returning(conn, "raw_events", cols, raw, "ON CONFLICT (id) DO NOTHING RETURNING id")
+            .await
+            .map_err(store)?;
+    let mut new_ids = BTreeSet::new();
+    for r in &stored {
+        new_ids.insert(r.try_get::<i64, _>("id").map_err(store)?);
+    }
+    // An id stored by this insert is applied by its first event in the run only.
+    let applied: Vec<bool> = run.iter().map(|e| new_ids.remove(&e.id)).collect();
+
+    enum Step {
+        Posts(Vec<Posted>),
+        Drop(Vec<String>, &'static str, Option<String>),
+    }
+    let mut steps: Vec<Step> = Vec::new();
+    let mut posted: Vec<String> = Vec::new();
+    for (k, e) in run.iter().enumerate().filter(|(k, _)| applied[*k]) {
+        match e.effect {
+            MempoolEvent::Post(m) => {
+                let rows =
+                    posted_txs(m, network, e.id, e.receipt_time).map_err(|err| (k, ApplyError::from(err)))?;
+                posted.extend(rows.iter().map(|p| p.row.tx_id.clone()));
+                match steps.last_mut() {
+                    Some(Step::Posts(p)) => p.extend(rows),
+                    _ => steps.push(Step::Posts(rows)),
+                }
+            }
+            MempoolEvent::Drop(d) => {
+                let (ids, status, replaced_by) = ledger::mempool::drops(d);
+                steps.push(Step::Drop(ids, status, replaced_by));
+            }
+        }
+    }
+    let (mined, height) = if posted.is_empty() {
+        (BTreeSet::new(), 0)
+    } else {
+        (mined_of(conn, posted.iter()).await.map_err(store)?, tip_height(conn).await.map_err(store)?)
+    };
+    for step in steps {
+        match step {
+            Step::Posts(rows) => insert_mempool(conn, rows, &mined, height).await.map_err(store)?,
+            Step::Drop(ids, status, replaced_by) => {
+                drop_mempool(conn, &ids, status, replaced_by).await.map_err(store)?
+            }
+        }
+    }
+    Ok(applied)
+}
