@@ -22,7 +22,7 @@ pub fn with_reader<R: Send + Sync + 'static>(
 }
 
 /// The request's `If-None-Match`, as sent.
-pub fn if_none_match() -> impl Filter<Extract = (Option<String>,), Error = Rejection> + Clone + Copy {
+pub fn if_none_match() -> impl Filter<Extract = (Option<String>,), Error = Rejection> + Copy {
     warp::header::optional::<String>("if-none-match")
 }
 
