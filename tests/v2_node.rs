@@ -145,7 +145,7 @@ fn mempool_tx() -> Option<Vec<u8>> {
 }
 
 /// The node accepts a broadcast: the client gets the node's answer and the transaction is in
-/// our mempool already (recorded as a `/new_mempool_tx` raw event). A rejected one is not.
+/// our mempool already (`Store::record_local_tx`, no raw event). A rejected one is not.
 async fn broadcast_enters_the_mempool(db: Db) {
     let Some(raw) = mempool_tx() else { return };
     let Some(ts) = TestStore::new(db, "v2_broadcast", Network::Testnet).await else { return };
