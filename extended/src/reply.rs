@@ -2,7 +2,7 @@
 //! handling, the deprecation warning, and the 302 to the `0x` form of an id.
 
 use sha2::{Digest, Sha256};
-use warp::http::header::{CACHE_CONTROL, ETAG, LOCATION};
+use warp::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG, LOCATION};
 use warp::http::{HeaderValue, StatusCode};
 use warp::reply::Response;
 
@@ -36,6 +36,43 @@ pub fn json_with_etag<T: serde::Serialize>(body: &T, etag: Option<&str>) -> Resp
     res
 }
 
+/// [`json_with_etag`] of a body already written as JSON text (as `warp::reply::json` sends a
+/// serialized one: the same bytes and headers).
+pub fn json_text_with_etag(body: String, etag: Option<&str>) -> Response {
+    let mut res = Response::new(body.into());
+    res.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    let mut res = with_common_headers(res);
+    if let Some(v) = etag.and_then(|e| HeaderValue::from_str(&format!("\"{e}\"")).ok()) {
+        res.headers_mut().insert(ETAG, v);
+        res = with_cache(res, MUST_REVALIDATE);
+    }
+    res
+}
+
+/// A list page as JSON text: `envelope` (the page without rows, its `results` member last, as
+/// in every list envelope) with `rows`, each already JSON text, spliced in as its `results`.
+/// Rows written as text are not parsed again (as a `RawValue` is checked) nor built as a tree.
+pub fn page_text<T: serde::Serialize>(envelope: &T, rows: &[String]) -> String {
+    const EMPTY: &str = "\"results\":[]}";
+    // Serializing the envelope's numbers, strings and options into a String cannot fail.
+    let empty = serde_json::to_string(envelope).unwrap_or_default();
+    let Some(head) = empty.strip_suffix("[]}").filter(|_| empty.ends_with(EMPTY)) else {
+        debug_assert!(false, "a list envelope ends with an empty `results`: {empty}");
+        return empty;
+    };
+    let mut out = String::with_capacity(head.len() + 2 + rows.iter().map(|r| r.len() + 1).sum::<usize>());
+    out.push_str(head);
+    out.push('[');
+    for (i, r) in rows.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(r);
+    }
+    out.push_str("]}");
+    out
+}
+
 pub fn with_cache(mut res: Response, value: &'static str) -> Response {
     res.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static(value));
     res
@@ -64,6 +101,16 @@ pub fn sha256_hex(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn page_text_is_the_serialized_page() {
+        let rows = [r#"{"a":1}"#.to_string(), r#"{"b":"x\"y"}"#.to_string()];
+        let page = crate::params::Page { limit: 2, offset: 0, total: 9, results: Vec::<String>::new() };
+        let full: Vec<serde_json::Value> = rows.iter().map(|r| serde_json::from_str(r).unwrap()).collect();
+        let expected = crate::params::Page { limit: 2, offset: 0, total: 9, results: full };
+        assert_eq!(page_text(&page, &rows), serde_json::to_string(&expected).unwrap());
+        assert_eq!(page_text(&page, &[]), serde_json::to_string(&page).unwrap());
+    }
 
     #[test]
     fn if_none_match_is_parsed_permissively() {

@@ -166,9 +166,9 @@ impl MicroblockReader for Store {
     }
 
     async fn unanchored_txs(&self) -> Result<Vec<MinedTx>, ReadError> {
-        let tip = self.tip_index_block_hash().await?;
         // Streamed rows have no block yet: the parent anchor block `p` supplies the parent block
-        // hash, the stream the parent burn time.
+        // hash, the stream the parent burn time. The canonical tip they build on is read by the
+        // same statement (one snapshot, one statement less per list).
         let columns = MINED_TX_COLUMNS
             .replace(
                 "b.block_time, b.burn_block_time, b.parent_burn_block_time, b.parent_block_hash",
@@ -179,10 +179,12 @@ impl MicroblockReader for Store {
             &format!(
                 "SELECT {columns} FROM microblocks m JOIN txs t ON t.index_block_hash = '' \
                  AND t.microblock_hash = m.microblock_hash JOIN blocks p ON p.index_block_hash = m.parent_index_block_hash \
-                 WHERE m.parent_index_block_hash = $1 AND m.index_block_hash = '' AND m.microblock_canonical = true \
+                 WHERE m.parent_index_block_hash = (SELECT k.index_block_hash FROM blocks k WHERE k.canonical = true \
+                   ORDER BY k.block_height DESC LIMIT 1) \
+                 AND m.index_block_hash = '' AND m.microblock_canonical = true \
                  ORDER BY m.microblock_sequence DESC, t.tx_index DESC"
             ),
-            vec![tip.into()],
+            vec![],
         )
         .fetch_all(self)
         .await

@@ -424,6 +424,48 @@ impl Store {
         Ok(n)
     }
 
+    /// The canonical transaction total ([`Store::canonical_tx_total`]) and the boot block's
+    /// rows v3 leaves out of it (counted by `count_boot` when block 1 has a boot shift), kept
+    /// with the canonical tip with the shift itself: once kept, one statement (the tip's).
+    pub(super) async fn canonical_total_and_boot<F, Fut>(
+        &self,
+        count_boot: F,
+    ) -> Result<(u64, u64), StoreError>
+    where
+        F: FnOnce(BootShift) -> Fut,
+        Fut: std::future::Future<Output = Result<u64, StoreError>>,
+    {
+        let tip = self.canonical_tip_hash().await?;
+        let memo = tip.as_deref().and_then(|t| self.memo_at(t)).unwrap_or_default();
+        let remember = |f: &dyn Fn(&mut TipMemo)| {
+            if let Some(t) = &tip {
+                self.remember(t, f);
+            }
+        };
+        let shift = match memo.boot_shift {
+            Some(s) => s,
+            None => {
+                let s = self.boot_shift(None).await?;
+                remember(&|m| m.boot_shift = Some(s));
+                s
+            }
+        };
+        let boot = match (shift, memo.v3_boot) {
+            (Some(_), Some(n)) => n,
+            (Some(s), None) => {
+                let n = count_boot(s).await?;
+                remember(&|m| m.v3_boot = Some(n));
+                n
+            }
+            (None, _) => 0,
+        };
+        let total = match memo.tx_total {
+            Some(n) => n,
+            None => self.canonical_tx_total(false).await?,
+        };
+        Ok((total, boot))
+    }
+
     /// The canonical tip's index block hash (`None` for a store without blocks).
     async fn canonical_tip_hash(&self) -> Result<Option<String>, StoreError> {
         let tip = select(TIP, vec![]).fetch_optional(self).await?;
@@ -496,6 +538,8 @@ pub(super) struct TipMemo {
     boot_shift: Option<Option<BootShift>>,
     /// The boot block's rows of the unfiltered list, which its total leaves out.
     boot_listed: Option<u64>,
+    /// The boot block's rows the v3 transaction total leaves out.
+    v3_boot: Option<u64>,
 }
 
 /// Anchored transactions sort after their block's microblock transactions.

@@ -273,22 +273,19 @@ impl V3TxReader for Store {
     }
 
     async fn v3_tx_total(&self) -> Result<u64, ReadError> {
-        let total = self.canonical_tx_total(true).await?;
         // The boot block's transactions shown in block 1 are not counted, as the incumbent.
-        let boot = match self.boot_shift(None).await? {
-            Some(s) => {
-                let row = select(
-                    "SELECT COUNT(*) AS n FROM txs t JOIN blocks b ON b.index_block_hash = t.index_block_hash \
-                     WHERE t.canonical = true AND b.canonical = true AND t.block_height = 1 AND t.tx_index >= $1",
-                    vec![s.own.into()],
-                )
-                .fetch_one(self)
-                .await
-                .map_err(StoreError::from)?;
-                u(row.try_get("n").map_err(StoreError::from)?)
-            }
-            None => 0,
+        // All three are kept with the canonical tip (one statement once kept).
+        let count_boot = |s: BootShift| async move {
+            let row = select(
+                "SELECT COUNT(*) AS n FROM txs t JOIN blocks b ON b.index_block_hash = t.index_block_hash \
+                 WHERE t.canonical = true AND b.canonical = true AND t.block_height = 1 AND t.tx_index >= $1",
+                vec![s.own.into()],
+            )
+            .fetch_one(self)
+            .await?;
+            Ok::<_, StoreError>(u(row.try_get("n")?))
         };
+        let (total, boot) = self.canonical_total_and_boot(count_boot).await?;
         Ok(total.saturating_sub(boot))
     }
 

@@ -8,7 +8,7 @@ pub(crate) mod txs;
 
 use std::sync::Arc;
 
-use warp::http::header::{CACHE_CONTROL, ETAG};
+use warp::http::header::{CACHE_CONTROL, CONTENT_TYPE, ETAG};
 use warp::http::{HeaderValue, StatusCode};
 use warp::reply::Response;
 use warp::{Filter, Rejection, Reply};
@@ -173,15 +173,36 @@ pub(crate) fn cached_json<T: serde::Serialize>(
     etag: Option<String>,
     if_none_match: Option<&str>,
 ) -> Response {
+    cached_reply(|| warp::reply::json(body).into_response(), etag, if_none_match)
+}
+
+/// [`cached_json`] of a body already written as JSON text (the same bytes and headers).
+pub(crate) fn cached_json_text(body: String, etag: Option<String>, if_none_match: Option<&str>) -> Response {
+    cached_reply(
+        || {
+            let mut res = Response::new(body.into());
+            res.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            res
+        },
+        etag,
+        if_none_match,
+    )
+}
+
+fn cached_reply(
+    body: impl FnOnce() -> Response,
+    etag: Option<String>,
+    if_none_match: Option<&str>,
+) -> Response {
     let Some(etag) = etag.and_then(|e| HeaderValue::from_str(&format!("\"{e}\"")).ok()) else {
-        return with_common_headers(warp::reply::json(body));
+        return with_common_headers(body());
     };
     let revalidate = HeaderValue::from_static("public, no-cache, must-revalidate");
     let hit = if_none_match.is_some_and(|inm| inm.split(',').any(|v| v.trim().as_bytes() == etag.as_bytes()));
     let mut res = if hit {
         warp::reply::with_status(warp::reply(), StatusCode::NOT_MODIFIED).into_response()
     } else {
-        warp::reply::json(body).into_response()
+        body()
     };
     res.headers_mut().insert(ETAG, etag);
     res.headers_mut().insert(CACHE_CONTROL, revalidate);

@@ -3,11 +3,11 @@
 use warp::reply::Response;
 
 use super::heights;
-use super::{cached_json, principal, principal_etag, AddressReader};
+use super::{cached_json_text, principal, principal_etag, AddressReader};
 use crate::error::ApiError;
 use crate::params::{LimitRule, Page, Query};
-use crate::reply::deprecated;
-use crate::tx::mined_tx_raw;
+use crate::reply::{deprecated, page_text};
+use crate::tx::mined_tx_text;
 
 pub(crate) const ADDRESS_TXS: LimitRule = LimitRule::new(20, 50);
 
@@ -24,7 +24,9 @@ pub(super) async fn v1_transactions<R: AddressReader>(
     let opts = crate::tx::render_options(q)?;
     let (from, to) = heights(r, q).await?;
     let (total, txs) = r.address_txs(&p, from, to, paging).await?;
-    let results = txs.iter().map(|t| mined_tx_raw(t, None, opts)).collect::<Result<Vec<_>, _>>()?;
-    let body = Page::first_row_total(paging, total, results);
-    Ok(deprecated(cached_json(&body, principal_etag(r, &p, false).await?, inm.as_deref())))
+    let results = txs.iter().map(|t| mined_tx_text(t, None, opts)).collect::<Result<Vec<_>, _>>()?;
+    // The total as `Page::first_row_total` reads it: 0 on an empty page.
+    let total = if results.is_empty() { 0 } else { total };
+    let body = page_text(&Page::<String>::new(paging, total, vec![]), &results);
+    Ok(deprecated(cached_json_text(body, principal_etag(r, &p, false).await?, inm.as_deref())))
 }

@@ -136,29 +136,6 @@ fn iso(t: u64) -> String {
     }
 }
 
-/// Appends `"key":value` (and a comma before it unless first in the object).
-fn member(out: &mut String, key: &str, value: impl serde::Serialize) {
-    if !out.ends_with('{') {
-        out.push(',');
-    }
-    out.push('"');
-    out.push_str(key);
-    out.push_str("\":");
-    // Serializing a string, number, bool or option into a String cannot fail.
-    out.push_str(&serde_json::to_string(&value).unwrap_or_default());
-}
-
-/// Appends members' text (`"a":1,"b":2`), if any.
-fn members_text(out: &mut String, text: &str) {
-    if text.is_empty() {
-        return;
-    }
-    if !out.ends_with('{') {
-        out.push(',');
-    }
-    out.push_str(text);
-}
-
 /// The three materialized parts of a stored row's JSON ([`materialized_json`]): the members
 /// before the block's, the `tx_result` object and the members after; `None` for a row not
 /// materialized (or malformed), which renders through [`mined_tx_text`].
@@ -189,66 +166,97 @@ pub fn mined_tx_text(
         (Some(h), Some(r), Some(t)) => (h, r, t),
         _ => return Err(RenderError { tx_id: tx.tx_id.clone(), reason: "malformed stored api_json".into() }),
     };
-    let mut m = String::with_capacity(stored.len() + 1024);
-    m.push('{');
-    members_text(&mut m, head);
-    member(&mut m, "block_hash", &tx.block_hash);
-    member(&mut m, "block_height", tx.block_height);
-    member(&mut m, "block_time", tx.block_time);
-    member(&mut m, "block_time_iso", if tx.block_time > 0 { iso(tx.block_time) } else { String::new() });
+    // Written as bytes (`serde_json` writes each value straight in, no String per member).
+    let mut m = Members(Vec::with_capacity(stored.len() + 1024));
+    m.0.push(b'{');
+    m.text(head);
+    m.member("block_hash", &tx.block_hash);
+    m.member("block_height", tx.block_height);
+    m.member("block_time", tx.block_time);
+    m.member("block_time_iso", if tx.block_time > 0 { iso(tx.block_time) } else { String::new() });
     if tx.block_hash == "0x" {
         // A streamed microblock transaction: no burn block yet, which the incumbent shows as -1.
-        member(&mut m, "burn_block_time", -1);
-        member(&mut m, "burn_block_height", -1);
-        member(&mut m, "burn_block_time_iso", "");
+        m.member("burn_block_time", -1);
+        m.member("burn_block_height", -1);
+        m.member("burn_block_time_iso", "");
     } else {
-        member(&mut m, "burn_block_time", tx.burn_block_time);
-        member(&mut m, "burn_block_height", tx.burn_block_height);
-        member(&mut m, "burn_block_time_iso", iso(tx.burn_block_time));
+        m.member("burn_block_time", tx.burn_block_time);
+        m.member("burn_block_height", tx.burn_block_height);
+        m.member("burn_block_time_iso", iso(tx.burn_block_time));
     }
-    member(&mut m, "parent_burn_block_time", tx.parent_burn_block_time);
-    member(&mut m, "parent_burn_block_time_iso", iso(tx.parent_burn_block_time));
-    member(&mut m, "canonical", tx.canonical);
-    member(&mut m, "tx_index", tx.tx_index);
-    member(&mut m, "tx_status", &tx.status);
-    m.push_str(",\"tx_result\":");
-    m.push_str(result);
-    member(&mut m, "event_count", tx.event_count);
-    member(&mut m, "parent_block_hash", &tx.parent_block_hash);
-    member(&mut m, "is_unanchored", tx.block_hash == "0x");
+    m.member("parent_burn_block_time", tx.parent_burn_block_time);
+    m.member("parent_burn_block_time_iso", iso(tx.parent_burn_block_time));
+    m.member("canonical", tx.canonical);
+    m.member("tx_index", tx.tx_index);
+    m.member("tx_status", &tx.status);
+    m.0.extend_from_slice(b",\"tx_result\":");
+    m.0.extend_from_slice(result.as_bytes());
+    m.member("event_count", tx.event_count);
+    m.member("parent_block_hash", &tx.parent_block_hash);
+    m.member("is_unanchored", tx.block_hash == "0x");
     let micro_hash = if tx.microblock_hash.is_empty() { "0x" } else { &tx.microblock_hash };
-    member(&mut m, "microblock_hash", micro_hash);
-    member(&mut m, "microblock_sequence", tx.microblock_sequence.unwrap_or(i32::MAX as u32));
-    member(&mut m, "microblock_canonical", tx.microblock_canonical);
-    let names = ["read_count", "read_length", "runtime", "write_count", "write_length"];
+    m.member("microblock_hash", micro_hash);
+    m.member("microblock_sequence", tx.microblock_sequence.unwrap_or(i32::MAX as u32));
+    m.member("microblock_canonical", tx.microblock_canonical);
+    let names = [
+        "execution_cost_read_count",
+        "execution_cost_read_length",
+        "execution_cost_runtime",
+        "execution_cost_write_count",
+        "execution_cost_write_length",
+    ];
     for (name, v) in names.iter().zip(tx.execution_cost) {
-        member(&mut m, &format!("execution_cost_{name}"), v);
+        m.member(name, v);
     }
-    member(&mut m, "vm_error", &tx.vm_error);
-    let events: Vec<Json> = events.unwrap_or_default().iter().map(event_json).collect();
-    member(&mut m, "events", events);
+    m.member("vm_error", &tx.vm_error);
+    match events {
+        Some(events) if !events.is_empty() => {
+            let events: Vec<Json> = events.iter().map(event_json).collect();
+            m.member("events", events);
+        }
+        _ => m.0.extend_from_slice(b",\"events\":[]"),
+    }
     // Only a contract call's tail changes when served (its ABI, the route's options).
     let call = tail.starts_with("\"tx_type\":\"contract_call\"");
     if call && (tx.contract_abi.is_some() || opts.exclude_function_args) {
         let mut t: JsonMap = serde_json::from_str(&format!("{{{tail}}}"))
             .map_err(|e| RenderError { tx_id: tx.tx_id.clone(), reason: e.to_string() })?;
         finish_tail(&mut t, tx.contract_abi.as_deref(), opts);
-        members_text(&mut m, &members(&t));
+        m.text(&members(&t));
     } else {
-        members_text(&mut m, tail);
+        m.text(tail);
     }
-    m.push('}');
-    Ok(m)
+    m.0.push(b'}');
+    // Every piece is UTF-8 (`str`s and `serde_json`'s output).
+    String::from_utf8(m.0).map_err(|e| RenderError { tx_id: tx.tx_id.clone(), reason: e.to_string() })
 }
 
-/// [`mined_tx_text`] as a raw JSON value, for lists serialized without a `Value` tree.
-pub fn mined_tx_raw(
-    tx: &MinedTx,
-    events: Option<&[TxEvent]>,
-    opts: RenderOptions,
-) -> Result<Box<RawValue>, RenderError> {
-    let text = mined_tx_text(tx, events, opts)?;
-    RawValue::from_string(text).map_err(|e| RenderError { tx_id: tx.tx_id.clone(), reason: e.to_string() })
+/// A JSON object's text being written: members appended with their commas.
+struct Members(Vec<u8>);
+
+impl Members {
+    /// Appends `"key":value` (and a comma before it unless first in the object).
+    fn member(&mut self, key: &str, value: impl serde::Serialize) {
+        if self.0.last() != Some(&b'{') {
+            self.0.push(b',');
+        }
+        self.0.push(b'"');
+        self.0.extend_from_slice(key.as_bytes());
+        self.0.extend_from_slice(b"\":");
+        // Serializing a string, number, bool or option into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut self.0, &value);
+    }
+
+    /// Appends members' text (`"a":1,"b":2`), if any.
+    fn text(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        if self.0.last() != Some(&b'{') {
+            self.0.push(b',');
+        }
+        self.0.extend_from_slice(text.as_bytes());
+    }
 }
 
 /// A mined transaction ([`mined_tx_text`]) as a `Value`, for the routes that add to it.

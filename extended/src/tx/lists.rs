@@ -8,12 +8,12 @@ use serde_json::{json, Map, Value as Json};
 use stacks_codec::address::{Principal, StacksAddress};
 use warp::reply::Response;
 
-use super::entity::{any_tx_json, mempool_tx_json, mined_tx_raw, RenderOptions};
+use super::entity::{any_tx_json, mempool_tx_json, mined_tx_text, RenderOptions};
 use super::params::{parse_tx_id_in, EVENT_LIMIT};
 use super::reader::{BlockRef, MempoolFilter, MempoolSort, TxListFilter, TxReader, TxSort};
 use crate::error::{ApiError, In, Rule, HASH_PATTERN};
 use crate::params::{non_negative, LimitRule, Page, Query};
-use crate::reply::{deprecated, json_with_etag};
+use crate::reply::{deprecated, json_text_with_etag, json_with_etag, page_text};
 
 pub const TX_LIMIT: LimitRule = LimitRule::new(20, 50);
 /// `/tx/block/{hash}` allows up to 200, unlike its height twin.
@@ -131,8 +131,9 @@ pub(super) async fn tx_list<R: TxReader>(
     let filter = tx_list_filter(&q)?;
     let opts = options(&q)?;
     let (total, txs) = reader.tx_list(&filter, paging).await?;
-    let results = txs.iter().map(|t| mined_tx_raw(t, None, opts)).collect::<Result<Vec<_>, _>>()?;
-    Ok(deprecated(json_with_etag(&Page::new(paging, total, results), etag.as_deref())))
+    let results = txs.iter().map(|t| mined_tx_text(t, None, opts)).collect::<Result<Vec<_>, _>>()?;
+    let body = page_text(&Page::<String>::new(paging, total, vec![]), &results);
+    Ok(deprecated(json_text_with_etag(body, etag.as_deref())))
 }
 
 /// `GET /extended/v1/tx/block/{hash}` and `/tx/block_height/{height}`.
@@ -154,8 +155,9 @@ pub(super) async fn block_txs<R: TxReader>(
             BlockRef::Height(h) => format!("no block found at height {h}"),
         }));
     }
-    let results = txs.iter().map(|t| mined_tx_raw(t, None, opts)).collect::<Result<Vec<_>, _>>()?;
-    Ok(deprecated(json_with_etag(&Page::new(paging, total, results), etag.as_deref())))
+    let results = txs.iter().map(|t| mined_tx_text(t, None, opts)).collect::<Result<Vec<_>, _>>()?;
+    let body = page_text(&Page::<String>::new(paging, total, vec![]), &results);
+    Ok(deprecated(json_text_with_etag(body, etag.as_deref())))
 }
 
 /// A block hash path parameter (`0x` optional), lower-cased with `0x`.

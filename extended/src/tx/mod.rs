@@ -14,7 +14,7 @@ mod stats;
 
 pub use entity::{
     any_tx_json, clarity_json, event_json, materialized_from_raw, materialized_json, materialized_parts,
-    mempool_tx_json, mined_tx_json, mined_tx_raw, mined_tx_text, RenderError, RenderOptions,
+    mempool_tx_json, mined_tx_json, mined_tx_text, RenderError, RenderOptions,
 };
 /// `exclude_function_args` of a request, for every route that renders transactions.
 pub(crate) use lists::options as render_options;

@@ -32,7 +32,8 @@
 //! * [`etag`]: [`etag::Kind`] (chain tip, transaction, block, principal, principal + mempool),
 //!   [`etag::value`] computes one, [`etag::cached`] answers the 304 or adds the header.
 //! * [`tx`] (the first family): [`tx::V3TxReader`], the entity renderers in [`tx::render`]
-//!   (`summary_json` is the `TransactionSummary` every transaction list shows, `transaction_json`,
+//!   (`mined_summary_text` writes the `TransactionSummary` every transaction list shows as JSON
+//!   text, `summary_json` is the same as a value, `transaction_json`,
 //!   the mempool ones, `event_json`, `memo_repr`), [`tx::tx_page`], the incumbent's transaction
 //!   paging (`limit + 1` rows, `previous` by an ascending read, `H:0:0`), and [`tx::mempool_page`],
 //!   its mempool paging (all pending transactions or a principal's, [`tx::MempoolScope`]).

@@ -1,17 +1,17 @@
 //! `GET /extended/v3/principals/{p}/transactions`: newest first by chain position, cursor
 //! `height:microblock_sequence:tx_index` (inclusive: it names the page's first row).
 
-use serde_json::{json, Value};
 use warp::reply::Response;
 
-use super::{json, PrincipalTx, PrincipalsReader, TxPosition};
+use super::{PrincipalTx, PrincipalsReader, TxPosition};
 use crate::error::ApiError;
 use crate::params::Query;
+use crate::reply::{json_text_with_etag, page_text};
 use crate::v3::cursor::{self, TxCursor};
 use crate::v3::etag::{self, Kind};
 use crate::v3::page::{self, CursorPage, Cursors};
 use crate::v3::params;
-use crate::v3::tx::render::mined_summary_json;
+use crate::v3::tx::render::mined_summary_text;
 use crate::ExtendedReader;
 
 fn position(c: TxCursor) -> TxPosition {
@@ -23,7 +23,9 @@ fn position(c: TxCursor) -> TxPosition {
     }
 }
 
-fn row_json(t: &PrincipalTx, principal: &str) -> Result<Value, ApiError> {
+/// A row of the page as JSON text: the transaction's summary ([`mined_summary_text`]) and
+/// the principal's part in it (fixed words, numbers and flags: nothing to escape).
+fn row_text(t: &PrincipalTx, principal: &str) -> Result<String, ApiError> {
     let involvement = if t.sender == principal {
         "sender"
     } else if t.sponsor.as_deref() == Some(principal) {
@@ -32,17 +34,14 @@ fn row_json(t: &PrincipalTx, principal: &str) -> Result<Value, ApiError> {
         "affected"
     };
     let net = t.stx_received as i128 - t.stx_sent as i128;
-    let transaction = mined_summary_json(&t.tx).map_err(|e| ApiError::Internal(Box::new(e)))?;
-    Ok(json!({
-        "transaction": transaction,
-        "involvement": involvement,
-        "balance_changes": { "stx": {
-            "sent": t.stx_sent.to_string(),
-            "received": t.stx_received.to_string(),
-            "net": net.to_string(),
-        }},
-        "affected_balances": { "stx": t.affected[0], "ft": t.affected[1], "nft": t.affected[2] },
-    }))
+    let transaction = mined_summary_text(&t.tx).map_err(|e| ApiError::Internal(Box::new(e)))?;
+    let [stx, ft, nft] = t.affected;
+    Ok(format!(
+        "{{\"transaction\":{transaction},\"involvement\":\"{involvement}\",\"balance_changes\":{{\"stx\":\
+         {{\"sent\":\"{}\",\"received\":\"{}\",\"net\":\"{net}\"}}}},\
+         \"affected_balances\":{{\"stx\":{stx},\"ft\":{ft},\"nft\":{nft}}}}}",
+        t.stx_sent, t.stx_received
+    ))
 }
 
 /// The page starting at `from` (the incumbent's `resolveTransactionCursor`: `H:0:0` names the
@@ -52,7 +51,7 @@ pub(super) async fn page<R: PrincipalsReader>(
     principal: &str,
     from: Option<TxCursor>,
     limit: u32,
-) -> Result<CursorPage<Value>, ApiError> {
+) -> Result<CursorPage<String>, ApiError> {
     let from = match from {
         Some(c) if c.may_name_block() && !r.principal_tx_at(principal, position(c)).await? => {
             Some(TxCursor::block_end(c.block_height))
@@ -67,7 +66,7 @@ pub(super) async fn page<R: PrincipalsReader>(
         r.principal_txs_after(principal, first.position, limit).await?.last().map(ToString::to_string);
     let cursors = Cursors { next, previous, current: Some(first.position.to_string()) };
     let total = r.principal_tx_count(principal).await?;
-    let results = rows.iter().map(|t| row_json(t, principal)).collect::<Result<Vec<_>, _>>()?;
+    let results = rows.iter().map(|t| row_text(t, principal)).collect::<Result<Vec<_>, _>>()?;
     Ok(CursorPage::new(total, limit, cursors, results))
 }
 
@@ -81,5 +80,54 @@ pub(super) async fn transactions<R: ExtendedReader>(
     let limit = page::limit(q, page::TX)?;
     let from = cursor::read(q, cursor::TX)?.map(TxCursor::parse);
     let tag = etag::value(r, Kind::Principal(&principal)).await?;
-    etag::cached(tag, inm, async { json(&page(r, &principal, from, limit).await?) }).await
+    etag::cached(tag, inm, async {
+        let p = page(r, &principal, from, limit).await?;
+        let envelope = CursorPage::new(p.total, p.limit, p.cursor, Vec::<String>::new());
+        Ok(json_text_with_etag(page_text(&envelope, &p.results), None))
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tx::MinedTx;
+    use serde_json::{json, Value};
+
+    #[test]
+    fn rows_are_written_as_the_json_tree_serializes() {
+        // mainnet-reorg-scenario1's token transfer (with a memo).
+        let raw = "0x0000000001040072cfb3d915ad8971917c58b569ddcb0954d75eaa000000000000000000000000000000b400013b2f058b718e6b3bf27da77dd1446c63b9774f98afa347f4bc3a9d19375df36261f9733f3a511d2e4ea8dd478ae7a5269e80436861973898f959b609bd8e0348030200000000000516b75b6d97912bff72fad3019c18bfb5ce3c8b0b5e00000000000186a055684f68200000000000000000000000000000000000000000000000000000000000";
+        let tx_id = format!("0x{}", "01".repeat(32));
+        let tx = MinedTx {
+            tx_id: tx_id.clone(),
+            raw_tx: raw.into(),
+            index_block_hash: format!("0x{}", "cd".repeat(32)),
+            block_hash: format!("0x{}", "ab".repeat(32)),
+            block_height: 16,
+            status: "success".into(),
+            raw_result: "0x0703".into(),
+            api_json: Some(crate::tx::materialized_from_raw(&tx_id, raw, false, "0x0703").unwrap()),
+            ..MinedTx::default()
+        };
+        let row = PrincipalTx {
+            tx,
+            position: TxPosition { block_height: 16, microblock_sequence: 2147483647, tx_index: 0 },
+            sender: "SA".into(),
+            sponsor: Some("SB".into()),
+            stx_sent: 7,
+            stx_received: 100_000,
+            affected: [true, false, true],
+        };
+        for (p, involvement) in [("SA", "sender"), ("SB", "sponsor"), ("SC", "affected")] {
+            let summary: Value = serde_json::from_str(&mined_summary_text(&row.tx).unwrap()).unwrap();
+            let tree = json!({
+                "transaction": summary,
+                "involvement": involvement,
+                "balance_changes": { "stx": { "sent": "7", "received": "100000", "net": "99993" } },
+                "affected_balances": { "stx": true, "ft": false, "nft": true },
+            });
+            assert_eq!(row_text(&row, p).unwrap(), serde_json::to_string(&tree).unwrap());
+        }
+    }
 }

@@ -7,6 +7,7 @@
 use std::borrow::Cow;
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value as Json};
 
 use super::reader::{V3MempoolTx, V3Tx};
@@ -183,6 +184,16 @@ pub fn mined_summary_json(tx: &MinedTx) -> Result<Json, RenderError> {
     }
 }
 
+/// [`mined_summary_json`] as JSON text, written straight from the materialized members
+/// ([`summary_text`]) without a `Value` tree: what the lists send.
+pub fn mined_summary_text(tx: &MinedTx) -> Result<String, RenderError> {
+    match materialized_parts(tx).and_then(|(head, _, tail)| summary_text(tx, head, tail)) {
+        Some(t) => Ok(t),
+        // Serializing a `Value` cannot fail.
+        None => Ok(serde_json::to_string(&summary_from_v1(tx)?).unwrap_or_default()),
+    }
+}
+
 /// The summary as v1's rendered `Transaction` gives it: the whole entity built and parsed
 /// (several times the work of [`summary_from_parts`], whose reference it is).
 fn summary_from_v1(tx: &MinedTx) -> Result<Json, RenderError> {
@@ -191,19 +202,24 @@ fn summary_from_v1(tx: &MinedTx) -> Result<Json, RenderError> {
 }
 
 /// What a summary reads of the materialized members before the block's (the rest, post
-/// conditions included, is skipped unparsed).
+/// conditions included, is skipped unparsed). Values are kept as their text: the stored text
+/// is `serde_json`'s, so it is what serializing the parsed value would write.
 #[derive(Deserialize)]
 struct Head<'a> {
     #[serde(borrow)]
     tx_id: Cow<'a, str>,
-    nonce: Json,
-    fee_rate: Json,
-    sender_address: Json,
-    #[serde(default)]
-    sponsor_nonce: Json,
-    sponsored: Json,
-    #[serde(default)]
-    sponsor_address: Json,
+    #[serde(borrow)]
+    nonce: &'a RawValue,
+    #[serde(borrow)]
+    fee_rate: &'a RawValue,
+    #[serde(borrow)]
+    sender_address: &'a RawValue,
+    #[serde(default, borrow)]
+    sponsor_nonce: Option<&'a RawValue>,
+    #[serde(borrow)]
+    sponsored: &'a RawValue,
+    #[serde(default, borrow)]
+    sponsor_address: Option<&'a RawValue>,
 }
 
 /// What a summary reads of the materialized members after the block's: the type and the
@@ -212,110 +228,201 @@ struct Head<'a> {
 struct Tail<'a> {
     #[serde(borrow)]
     tx_type: Cow<'a, str>,
-    token_transfer: Option<TokenTransfer>,
-    smart_contract: Option<SmartContract>,
-    contract_call: Option<ContractCall>,
-    coinbase_payload: Option<Coinbase>,
-    tenure_change_payload: Option<TenureChange>,
+    #[serde(borrow)]
+    token_transfer: Option<TokenTransfer<'a>>,
+    #[serde(borrow)]
+    smart_contract: Option<SmartContract<'a>>,
+    #[serde(borrow)]
+    contract_call: Option<ContractCall<'a>>,
+    #[serde(borrow)]
+    coinbase_payload: Option<Coinbase<'a>>,
+    #[serde(borrow)]
+    tenure_change_payload: Option<TenureChange<'a>>,
+}
+
+/// A member read as its text: absent and `null` both write `null`.
+type RawMember<'a> = Option<&'a RawValue>;
+
+#[derive(Deserialize)]
+struct TokenTransfer<'a> {
+    #[serde(default, borrow)]
+    recipient_address: RawMember<'a>,
+    #[serde(default, borrow)]
+    amount: RawMember<'a>,
+    #[serde(default, borrow)]
+    memo: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
-struct TokenTransfer {
-    #[serde(default)]
-    recipient_address: Json,
-    #[serde(default)]
-    amount: Json,
-    #[serde(default)]
-    memo: Json,
+struct SmartContract<'a> {
+    #[serde(default, borrow)]
+    clarity_version: RawMember<'a>,
+    #[serde(default, borrow)]
+    contract_id: RawMember<'a>,
 }
 
 #[derive(Deserialize)]
-struct SmartContract {
-    #[serde(default)]
-    clarity_version: Json,
-    #[serde(default)]
-    contract_id: Json,
+struct ContractCall<'a> {
+    #[serde(default, borrow)]
+    contract_id: RawMember<'a>,
+    #[serde(default, borrow)]
+    function_name: RawMember<'a>,
 }
 
 #[derive(Deserialize)]
-struct ContractCall {
-    #[serde(default)]
-    contract_id: Json,
-    #[serde(default)]
-    function_name: Json,
+struct Coinbase<'a> {
+    #[serde(default, borrow)]
+    alt_recipient: RawMember<'a>,
 }
 
 #[derive(Deserialize)]
-struct Coinbase {
-    #[serde(default)]
-    alt_recipient: Json,
-}
-
-#[derive(Deserialize)]
-struct TenureChange {
-    #[serde(default)]
-    cause: Json,
+struct TenureChange<'a> {
+    #[serde(default, borrow)]
+    cause: RawMember<'a>,
 }
 
 /// The summary from the row and its materialized `head` and `tail` members, the same values
 /// [`summary_from_v1`] picks out of the whole entity (a called contract's ABI changes neither
 /// its id nor its function name); `None` if they do not read as expected.
 fn summary_from_parts(tx: &MinedTx, head: &str, tail: &str) -> Option<Json> {
+    serde_json::from_str(&summary_text(tx, head, tail)?).ok()
+}
+
+/// [`summary_from_parts`] as JSON text, written member by member in the entity's order.
+fn summary_text(tx: &MinedTx, head: &str, tail: &str) -> Option<String> {
     let (head, tail) = (format!("{{{head}}}"), format!("{{{tail}}}"));
     let h: Head = serde_json::from_str(&head).ok()?;
     let t: Tail = serde_json::from_str(&tail).ok()?;
-    let unanchored = tx.block_hash == "0x";
-    let mut m = Map::new();
-    m.insert("tx_id".into(), h.tx_id.as_ref().into());
-    m.insert("sender".into(), sender(&h.sender_address, &h.nonce));
-    let sponsor = if !h.sponsor_address.is_null() && !h.sponsor_nonce.is_null() && h.sponsored == json!(true)
-    {
-        sender(&h.sponsor_address, &h.sponsor_nonce)
-    } else {
-        Json::Null
-    };
-    m.insert("sponsor".into(), sponsor);
-    m.insert("fee_rate".into(), h.fee_rate);
+    fn raw(v: RawMember<'_>) -> &str {
+        v.map_or("null", RawValue::get)
+    }
+    let mut o = Text(Vec::with_capacity(512));
+    o.raw("{\"tx_id\":");
+    o.str(h.tx_id.as_ref());
+    o.raw(",\"sender\":{\"address\":");
+    o.raw(h.sender_address.get());
+    o.raw(",\"nonce\":");
+    o.raw(h.nonce.get());
+    o.raw("},\"sponsor\":");
+    match (h.sponsor_address, h.sponsor_nonce) {
+        (Some(a), Some(n)) if a.get() != "null" && n.get() != "null" && h.sponsored.get() == "true" => {
+            o.raw("{\"address\":");
+            o.raw(a.get());
+            o.raw(",\"nonce\":");
+            o.raw(n.get());
+            o.raw("}");
+        }
+        _ => o.raw("null"),
+    }
+    o.raw(",\"fee_rate\":");
+    o.raw(h.fee_rate.get());
     let index_hash = if tx.index_block_hash.is_empty() { "0x" } else { &tx.index_block_hash };
-    m.insert(
-        "block".into(),
-        json!({
-            "height": tx.block_height,
-            "hash": tx.block_hash,
-            "index_hash": index_hash,
-            "time": tx.block_time,
-            "tx_index": tx.tx_index,
-        }),
-    );
-    let bitcoin = if unanchored {
-        json!({ "height": -1, "time": -1 })
+    o.raw(",\"block\":{\"height\":");
+    o.num(tx.block_height);
+    o.raw(",\"hash\":");
+    o.str(&tx.block_hash);
+    o.raw(",\"index_hash\":");
+    o.str(index_hash);
+    o.raw(",\"time\":");
+    o.num(tx.block_time);
+    o.raw(",\"tx_index\":");
+    o.num(u64::from(tx.tx_index));
+    o.raw("},\"bitcoin_block\":");
+    if tx.block_hash == "0x" {
+        o.raw("{\"height\":-1,\"time\":-1}");
     } else {
-        json!({ "height": tx.burn_block_height, "time": tx.burn_block_time })
+        o.raw("{\"height\":");
+        o.num(tx.burn_block_height);
+        o.raw(",\"time\":");
+        o.num(tx.burn_block_time);
+        o.raw("}");
+    }
+    o.raw(",\"status\":");
+    o.str(tx.status.as_str());
+    let tx_type = t.tx_type.as_ref();
+    let body = |o: &mut Text| {
+        o.raw(",");
+        o.str(tx_type);
+        o.raw(":");
     };
-    m.insert("bitcoin_block".into(), bitcoin);
-    m.insert("status".into(), tx.status.as_str().into());
-    let body = match t.tx_type.as_ref() {
+    match tx_type {
         "token_transfer" => {
             let x = t.token_transfer?;
-            Some(json!({ "recipient": x.recipient_address, "amount": x.amount, "memo": memo(&x.memo) }))
+            body(&mut o);
+            o.raw("{\"recipient\":");
+            o.raw(raw(x.recipient_address));
+            o.raw(",\"amount\":");
+            o.raw(raw(x.amount));
+            o.raw(",\"memo\":");
+            match x.memo.as_deref().filter(|m| !m.is_empty() && *m != "0x") {
+                Some(m) => {
+                    o.raw("{\"hex\":");
+                    o.str(m);
+                    o.raw(",\"repr\":");
+                    o.str(&memo_repr(m));
+                    o.raw("}");
+                }
+                None => o.raw("null"),
+            }
+            o.raw("}");
         }
         "smart_contract" => {
             let x = t.smart_contract?;
-            Some(json!({ "clarity_version": x.clarity_version, "contract_id": x.contract_id }))
+            body(&mut o);
+            o.raw("{\"clarity_version\":");
+            o.raw(raw(x.clarity_version));
+            o.raw(",\"contract_id\":");
+            o.raw(raw(x.contract_id));
+            o.raw("}");
         }
         "contract_call" => {
             let x = t.contract_call?;
-            Some(json!({ "contract_id": x.contract_id, "function_name": x.function_name }))
+            body(&mut o);
+            o.raw("{\"contract_id\":");
+            o.raw(raw(x.contract_id));
+            o.raw(",\"function_name\":");
+            o.raw(raw(x.function_name));
+            o.raw("}");
         }
-        "coinbase" => Some(json!({ "alt_recipient": t.coinbase_payload?.alt_recipient })),
-        "tenure_change" => Some(json!({ "cause": t.tenure_change_payload?.cause })),
-        _ => None,
-    };
-    if let Some(b) = body {
-        m.insert(t.tx_type.to_string(), b);
+        "coinbase" => {
+            let x = t.coinbase_payload?;
+            body(&mut o);
+            o.raw("{\"alt_recipient\":");
+            o.raw(raw(x.alt_recipient));
+            o.raw("}");
+        }
+        "tenure_change" => {
+            let x = t.tenure_change_payload?;
+            body(&mut o);
+            o.raw("{\"cause\":");
+            o.raw(raw(x.cause));
+            o.raw("}");
+        }
+        _ => {}
     }
-    m.insert("type".into(), t.tx_type.as_ref().into());
-    Some(Json::Object(m))
+    o.raw(",\"type\":");
+    o.str(tx_type);
+    o.raw("}");
+    String::from_utf8(o.0).ok()
+}
+
+/// JSON text being written: raw pieces, strings escaped as `serde_json` escapes them, numbers.
+struct Text(Vec<u8>);
+
+impl Text {
+    fn raw(&mut self, s: &str) {
+        self.0.extend_from_slice(s.as_bytes());
+    }
+
+    fn str(&mut self, s: &str) {
+        // Writing into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut self.0, s);
+    }
+
+    fn num(&mut self, n: u64) {
+        use std::io::Write;
+        let _ = write!(self.0, "{n}");
+    }
 }
 
 /// A mined `Transaction` with the `include`d heavy fields.
@@ -492,6 +599,7 @@ mod tests {
                 let fast = summary_from_parts(&tx, head, tail).unwrap();
                 assert_eq!(serde_json::to_string(&fast).unwrap(), serde_json::to_string(&slow).unwrap());
                 assert_eq!(mined_summary_json(&tx).unwrap(), slow);
+                assert_eq!(mined_summary_text(&tx).unwrap(), serde_json::to_string(&slow).unwrap());
             }
         }
     }

@@ -10,12 +10,13 @@ use warp::{Filter, Rejection, Reply};
 
 use super::reader::{MempoolScope, TxScope, V3AnyTx, V3MempoolTx, V3Tx, V3TxReader};
 use super::render::{
-    event_json, mempool_summary_json, mempool_transaction_json, summary_json, transaction_json, Include,
+    event_json, mempool_summary_json, mempool_transaction_json, mined_summary_text, transaction_json, Include,
 };
 use crate::error::{ApiError, In, Rule};
 use crate::handler::{get, if_none_match, reply, with_reader, Get};
 use crate::headers::with_common_headers;
 use crate::params::{query, Query};
+use crate::reply::{json_text_with_etag, page_text};
 use crate::tx::RenderError;
 use crate::v3::cursor::{self, MempoolCursor, TxCursor};
 use crate::v3::etag::{self, Kind};
@@ -106,8 +107,16 @@ pub async fn tx_page<R: V3TxReader>(
     Ok((Cursors { next, previous, current: Some(first.to_string()) }, rows))
 }
 
-fn summaries(rows: &[V3Tx]) -> Result<Vec<Json>, ApiError> {
-    rows.iter().map(summary_json).collect::<Result<_, _>>().map_err(render_error)
+/// A page of mined transactions as JSON text: their summaries written as text
+/// ([`mined_summary_text`]) in the envelope.
+fn summaries_page(total: u64, limit: u32, cursors: Cursors, rows: &[V3Tx]) -> Result<Response, ApiError> {
+    let rows = rows
+        .iter()
+        .map(|t| mined_summary_text(&t.tx))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(render_error)?;
+    let envelope = CursorPage::new(total, limit, cursors, Vec::<String>::new());
+    Ok(json_text_with_etag(page_text(&envelope, &rows), None))
 }
 
 fn json_reply(body: &impl serde::Serialize) -> Response {
@@ -122,7 +131,7 @@ async fn transactions<R: ExtendedReader>(r: &R, q: &Query, inm: Option<&str>) ->
         let (cursors, rows) = tx_page(r, TxScope::All, limit, cursor).await?;
         // The incumbent's total is read with the page's rows: 0 on an empty page.
         let total = if rows.is_empty() { 0 } else { r.v3_tx_total().await? };
-        Ok(json_reply(&CursorPage::new(total, limit, cursors, summaries(&rows)?)))
+        summaries_page(total, limit, cursors, &rows)
     })
     .await
 }
@@ -194,7 +203,7 @@ async fn block_transactions<R: ExtendedReader>(
     etag::cached(tag, inm, async {
         let block = r.v3_block(&at).await?.ok_or_else(|| ApiError::NotFound("Block not found".into()))?;
         let (cursors, rows) = tx_page(r, TxScope::Block(&block.index_block_hash), limit, cursor).await?;
-        Ok(json_reply(&CursorPage::new(block.tx_count, limit, cursors, summaries(&rows)?)))
+        summaries_page(block.tx_count, limit, cursors, &rows)
     })
     .await
 }
