@@ -2,7 +2,6 @@
 //! stored rows. The one renderer every route family uses for transactions: the decoded part
 //! comes from `stacks_codec`'s `api_tx_fields`, the rest from the block and the receipt.
 
-use serde_json::value::RawValue;
 use serde_json::{json, Map, Value as Json};
 use stacks_codec::clarity::Value as Clarity;
 use stacks_codec::tx::Transaction;
