@@ -435,19 +435,10 @@ impl Store {
         F: FnOnce(BootShift) -> Fut,
         Fut: std::future::Future<Output = Result<u64, StoreError>>,
     {
-        let tip = self.canonical_tip_hash().await?;
-        let memo = tip.as_deref().and_then(|t| self.memo_at(t)).unwrap_or_default();
+        let (tip, memo, shift) = self.memo_with_shift().await?;
         let remember = |f: &dyn Fn(&mut TipMemo)| {
             if let Some(t) = &tip {
                 self.remember(t, f);
-            }
-        };
-        let shift = match memo.boot_shift {
-            Some(s) => s,
-            None => {
-                let s = self.boot_shift(None).await?;
-                remember(&|m| m.boot_shift = Some(s));
-                s
             }
         };
         let boot = match (shift, memo.v3_boot) {
@@ -464,6 +455,24 @@ impl Store {
             None => self.canonical_tx_total(false).await?,
         };
         Ok((total, boot))
+    }
+
+    /// The canonical tip, what the memo keeps for it, and block 1's boot shift (read once per
+    /// tip, then kept): how every list read the memo serves starts.
+    async fn memo_with_shift(&self) -> Result<(Option<String>, TipMemo, Option<BootShift>), StoreError> {
+        let tip = self.canonical_tip_hash().await?;
+        let memo = tip.as_deref().and_then(|t| self.memo_at(t)).unwrap_or_default();
+        let shift = match memo.boot_shift {
+            Some(s) => s,
+            None => {
+                let s = self.boot_shift(None).await?;
+                if let Some(t) = &tip {
+                    self.remember(t, |m| m.boot_shift = Some(s));
+                }
+                s
+            }
+        };
+        Ok((tip, memo, shift))
     }
 
     /// The canonical tip's index block hash (`None` for a store without blocks).
@@ -709,19 +718,10 @@ impl TxReader for Store {
     async fn tx_list(&self, filter: &TxListFilter, paging: Paging) -> Result<(u64, Vec<MinedTx>), ReadError> {
         let w = list_where(filter);
         // The tip, then what the memo keeps for it (one statement once it is kept).
-        let tip = self.canonical_tip_hash().await?;
-        let memo = tip.as_deref().and_then(|t| self.memo_at(t)).unwrap_or_default();
+        let (tip, memo, shift) = self.memo_with_shift().await?;
         let remember = |f: &dyn Fn(&mut TipMemo)| {
             if let Some(t) = &tip {
                 self.remember(t, f);
-            }
-        };
-        let shift = match memo.boot_shift {
-            Some(s) => s,
-            None => {
-                let s = self.boot_shift(None).await?;
-                remember(&|m| m.boot_shift = Some(s));
-                s
             }
         };
         let boot = match (shift.filter(|_| unfiltered(filter)), memo.boot_listed) {
