@@ -11,8 +11,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::ws::WsClient;
 use common::{devnet_config, devnet_events, incoming, read_tsv, shared_file, Db, TestDb, TestStore};
-use futures_util::{SinkExt, StreamExt};
+use futures_util::StreamExt;
 use serde_json::{json, Value};
 use stacks_ledger::events::RawEvent;
 use stacks_ledger::ingest::EventSink;
@@ -20,9 +21,8 @@ use stacks_ledger::ledger::Network;
 use stacks_ledger::live::{change_of, Live, LiveSink};
 use stacks_ledger::store::Store;
 use stacks_live::{Change, LiveConfig, Topic};
-use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use tokio_tungstenite::MaybeTlsStream;
 
 struct Server {
     addr: SocketAddr,
@@ -69,71 +69,6 @@ impl Server {
         let r = self.http.get(format!("http://{}{path}", self.addr)).send().await.unwrap();
         assert_eq!(r.status(), 200, "{path}");
         r.json().await.unwrap()
-    }
-}
-
-type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
-
-/// A raw JSON-RPC client that keeps the notifications it reads.
-struct Client {
-    ws: Ws,
-    notes: Vec<Value>,
-    next_id: u64,
-}
-
-impl Client {
-    async fn connect(addr: SocketAddr) -> Client {
-        let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/extended/v1/ws")).await.unwrap();
-        Client { ws, notes: Vec::new(), next_id: 1 }
-    }
-
-    /// The next text message within `wait` (pings, answered by reading, do not extend it).
-    async fn next_json(&mut self, wait: Duration) -> Option<Value> {
-        let deadline = tokio::time::Instant::now() + wait;
-        loop {
-            match tokio::time::timeout_at(deadline, self.ws.next()).await {
-                Ok(Some(Ok(Message::Text(t)))) => return Some(serde_json::from_str(t.as_str()).unwrap()),
-                Ok(Some(Ok(Message::Close(_)))) | Ok(None) | Ok(Some(Err(_))) | Err(_) => return None,
-                Ok(Some(Ok(_))) => continue,
-            }
-        }
-    }
-
-    /// Sends a request and returns its reply; notifications read meanwhile are kept.
-    async fn call(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next_id;
-        self.next_id += 1;
-        let req = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        self.ws.send(Message::text(req.to_string())).await.unwrap();
-        loop {
-            let v = self.next_json(Duration::from_secs(10)).await.expect("a reply");
-            if v.get("id") == Some(&json!(id)) {
-                return v;
-            }
-            self.notes.push(v);
-        }
-    }
-
-    async fn subscribe(&mut self, params: Value) -> Value {
-        let r = self.call("subscribe", params.clone()).await;
-        assert!(r.get("result").is_some(), "{params}: {r}");
-        r["result"].clone()
-    }
-
-    /// Reads notifications until none comes for `quiet`.
-    async fn drain(&mut self, quiet: Duration) -> &[Value] {
-        while let Some(v) = self.next_json(quiet).await {
-            self.notes.push(v);
-        }
-        &self.notes
-    }
-
-    fn of(&self, method: &str) -> Vec<&Value> {
-        self.notes.iter().filter(|n| n["method"] == method).collect()
-    }
-
-    fn methods(&self) -> BTreeSet<String> {
-        self.notes.iter().map(|n| n["method"].as_str().unwrap_or("?").to_owned()).collect()
     }
 }
 
@@ -195,24 +130,24 @@ async fn every_topic(db: Db) {
         })
         .expect("a mempool tx in the second half");
 
-    let mut blocks = Client::connect(server.addr).await;
+    let mut blocks = WsClient::connect(server.addr).await;
     blocks.subscribe(json!({"event": "block"})).await;
-    let mut mempool = Client::connect(server.addr).await;
+    let mut mempool = WsClient::connect(server.addr).await;
     mempool.subscribe(json!({"event": "mempool"})).await;
-    let mut tx = Client::connect(server.addr).await;
+    let mut tx = WsClient::connect(server.addr).await;
     let ack = tx.subscribe(json!({"event": "tx_update", "tx_id": watched_tx.trim_start_matches("0x")})).await;
     assert_eq!(ack, json!({"tx_id": watched_tx}));
-    let mut addr_tx = Client::connect(server.addr).await;
+    let mut addr_tx = WsClient::connect(server.addr).await;
     assert_eq!(
         addr_tx.subscribe(json!({"event": "address_tx_update", "address": address})).await["address"],
         address
     );
-    let mut balance = Client::connect(server.addr).await;
+    let mut balance = WsClient::connect(server.addr).await;
     balance.subscribe(json!({"event": "address_balance_update", "address": address})).await;
-    let mut nft = Client::connect(server.addr).await;
+    let mut nft = WsClient::connect(server.addr).await;
     nft.subscribe(json!({"event": "nft_event"})).await;
     // Nobody's topics: this one must hear nothing but reorg notices.
-    let mut other = Client::connect(server.addr).await;
+    let mut other = WsClient::connect(server.addr).await;
     other.subscribe(json!({"event": "tx_update", "tx_id": format!("0x{}", "ee".repeat(32))})).await;
     other.subscribe(json!({"event": "address_tx_update", "address": "ST000000000000000000002AMW42H"})).await;
 
@@ -329,7 +264,7 @@ async fn every_topic(db: Db) {
     // nft_asset_event / nft_collection_event: subscribe with resume and get exactly the matching ones.
     let sample = nfts[0]["params"].clone();
     let asset = sample["asset_identifier"].as_str().unwrap();
-    let mut coll = Client::connect(server.addr).await;
+    let mut coll = WsClient::connect(server.addr).await;
     coll.subscribe(json!({"event": "nft_collection_event", "asset_identifier": asset, "since_seq": 0})).await;
     coll.subscribe(json!({"event": "nft_asset_event", "asset_identifier": asset, "value": sample["value"]["hex"], "since_seq": 0}))
         .await;
@@ -360,10 +295,10 @@ async fn resume(db: Db) {
     let server = start(Arc::clone(&ts.store), fast_config()).await;
     let events = chain(40);
     let (a, b) = (split_at_block(&events, 13), split_at_block(&events, 26));
-    let mut steady = Client::connect(server.addr).await;
+    let mut steady = WsClient::connect(server.addr).await;
     steady.subscribe(json!({"event": "block"})).await;
     steady.subscribe(json!({"event": "mempool"})).await;
-    let mut flaky = Client::connect(server.addr).await;
+    let mut flaky = WsClient::connect(server.addr).await;
     flaky.subscribe(json!({"event": "block"})).await;
     flaky.subscribe(json!({"event": "mempool"})).await;
     server.ingest(&events[..a]).await;
@@ -375,7 +310,7 @@ async fn resume(db: Db) {
 
     server.ingest(&events[a..b]).await;
     server.settle().await;
-    let mut back = Client::connect(server.addr).await;
+    let mut back = WsClient::connect(server.addr).await;
     back.subscribe(json!({"event": "block", "since_seq": last_seen})).await;
     back.subscribe(json!({"event": "mempool", "since_seq": last_seen})).await;
     server.ingest(&events[b..]).await;
@@ -396,7 +331,7 @@ async fn resume(db: Db) {
     for _ in 0..5 {
         small.live.hub.publish(Topic::Block, json!({}));
     }
-    let mut c = Client::connect(small.addr).await;
+    let mut c = WsClient::connect(small.addr).await;
     let r = c.call("subscribe", json!({"event": "block", "since_seq": 1})).await;
     assert_eq!(r["error"]["code"], stacks_live::jsonrpc::RESUME_FAILED, "{r}");
     assert!(r["error"]["message"].as_str().unwrap().contains("replay window"));
@@ -418,7 +353,7 @@ async fn fixture_reorg(db: Db, fixture: &str) {
     let Some(path) = shared_file(&format!("fixtures/{fixture}")) else { return };
     let Some(ts) = TestStore::new(db, "live_reorg", Network::Mainnet).await else { return };
     let server = start(Arc::clone(&ts.store), fast_config()).await;
-    let mut c = Client::connect(server.addr).await;
+    let mut c = WsClient::connect(server.addr).await;
     c.subscribe(json!({"event": "block"})).await;
     // In lockstep with the notifier, so that it sees every state the fixture passes through.
     let mut announced = server.live.processed();
@@ -476,9 +411,9 @@ async fn slow_and_dead(db: Db) {
     let stream = socket.connect(server.addr).await.unwrap();
     let url = format!("ws://{}/extended/v1/ws", server.addr);
     let (ws, _) = tokio_tungstenite::client_async(url, MaybeTlsStream::Plain(stream)).await.unwrap();
-    let mut slow = Client { ws, notes: Vec::new(), next_id: 1 };
+    let mut slow = WsClient::from_stream(ws);
     slow.subscribe(json!({"event": "block"})).await;
-    let mut fast = Client::connect(server.addr).await;
+    let mut fast = WsClient::connect(server.addr).await;
     fast.subscribe(json!({"event": "block"})).await;
 
     let big = json!({"filler": "x".repeat(16 * 1024)});
@@ -522,9 +457,9 @@ async fn slow_and_dead(db: Db) {
     };
     let server = start(Arc::clone(&ts.store), config).await;
     let before = server.live.hub.receiver_count();
-    let mut alive = Client::connect(server.addr).await;
+    let mut alive = WsClient::connect(server.addr).await;
     alive.subscribe(json!({"event": "block"})).await;
-    let mut silent = Client::connect(server.addr).await;
+    let mut silent = WsClient::connect(server.addr).await;
     silent.subscribe(json!({"event": "block"})).await;
     assert_eq!(server.live.hub.receiver_count(), before + 2);
     let keep = tokio::spawn(async move {
@@ -569,7 +504,7 @@ async fn soak(db: Db) {
     };
     let server = start(Arc::clone(&ts.store), config).await;
     let (events, _) = devnet_events(devnet_config(7, 150, 1));
-    let mut c = Client::connect(server.addr).await;
+    let mut c = WsClient::connect(server.addr).await;
     c.subscribe(json!({"event": "block"})).await;
     let reader = tokio::spawn(async move {
         // Reading answers the pings; stop once quiet after the last block.
@@ -610,9 +545,9 @@ async fn two_processes_share_updates_postgres() {
     let reader = Arc::new(Store::open(&db.url, Network::Testnet).await.unwrap());
     let a = start(Arc::clone(&writer), fast_config()).await;
     let b = start(Arc::clone(&reader), fast_config()).await;
-    let mut on_a = Client::connect(a.addr).await;
+    let mut on_a = WsClient::connect(a.addr).await;
     on_a.subscribe(json!({"event": "block"})).await;
-    let mut on_b = Client::connect(b.addr).await;
+    let mut on_b = WsClient::connect(b.addr).await;
     on_b.subscribe(json!({"event": "block"})).await;
     let (events, _) = devnet_events(devnet_config(5, 12, 2));
     a.ingest(&events).await;
@@ -622,7 +557,7 @@ async fn two_processes_share_updates_postgres() {
     on_b.drain(QUIET).await;
     // `microblocks_streamed` grows after a block is announced (the stream that builds on it
     // comes later), so each process shows what it had read when it rendered the block.
-    let blocks = |c: &Client| {
+    let blocks = |c: &WsClient| {
         c.of("block")
             .iter()
             .map(|n| {
@@ -644,9 +579,9 @@ async fn two_processes_share_updates_postgres() {
 async fn microblocks(db: Db, network: Network, events: Vec<RawEvent>, label: &str, at_least: usize) {
     let Some(ts) = TestStore::new(db, "live_micro", network).await else { return };
     let server = start(Arc::clone(&ts.store), fast_config()).await;
-    let mut micro = Client::connect(server.addr).await;
+    let mut micro = WsClient::connect(server.addr).await;
     micro.subscribe(json!({"event": "microblock"})).await;
-    let mut blocks = Client::connect(server.addr).await;
+    let mut blocks = WsClient::connect(server.addr).await;
     blocks.subscribe(json!({"event": "block"})).await;
     let mut expected = Vec::new();
     let mut announced = server.live.processed();

@@ -13,8 +13,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::ws::WsClient;
 use common::{read_tsv, shared_file, Db, TestStore};
-use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use stacks_ledger::events::EventPath;
 use stacks_ledger::faucet::{FaucetConfig, Faucets};
@@ -25,9 +25,6 @@ use stacks_ledger::store::{LocalSource, LocalTxOutcome, Store};
 use stacks_ledger::v2::{V2Policy, V2Settings};
 use stacks_live::LiveConfig;
 use stacks_node_proxy::{ProxyConfig, Url};
-use tokio::net::TcpStream;
-use tokio_tungstenite::tungstenite::Message;
-use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 use warp::Filter;
 
 /// Long enough for a debug build on a loaded machine; never a speed bound.
@@ -82,72 +79,6 @@ fn fixture_txs() -> Option<Vec<Vec<u8>>> {
 
 fn txid(raw: &[u8]) -> String {
     format!("0x{}", hex::encode(stacks_codec::hash::sha512_256(raw)))
-}
-
-type Ws = WebSocketStream<MaybeTlsStream<TcpStream>>;
-
-/// A JSON-RPC client on `/extended/v1/ws` keeping the notifications it reads.
-struct Client {
-    ws: Ws,
-    notes: Vec<Value>,
-    next_id: u64,
-}
-
-impl Client {
-    async fn connect(addr: SocketAddr) -> Client {
-        let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/extended/v1/ws")).await.unwrap();
-        Client { ws, notes: Vec::new(), next_id: 1 }
-    }
-
-    async fn next_json(&mut self, wait: Duration) -> Option<Value> {
-        let deadline = tokio::time::Instant::now() + wait;
-        loop {
-            match tokio::time::timeout_at(deadline, self.ws.next()).await {
-                Ok(Some(Ok(Message::Text(t)))) => return Some(serde_json::from_str(t.as_str()).unwrap()),
-                Ok(Some(Ok(Message::Close(_)))) | Ok(None) | Ok(Some(Err(_))) | Err(_) => return None,
-                Ok(Some(Ok(_))) => continue,
-            }
-        }
-    }
-
-    async fn subscribe(&mut self, params: Value) {
-        let id = self.next_id;
-        self.next_id += 1;
-        let req = json!({"jsonrpc": "2.0", "id": id, "method": "subscribe", "params": params});
-        self.ws.send(Message::text(req.to_string())).await.unwrap();
-        loop {
-            let v = self.next_json(WAIT).await.expect("a reply");
-            if v.get("id") == Some(&json!(id)) {
-                assert!(v.get("result").is_some(), "{params}: {v}");
-                return;
-            }
-            self.notes.push(v);
-        }
-    }
-
-    /// Reads until a `method` notification about `tx_id` has come (panics after [`WAIT`]).
-    async fn wait_for(&mut self, method: &str, tx_id: &str) {
-        let deadline = tokio::time::Instant::now() + WAIT;
-        while self.count(method, tx_id) == 0 {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let v = self
-                .next_json(left)
-                .await
-                .unwrap_or_else(|| panic!("no {method} for {tx_id}: {:?}", self.notes));
-            self.notes.push(v);
-        }
-    }
-
-    /// Reads notifications until none comes for [`QUIET`].
-    async fn drain(&mut self) {
-        while let Some(v) = self.next_json(QUIET).await {
-            self.notes.push(v);
-        }
-    }
-
-    fn count(&self, method: &str, tx_id: &str) -> usize {
-        self.notes.iter().filter(|n| n["method"] == method && n["params"]["tx_id"] == tx_id).count()
-    }
 }
 
 struct Server {
@@ -216,17 +147,17 @@ async fn one_write_path(db: Db) {
     let (broadcast_raw, submit_raw) = (fixture[0].clone(), fixture[1].clone());
     let (broadcast_id, submit_id) = (txid(&broadcast_raw), txid(&submit_raw));
 
-    let mut mempool = Client::connect(server.addr).await;
+    let mut mempool = WsClient::connect(server.addr).await;
     mempool.subscribe(json!({"event": "mempool"})).await;
-    let mut updates = Client::connect(server.addr).await;
+    let mut updates = WsClient::connect(server.addr).await;
     updates.subscribe(json!({"event": "tx_update", "tx_id": broadcast_id})).await;
     updates.subscribe(json!({"event": "tx_update", "tx_id": submit_id})).await;
     let log_before = raw_log(store).await;
 
     // A `/v2/transactions` broadcast the node accepts.
     server.post("/v2/transactions", broadcast_raw.clone().into(), Some("application/octet-stream")).await;
-    mempool.wait_for("mempool", &broadcast_id).await;
-    updates.wait_for("tx_update", &broadcast_id).await;
+    mempool.wait_for("mempool", &broadcast_id, WAIT).await;
+    updates.wait_for("tx_update", &broadcast_id, WAIT).await;
 
     // A Rosetta submit.
     let submit = json!({
@@ -237,8 +168,8 @@ async fn one_write_path(db: Db) {
         .post("/rosetta/v1/construction/submit", submit.to_string().into(), Some("application/json"))
         .await;
     assert_eq!(answer["transaction_identifier"]["hash"], submit_id, "{answer}");
-    mempool.wait_for("mempool", &submit_id).await;
-    updates.wait_for("tx_update", &submit_id).await;
+    mempool.wait_for("mempool", &submit_id, WAIT).await;
+    updates.wait_for("tx_update", &submit_id, WAIT).await;
 
     // An STX faucet transfer.
     let recipient = "ST2ZRX0K27GW0SP3GJCEMHD95TQGJMKB7G9Y0X1MH";
@@ -248,7 +179,7 @@ async fn one_write_path(db: Db) {
     let faucet_id = sent["txId"].as_str().expect("a txId").to_owned();
     let faucet_raw = hex::decode(sent["txRaw"].as_str().unwrap().trim_start_matches("0x")).unwrap();
     assert_eq!(txid(&faucet_raw), faucet_id);
-    mempool.wait_for("mempool", &faucet_id).await;
+    mempool.wait_for("mempool", &faucet_id, WAIT).await;
 
     // The raw event log is what the node sent (nothing yet): an export is unchanged.
     assert_eq!(raw_log(store).await, log_before, "{db:?}: local submissions wrote raw events");
@@ -298,8 +229,8 @@ async fn one_write_path(db: Db) {
     }
 
     // Each was announced once in all: at the submission, not again for the node's event.
-    mempool.drain().await;
-    updates.drain().await;
+    mempool.drain(QUIET).await;
+    updates.drain(QUIET).await;
     for id in &ids {
         assert_eq!(mempool.count("mempool", id), 1, "{db:?} {id}: {:?}", mempool.notes);
     }
@@ -330,15 +261,15 @@ async fn node_first(db: Db) {
     let server = start(store, fake_node().await).await;
     let raw = fixture[0].clone();
     let id = txid(&raw);
-    let mut mempool = Client::connect(server.addr).await;
+    let mut mempool = WsClient::connect(server.addr).await;
     mempool.subscribe(json!({"event": "mempool"})).await;
     let payload = serde_json::to_string(&[format!("0x{}", hex::encode(&raw))]).unwrap();
     let event = IncomingEvent { id: None, receive_timestamp: None, path: EventPath::NewMempoolTx, payload };
     server.sink.ingest(event).await.unwrap();
-    mempool.wait_for("mempool", &id).await;
+    mempool.wait_for("mempool", &id, WAIT).await;
     let before = server.tx(&id).await;
     server.post("/v2/transactions", raw.into(), Some("application/octet-stream")).await;
-    mempool.drain().await;
+    mempool.drain(QUIET).await;
     assert_eq!(mempool.count("mempool", &id), 1, "{db:?}: {:?}", mempool.notes);
     assert_eq!(server.tx(&id).await, before, "{db:?}");
     assert!(store.local_txs_after(None, 10).await.unwrap().is_empty(), "{db:?}");

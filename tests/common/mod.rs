@@ -5,6 +5,7 @@
 pub mod npm;
 pub mod parity;
 pub mod parity_allow;
+pub mod ws;
 
 use std::collections::BTreeMap;
 use std::fs::File;
