@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use common::{Db, TestDb, TestStore};
+use common::{serve, Db, TestDb, TestStore};
 use futures_util::future::join_all;
 use serde_json::{json, Value};
 use stacks_codec::address::{single_sig_address, Principal};
@@ -171,18 +171,6 @@ async fn fake_bitcoind() -> FakeBitcoind {
     );
     let addr = serve(rpc).await;
     FakeBitcoind { url: format!("http://{addr}"), state }
-}
-
-/// Serves `filter` on an ephemeral loopback port for the rest of the test.
-async fn serve<F>(filter: F) -> SocketAddr
-where
-    F: Filter + Clone + Send + Sync + 'static,
-    F::Extract: warp::Reply,
-{
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(warp::serve(filter).incoming(listener).run());
-    addr
 }
 
 /// A loopback URL nothing listens on.

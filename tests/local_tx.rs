@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::ws::WsClient;
-use common::{read_tsv, shared_file, Db, TestStore};
+use common::{read_tsv, serve, shared_file, Db, TestStore};
 use serde_json::{json, Value};
 use stacks_ledger::events::EventPath;
 use stacks_ledger::faucet::{FaucetConfig, Faucets};
@@ -45,17 +45,6 @@ async fn fake_node() -> SocketAddr {
         .and(warp::body::bytes())
         .map(|body: bytes::Bytes| warp::reply::json(&hex::encode(stacks_codec::hash::sha512_256(&body))));
     serve(info.or(pox).or(fees).or(txs)).await
-}
-
-async fn serve<F>(filter: F) -> SocketAddr
-where
-    F: Filter + Clone + Send + Sync + 'static,
-    F::Extract: warp::Reply,
-{
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(warp::serve(filter).incoming(listener).run());
-    addr
 }
 
 /// Two distinct testnet transactions the node once had in its mempool.

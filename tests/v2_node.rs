@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{read_tsv, replay, shared_file, Db, TestStore};
+use common::{read_tsv, replay, serve, shared_file, Db, TestStore};
 use serde_json::{json, Value};
 use stacks_ledger::events::EventPath;
 use stacks_ledger::ledger::Network;
@@ -106,17 +106,6 @@ async fn fake_node(node: Arc<Node>) -> SocketAddr {
             .unify(),
     );
     serve(routes).await
-}
-
-async fn serve<F>(filter: F) -> SocketAddr
-where
-    F: Filter + Clone + Send + Sync + 'static,
-    F::Extract: warp::Reply,
-{
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(warp::serve(filter).incoming(listener).run());
-    addr
 }
 
 fn settings(node: SocketAddr, policy: V2Policy, timeout: Duration) -> V2Settings {

@@ -5,16 +5,14 @@
 
 mod common;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{Db, TestStore};
+use common::{serve, Db, TestStore};
 use futures_util::StreamExt;
 use stacks_ledger::ledger::Network;
 use stacks_ledger::v2::{V2Policy, V2Settings, SOURCE_HEADER};
 use stacks_node_proxy::{ProxyConfig, Url};
-use tokio::net::TcpListener;
 use warp::Filter;
 
 const CHUNK: usize = 64 * 1024;
@@ -25,17 +23,6 @@ fn status_kib(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with(field))?;
     line.split_whitespace().nth(1)?.parse().ok()
-}
-
-async fn serve<F>(filter: F) -> SocketAddr
-where
-    F: Filter + Clone + Send + Sync + 'static,
-    F::Extract: warp::Reply,
-{
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(warp::serve(filter).incoming(listener).run());
-    addr
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -340,3 +340,16 @@ pub fn write_tsv_file(path: &Path, events: &[RawEvent]) {
     }
     w.flush().unwrap();
 }
+
+/// Serves `filter` (a fake node, bitcoind, …) on an ephemeral loopback port for the rest of the
+/// test.
+pub async fn serve<F>(filter: F) -> std::net::SocketAddr
+where
+    F: warp::Filter + Clone + Send + Sync + 'static,
+    F::Extract: warp::Reply,
+{
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(warp::serve(filter).incoming(listener).run());
+    addr
+}
