@@ -24,13 +24,16 @@ impl ExplorerReader for Store {
         const MICROBLOCK: &str = "FROM microblocks m WHERE m.parent_index_block_hash = k.index_block_hash \
              AND m.index_block_hash = '' AND m.microblock_canonical = true \
              ORDER BY m.microblock_sequence DESC LIMIT 1";
+        // `+ 0`: SQLite answers a bare `MAX(burn_block_height)` from the height index, walking
+        // every burn block when none came after the tip; the newer ones are few, found by
+        // `burn_blocks_event` (migration 0040).
         let row = select(
             &format!(
                 "SELECT k.index_block_hash, k.block_hash, k.block_height, k.burn_block_height, \
                  (SELECT m.microblock_hash {MICROBLOCK}) AS microblock_hash, \
                  (SELECT m.microblock_sequence {MICROBLOCK}) AS microblock_sequence, \
-                 (SELECT bb.burn_block_height FROM burn_blocks bb WHERE bb.canonical = true \
-                   AND bb.raw_event_id > k.raw_event_id ORDER BY bb.burn_block_height DESC LIMIT 1) AS burn_after \
+                 (SELECT MAX(bb.burn_block_height + 0) FROM burn_blocks bb WHERE bb.canonical = true \
+                   AND bb.raw_event_id > k.raw_event_id) AS burn_after \
                  FROM blocks k WHERE k.canonical = true ORDER BY k.block_height DESC LIMIT 1"
             ),
             vec![],

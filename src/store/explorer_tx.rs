@@ -310,15 +310,17 @@ impl Store {
         if self.lite.is_some() {
             // SQLite read on the calling thread: rows cross for free, so they come as rows
             // (as one JSON row they were built, escaped and parsed again: more than the page
-            // query itself). The count rides on each row (SQLite evaluates the uncorrelated
-            // subquery once); an empty page reads it alone.
+            // query itself). First the page's rowids in order, with the count (SQLite
+            // evaluates the uncorrelated subquery once), then only those rows whole: ordered
+            // with every column, SQLite sorted each block's rows with their JSON (the
+            // 100-transaction blocks of the 1M chain: 1.4 → 0.4 ms for the page).
             let sql = format!(
-                "SELECT {total} AS page_total, {PAGE_TX_COLUMNS} {from_where} ORDER BY {order} LIMIT ${} OFFSET ${}",
+                "SELECT {total} AS page_total, t.rowid AS page_rid {from_where} ORDER BY {order} LIMIT ${} OFFSET ${}",
                 n + 1,
                 n + 2
             );
-            let rows = select(&sql, vals.clone()).fetch_all(self).await?;
-            let total = match rows.first() {
+            let keys = select(&sql, vals.clone()).fetch_all(self).await?;
+            let total = match keys.first() {
                 Some(r) => u(r.try_get("page_total")?),
                 None if count => u(select(&format!("SELECT {total} AS n"), vals[..n].to_vec())
                     .fetch_one(self)
@@ -326,6 +328,8 @@ impl Store {
                     .try_get("n")?),
                 None => 0,
             };
+            let rids = keys.iter().map(|r| r.try_get::<i64, _>("page_rid")).collect::<Result<Vec<_>, _>>()?;
+            let rows = self.tx_rows_by_rowid(&rids).await?;
             return Ok((total, self.with_abis(&rows).await?));
         }
         let sql = format!("SELECT {total} AS n, {} AS rows", rows_sql(self.engine, names, &inner));
@@ -334,6 +338,33 @@ impl Store {
         let text: Option<String> = row.try_get("rows")?;
         let rows = decode_rows(names, text.as_deref().unwrap_or("[]"))?;
         Ok((total, self.with_abis(&rows).await?))
+    }
+
+    /// The page rows of `rids` (`txs` rowids, SQLite), in that order. One statement text per
+    /// page size: the list is padded with NULLs, which match nothing.
+    async fn tx_rows_by_rowid(&self, rids: &[i64]) -> Result<Vec<DbRow>, StoreError> {
+        if rids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let slots = rids.len().next_power_of_two();
+        let list: Vec<String> = (1..=slots).map(|i| format!("${i}")).collect();
+        let sql = format!(
+            "SELECT t.rowid AS page_rid, {PAGE_TX_COLUMNS} FROM txs t \
+             JOIN blocks b ON b.index_block_hash = t.index_block_hash WHERE t.rowid IN ({})",
+            list.join(", ")
+        );
+        let mut vals: Vec<Val> = rids.iter().map(|&r| Val::I(r)).collect();
+        vals.resize_with(slots, || Val::OI(None));
+        let mut rows = select(&sql, vals).fetch_all(self).await?;
+        let at: std::collections::HashMap<i64, usize> =
+            rids.iter().enumerate().map(|(i, &r)| (r, i)).collect();
+        let mut keyed = Vec::with_capacity(rows.len());
+        for r in rows.drain(..) {
+            let pos = at.get(&r.try_get::<i64, _>("page_rid")?).copied().unwrap_or(usize::MAX);
+            keyed.push((pos, r));
+        }
+        keyed.sort_unstable_by_key(|(pos, _)| *pos);
+        Ok(keyed.into_iter().map(|(_, r)| r).collect())
     }
 
     /// The transaction's canonical mined row, or with `any_fork` else its latest row on another
