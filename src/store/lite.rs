@@ -21,8 +21,26 @@ use std::time::Duration;
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use rusqlite::{Connection, OpenFlags};
 
-use super::db_row::{DbRow, LiteRow};
+use super::db_row::{DbRow, LiteRow, Names};
 use super::sql::Val;
+
+/// Process-wide SQLite settings, applied before the first connection of either driver (sqlx
+/// and rusqlite link the same SQLite): its memory statistics off. With them on (SQLite's
+/// default), every allocation and free inside SQLite takes a global mutex to count itself
+/// (`pthread_mutex_lock`/`unlock` ~3–4 % of an uncached read's CPU), for figures nothing here
+/// reads. Later calls, and a call after SQLite was initialized (where `sqlite3_config` refuses
+/// with `SQLITE_MISUSE`), change nothing.
+pub(super) fn configure_sqlite() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: `SQLITE_CONFIG_MEMSTATUS` takes one int; called once, before this process
+        // opens a SQLite connection (`connect` in mod.rs), or refused by SQLite.
+        let rc = unsafe { rusqlite::ffi::sqlite3_config(rusqlite::ffi::SQLITE_CONFIG_MEMSTATUS, 0) };
+        if rc != rusqlite::ffi::SQLITE_OK {
+            tracing::debug!(rc, "SQLite was initialized before its memory statistics could be turned off");
+        }
+    });
+}
 
 /// Idle connections kept; more are opened while more threads read at once (one per runtime
 /// worker at most, as a read never awaits), and closed when put back beyond this.
@@ -132,8 +150,8 @@ impl LiteReader {
             Some(c) => c,
             None => self.connect()?,
         };
-        let (sql, vals) = super::sql::sqlite_read(sql, vals);
-        let out = run(&conn, &sql, &vals, max).map(|(rows, _)| rows);
+        let (text, vals) = super::sql::sqlite_read(sql, vals);
+        let out = run(&conn, text.sql(), &vals, max, Some(text.names())).map(|(rows, _)| rows);
         // A connection that failed is closed (an error here is rare: a broken file or a bug).
         if out.is_ok() && !self.closed.load(Ordering::SeqCst) {
             let mut idle = self.idle();
@@ -178,11 +196,31 @@ fn bind(stmt: &mut rusqlite::Statement<'_>, vals: &[Val]) -> Result<(), sqlx::Er
 
 /// The first `max` rows of `sql` (a statement as SQLite gets it: `sql::for_engine`), and the
 /// rows it changed when it ran to its end (a write). `max` is `usize::MAX` for a write, which
-/// must run to completion.
-fn run(conn: &Connection, sql: &str, vals: &[Val], max: usize) -> Result<(Vec<DbRow>, u64), sqlx::Error> {
+/// must run to completion. `kept`: where the statement text's column names are kept (read
+/// from the statement when empty, or when the statement has another number of columns).
+fn run(
+    conn: &Connection,
+    sql: &str,
+    vals: &[Val],
+    max: usize,
+    kept: Option<&std::sync::OnceLock<Arc<Names>>>,
+) -> Result<(Vec<DbRow>, u64), sqlx::Error> {
     let mut stmt = conn.prepare_cached(sql).map_err(sql_error)?;
     bind(&mut stmt, vals)?;
-    let names: Arc<[String]> = stmt.column_names().into_iter().map(str::to_owned).collect();
+    let read_names = |stmt: &rusqlite::Statement<'_>| {
+        Arc::new(Names::new(stmt.column_names().into_iter().map(str::to_owned).collect()))
+    };
+    let names = match kept {
+        Some(k) => {
+            let n = k.get_or_init(|| read_names(&stmt));
+            if n.len() == stmt.column_count() {
+                n.clone()
+            } else {
+                read_names(&stmt)
+            }
+        }
+        None => read_names(&stmt),
+    };
     let writes = !stmt.readonly();
     let n = names.len();
     let mut rows = stmt.raw_query();
@@ -246,12 +284,12 @@ impl LiteWriter {
 
     /// The rows of `sql` (as SQLite gets it) with `vals`.
     pub(super) fn fetch(&mut self, sql: &str, vals: &[Val]) -> Result<Vec<DbRow>, sqlx::Error> {
-        Ok(run(&self.conn, sql, vals, usize::MAX)?.0)
+        Ok(run(&self.conn, sql, vals, usize::MAX, None)?.0)
     }
 
     /// Runs `sql` (as SQLite gets it) with `vals`; the rows it changed.
     pub(super) fn execute(&mut self, sql: &str, vals: &[Val]) -> Result<u64, sqlx::Error> {
-        Ok(run(&self.conn, sql, vals, usize::MAX)?.1)
+        Ok(run(&self.conn, sql, vals, usize::MAX, None)?.1)
     }
 }
 

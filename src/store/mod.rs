@@ -366,6 +366,9 @@ async fn connect(
         } else {
             return Err(StoreError::Url(url.to_owned()));
         };
+    if engine == Engine::Sqlite {
+        lite::configure_sqlite();
+    }
     let options = AnyConnectOptions::from_str(&url)?.disable_statement_logging();
     let pool = AnyPoolOptions::new()
         // No ping before every checkout: the writer checks out once per event.

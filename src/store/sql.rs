@@ -116,10 +116,10 @@ pub async fn fetch_unprepared(conn: &mut Conn, sql: &str, vals: Vec<Val>) -> Res
 }
 
 /// A read statement as SQLite gets it (see [`for_engine`]), for the `lite` read path.
-pub(super) fn sqlite_read(sql: &str, vals: Vec<Val>) -> (impl std::ops::Deref<Target = str>, Vec<Val>) {
+pub(super) fn sqlite_read(sql: &str, vals: Vec<Val>) -> (std::sync::Arc<SqliteText>, Vec<Val>) {
     let text = sqlite_text(sql, vals.len());
     let vals = text.bind(vals);
-    (EngineSql::Sqlite(text), vals)
+    (text, vals)
 }
 
 /// A read of the store: on SQLite on the calling thread (`lite`), on PostgreSQL through sqlx.
@@ -233,21 +233,33 @@ impl std::ops::Deref for EngineSql<'_> {
 
 /// A statement as SQLite gets it (see [`for_engine`]): its text, and when it binds
 /// positionally in another order than the values come, the value each `?` takes.
-struct SqliteText {
+pub(super) struct SqliteText {
     sql: String,
     order: Option<Vec<usize>>,
+    /// Its result's column names, as the read path (`lite`) first found them: a statement
+    /// text's columns do not change, and reading them per run cost an allocation per column.
+    names: std::sync::OnceLock<std::sync::Arc<super::db_row::Names>>,
 }
 
 impl SqliteText {
     /// `sql` with the FAIL algorithm, its `$N` placeholders anonymous when `positional`.
     fn new(sql: &str, n_vals: usize, positional: bool) -> SqliteText {
         let fail = with_fail_conflict(sql);
+        let names = std::sync::OnceLock::new();
         if !positional {
-            return SqliteText { sql: fail.into_owned(), order: None };
+            return SqliteText { sql: fail.into_owned(), order: None, names };
         }
         let (sql, order) = self::positional(&fail, n_vals);
         let order = (!order.iter().copied().eq(0..n_vals)).then_some(order);
-        SqliteText { sql, order }
+        SqliteText { sql, order, names }
+    }
+
+    pub(super) fn sql(&self) -> &str {
+        &self.sql
+    }
+
+    pub(super) fn names(&self) -> &std::sync::OnceLock<std::sync::Arc<super::db_row::Names>> {
+        &self.names
     }
 
     /// `vals` in the order this text binds them.

@@ -43,9 +43,9 @@ pub fn type_string(t: &Json) -> Option<String> {
 /// A function's rendering from its ABI: the `define-…` signature and each argument's name and
 /// type.
 #[derive(Debug)]
-struct Signature {
-    text: String,
-    params: Vec<(String, String)>,
+pub(crate) struct Signature {
+    pub(crate) text: String,
+    pub(crate) params: Vec<(String, String)>,
 }
 
 /// One parsed ABI: its text (compared on every hit, so a hash collision can never serve another
@@ -112,13 +112,18 @@ fn parsed(abi: &str) -> Arc<Parsed> {
     p
 }
 
+/// The rendering of function `name` from `abi` (the contract's ABI JSON), if the ABI describes
+/// it ([`apply_abi`] leaves the payload as it is otherwise).
+pub(crate) fn function_signature(abi: &str, name: &str) -> Option<Arc<Signature>> {
+    parsed(abi).functions.get(name).cloned().flatten()
+}
+
 /// Fills `function_signature` and each argument's `name`/`type` of a `contract_call` payload
 /// from `abi` (the contract's ABI JSON). Leaves the payload as it is when the ABI does not
 /// describe the function.
 pub fn apply_abi(call: &mut Map<String, Json>, abi: &str) {
     let Some(name) = call.get("function_name").and_then(Json::as_str) else { return };
-    let p = parsed(abi);
-    let Some(Some(sig)) = p.functions.get(name) else { return };
+    let Some(sig) = function_signature(abi, name) else { return };
     call.insert("function_signature".into(), sig.text.clone().into());
     if let Some(Json::Array(values)) = call.get_mut("function_args") {
         for (value, (n, t)) in values.iter_mut().zip(&sig.params) {
