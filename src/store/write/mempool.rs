@@ -124,8 +124,8 @@ pub(super) async fn apply_mempool(conn: &mut Conn, ctx: &Ctx, m: &NewMempoolTx) 
 /// context switches. The rows are those [`apply_mempool`] writes: a raw event id taken writes
 /// nothing (`Some(None)`), the first receipt of a txid wins, and `arrival` is computed from
 /// the id the raw event gets. `None` when it does not apply (SQLite, whose writer is
-/// in-process; a transaction open; a body the ledger refuses): the caller takes the general
-/// path.
+/// in-process; a transaction open; a body the ledger refuses, or one without transactions): the
+/// caller takes the general path.
 pub async fn post_alone(
     conn: &mut Conn,
     network: Network,
@@ -136,7 +136,10 @@ pub async fn post_alone(
     if !conn.is_postgres() || conn.in_transaction() {
         return Ok(None);
     }
-    let Ok(rows) = posted_txs(m, network, 0, receipt_time) else { return Ok(None) };
+    // No rows: the statement's arrays would have no element to type their columns by.
+    let Some(rows) = posted_txs(m, network, 0, receipt_time).ok().filter(|r| !r.is_empty()) else {
+        return Ok(None);
+    };
     let (raw_sql, mut vals) = super::raw_event_insert(raw.id, raw.timestamp, raw.path, raw.payload);
     // The columns sent per row: all but the last three, computed in the statement.
     let sent = &MEMPOOL_COLS[..MEMPOOL_COLS.len() - 3];
