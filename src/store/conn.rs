@@ -58,6 +58,11 @@ impl Conn {
         }
     }
 
+    /// Whether a transaction is open (statements then run inside it).
+    pub(super) fn in_transaction(&self) -> bool {
+        self.depth > 0
+    }
+
     /// The sqlx connection, once the rollbacks of dropped transactions are sent: for what only
     /// sqlx does (the backfills at open stream their reads). An error on the rusqlite writer.
     pub(super) async fn sqlx_conn(&mut self) -> Result<&mut AnyConnection, sqlx::Error> {

@@ -748,6 +748,22 @@ impl Store {
         ev: &IncomingEvent,
         payload: &EventPayload,
     ) -> Result<IngestOutcome, ApplyError> {
+        if let EventPayload::NewMempoolTx(m) = payload {
+            // On PostgreSQL, one statement (`write::post_alone`).
+            let (timestamp, unix) = event_time(ev);
+            let raw = write::RawInsert {
+                id: ev.id,
+                timestamp: &timestamp,
+                path: ev.path.as_str(),
+                payload: &ev.payload,
+            };
+            if let Some(stored) = write::post_alone(conn, self.network, &raw, unix, m).await? {
+                return Ok(match stored {
+                    Some(id) => IngestOutcome::Applied { id },
+                    None => IngestOutcome::AlreadyStored { id: ev.id.unwrap_or_default() },
+                });
+            }
+        }
         let mut tx = conn.begin().await?;
         let mut totals = totals::Pending::default();
         let applied = match self.apply_in(&mut tx, ev, payload, None, &mut totals).await {

@@ -504,11 +504,19 @@ fn insert_key(table: &str, columns: &[&str], n: usize, suffix: &str) -> String {
 /// is taken from its values' kind (integers `BIGINT`, texts `TEXT`, booleans `BOOLEAN`), the
 /// types the row values are bound with on the other path.
 fn pg_unnest_insert(table: &str, columns: &[&str], rows: Vec<Vec<Val>>, suffix: &str) -> (String, Vec<Val>) {
-    let width = columns.len();
+    let (unnest, vals) = pg_unnest(columns.len(), rows, 1);
+    let sql = format!("INSERT INTO {table} ({}) SELECT * FROM {unnest} {suffix}", columns.join(", "));
+    (sql, vals)
+}
+
+/// `rows` (each `width` values) as `UNNEST(CAST($first AS BIGINT[]), ...)`, one array value
+/// per column bound from `$first` on (see [`pg_unnest_insert`]), for a statement that selects
+/// from it.
+pub fn pg_unnest(width: usize, rows: Vec<Vec<Val>>, first: usize) -> (String, Vec<Val>) {
     let mut arrays: Vec<String> = vec![String::from("{"); width];
     let mut kinds: Vec<Option<&'static str>> = vec![None; width];
     for (r, row) in rows.into_iter().enumerate() {
-        debug_assert_eq!(row.len(), width, "{table}");
+        debug_assert_eq!(row.len(), width);
         for (c, v) in row.into_iter().enumerate() {
             let out = &mut arrays[c];
             if r > 0 {
@@ -540,16 +548,15 @@ fn pg_unnest_insert(table: &str, columns: &[&str], rows: Vec<Vec<Val>>, suffix: 
             kinds[c] = Some(kind);
         }
     }
-    let mut sql = format!("INSERT INTO {table} ({}) SELECT * FROM UNNEST(", columns.join(", "));
+    let mut sql = String::from("UNNEST(");
     for (c, kind) in kinds.iter().enumerate() {
         if c > 0 {
             sql.push_str(", ");
         }
         use std::fmt::Write;
-        let _ = write!(sql, "CAST(${} AS {}[])", c + 1, kind.unwrap_or("TEXT"));
+        let _ = write!(sql, "CAST(${} AS {}[])", c + first, kind.unwrap_or("TEXT"));
     }
-    sql.push_str(") ");
-    sql.push_str(suffix);
+    sql.push(')');
     let vals = arrays
         .into_iter()
         .map(|mut a| {

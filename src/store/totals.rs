@@ -18,7 +18,8 @@ use sqlx::Row;
 use super::amount::{ft_parse, ft_text};
 use super::conn::Conn;
 use super::sql;
-use super::sql::{exec, exec_in, fetch_in, insert_rows, query, text_list_table};
+use super::sql::{exec, exec_in, fetch_in, insert_rows, query, text_list_table, Val};
+use super::write::Inserts;
 use crate::ledger::block::DerivedBlock;
 use crate::ledger::effect;
 use crate::ledger::ops::token_operations;
@@ -129,51 +130,53 @@ impl Pending {
         }
     }
 
-    /// Writes what was gathered since the last flush and forgets it: one upsert of the STX
-    /// sums, one read and one upsert of the asset totals per asset, one insert of the
-    /// `stx_holders` accounts, and for the principal lists one read of the touched principals'
-    /// highest rows and one insert.
+    /// Writes what was gathered since the last flush and forgets it: one read of the asset
+    /// totals per asset and one of the touched principals' highest principal-list rows, then
+    /// the upserts of the STX sums and asset totals and the inserts of the `stx_holders`
+    /// accounts and principal-list rows, sent together (`write::Inserts`: one statement on
+    /// PostgreSQL, where each is a round trip).
     pub(super) async fn flush(&mut self, conn: &mut Conn) -> Result<(), sqlx::Error> {
         let stx = std::mem::take(&mut self.stx);
         let assets = std::mem::take(&mut self.assets);
         let lists = std::mem::take(&mut self.lists);
         let holders = std::mem::take(&mut self.holders);
+        let asset_rows = add_assets(conn, assets).await?;
+        let list_rows = add_lists(conn, lists).await?;
+        let mut ins = Inserts::default();
         let rows = holders.into_iter().map(|a| vec![a.into()]).collect();
-        insert_rows(conn, "stx_holders", &["account"], rows, "ON CONFLICT (account) DO NOTHING").await?;
-        add_stx(conn, stx).await?;
-        add_assets(conn, assets).await?;
-        add_lists(conn, lists).await
+        ins.add_with("stx_holders", &["account"], rows, "ON CONFLICT (account) DO NOTHING");
+        ins.add_with("account_stx_totals", STX_COLS, add_stx(stx), STX_UPSERT);
+        ins.add_with("account_asset_totals", ASSET_COLS, asset_rows, ASSET_UPSERT);
+        ins.add("account_block_txs", TX_LIST_COLS, list_rows);
+        ins.send(conn).await
     }
 }
 
-async fn add_stx(conn: &mut Conn, stx: HashMap<String, Stx>) -> Result<(), sqlx::Error> {
+const STX_UPSERT: &str =
+    "ON CONFLICT (account) DO UPDATE SET total_sent = account_stx_totals.total_sent + excluded.total_sent, \
+     total_received = account_stx_totals.total_received + excluded.total_received, \
+     total_fees_sent = account_stx_totals.total_fees_sent + excluded.total_fees_sent, \
+     total_miner_rewards = account_stx_totals.total_miner_rewards + excluded.total_miner_rewards";
+
+const ASSET_UPSERT: &str =
+    "ON CONFLICT (account, asset_identifier, kind) DO UPDATE SET total_sent = excluded.total_sent, \
+     total_received = excluded.total_received, events = excluded.events";
+
+/// The rows adding `stx` to the STX sums (upserted with [`STX_UPSERT`]).
+fn add_stx(stx: HashMap<String, Stx>) -> Vec<Vec<Val>> {
     // Sorted: the same key order in every transaction (and on every engine).
     let stx: BTreeMap<String, Stx> = stx.into_iter().collect();
-    let rows = stx
-        .into_iter()
-        .map(|(a, s)| vec![a.into(), s[0].into(), s[1].into(), s[2].into(), s[3].into()])
-        .collect();
-    insert_rows(
-        conn,
-        "account_stx_totals",
-        STX_COLS,
-        rows,
-        "ON CONFLICT (account) DO UPDATE SET total_sent = account_stx_totals.total_sent + excluded.total_sent, \
-         total_received = account_stx_totals.total_received + excluded.total_received, \
-         total_fees_sent = account_stx_totals.total_fees_sent + excluded.total_fees_sent, \
-         total_miner_rewards = account_stx_totals.total_miner_rewards + excluded.total_miner_rewards",
-    )
-    .await
+    stx.into_iter().map(|(a, s)| vec![a.into(), s[0].into(), s[1].into(), s[2].into(), s[3].into()]).collect()
 }
 
-/// Appends the pending principal-list rows, each principal's running counts continued from its
-/// highest stored row (every stored row is canonical and below the pending ones).
+/// The pending principal-list rows to append, each principal's running counts continued from
+/// its highest stored row (every stored row is canonical and below the pending ones).
 async fn add_lists(
     conn: &mut Conn,
     lists: HashMap<String, Vec<(i64, String, i64, i64)>>,
-) -> Result<(), sqlx::Error> {
+) -> Result<Vec<Vec<Val>>, sqlx::Error> {
     if lists.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let lists: BTreeMap<String, Vec<(i64, String, i64, i64)>> = lists.into_iter().collect();
     let principals: Vec<String> = lists.keys().cloned().collect();
@@ -213,7 +216,7 @@ async fn add_lists(
             ]);
         }
     }
-    insert_rows(conn, "account_block_txs", TX_LIST_COLS, rows, "").await
+    Ok(rows)
 }
 
 /// Forgets the principal-list counts of blocks a reorg orphans (all above the fork point).
@@ -230,10 +233,11 @@ const STX_COLS: &[&str] =
 const ASSET_COLS: &[&str] =
     &["account", "asset_identifier", "kind", "total_sent", "total_received", "events"];
 
-/// Adds `deltas` to the stored asset totals (read, add, write: u128 text cannot be added in SQL).
-async fn add_assets(conn: &mut Conn, deltas: Assets) -> Result<(), sqlx::Error> {
+/// The asset totals with `deltas` added, to upsert with [`ASSET_UPSERT`] (read, add, write:
+/// u128 text cannot be added in SQL).
+async fn add_assets(conn: &mut Conn, deltas: Assets) -> Result<Vec<Vec<Val>>, sqlx::Error> {
     if deltas.is_empty() {
-        return Ok(());
+        return Ok(Vec::new());
     }
     // One read per asset, of the accounts the block touches.
     let mut by_asset: BTreeMap<&str, Vec<String>> = BTreeMap::new();
@@ -263,7 +267,7 @@ async fn add_assets(conn: &mut Conn, deltas: Assets) -> Result<(), sqlx::Error> 
     }
     let rows = deltas
         .into_iter()
-        .map(|((account, asset, kind), (s, r, n))| {
+        .map(|((account, asset, kind), (s, r, n))| -> Vec<Val> {
             let key = (account, asset, kind.to_string());
             let (s0, r0, n0) = current.get(&key).copied().unwrap_or_default();
             let (account, asset, kind) = key;
@@ -277,15 +281,7 @@ async fn add_assets(conn: &mut Conn, deltas: Assets) -> Result<(), sqlx::Error> 
             ]
         })
         .collect();
-    insert_rows(
-        conn,
-        "account_asset_totals",
-        ASSET_COLS,
-        rows,
-        "ON CONFLICT (account, asset_identifier, kind) DO UPDATE SET total_sent = excluded.total_sent, \
-         total_received = excluded.total_received, events = excluded.events",
-    )
-    .await
+    Ok(rows)
 }
 
 /// Fills `account_asset_totals` from the canonical events of a store migrated to 0017 with

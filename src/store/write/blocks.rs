@@ -9,7 +9,7 @@ use super::super::ApplyError;
 use super::canonical::{canonicalize, restore_chain};
 use super::chain::{at_of, genesis_of, log_block_event, stored_block, tip, BLOCK_ADDED};
 use super::mempool::gc_mempool;
-use super::{Ctx, Receipt};
+use super::{Ctx, Inserts, Receipt};
 use crate::events::payload::NewBlock;
 use crate::ledger::block::DerivedBlock;
 use crate::ledger::{self, int, normalize_hex};
@@ -77,7 +77,7 @@ pub(super) async fn apply_block(
     Ok(())
 }
 
-/// The rows that do not depend on chain state.
+/// The rows that do not depend on chain state (one statement on PostgreSQL, see [`Inserts`]).
 async fn insert_static(
     conn: &mut Conn,
     d: &DerivedBlock,
@@ -85,36 +85,22 @@ async fn insert_static(
     raw_event_id: i64,
 ) -> Result<(), sqlx::Error> {
     let at = at_of(&d.block, canonical);
-    insert_rows(conn, "blocks", BLOCK_COLS, vec![block_vals(&d.block, canonical, raw_event_id)], "").await?;
-    insert_rows(conn, "txs", TX_COLS, d.txs.iter().map(|t| tx_vals(t, &at)).collect(), "").await?;
+    let mut ins = Inserts::default();
+    ins.add("blocks", BLOCK_COLS, vec![block_vals(&d.block, canonical, raw_event_id)]);
+    ins.add("txs", TX_COLS, d.txs.iter().map(|t| tx_vals(t, &at)).collect());
     let micro_of: HashMap<&str, &str> =
         d.txs.iter().map(|t| (t.tx_id.as_str(), t.microblock_hash.as_str())).collect();
     let events =
         d.events.iter().map(|e| event_vals(e, micro_of.get(e.tx_id.as_str()).copied().unwrap_or(""), &at));
-    insert_rows(conn, "events", EVENT_COLS, events.collect(), "").await?;
+    ins.add("events", EVENT_COLS, events.collect());
     let ops = d.ops.iter().chain(&d.token_ops).map(|o| op_vals(o, &at));
-    insert_rows(conn, "operations", OP_COLS, ops.collect(), "").await?;
-    insert_rows(
-        conn,
-        "account_txs",
-        ACCOUNT_TX_COLS,
-        d.account_txs.iter().map(|a| account_tx_vals(a, &at)).collect(),
-        "",
-    )
-    .await?;
-    insert_rows(
-        conn,
-        "smart_contracts",
-        CONTRACT_COLS,
-        d.contracts.iter().map(|c| contract_vals(c, &at)).collect(),
-        "",
-    )
-    .await?;
+    ins.add("operations", OP_COLS, ops.collect());
+    ins.add("account_txs", ACCOUNT_TX_COLS, d.account_txs.iter().map(|a| account_tx_vals(a, &at)).collect());
+    ins.add("smart_contracts", CONTRACT_COLS, d.contracts.iter().map(|c| contract_vals(c, &at)).collect());
     let rewards = d.miner_rewards.iter().enumerate().map(|(i, r)| miner_reward_vals(i, r, &at));
-    insert_rows(conn, "miner_rewards", MINER_REWARD_COLS, rewards.collect(), "").await?;
-    insert_rows(conn, "pox_events", POX_COLS, d.pox_events.iter().map(|p| pox_vals(p, &at)).collect(), "")
-        .await?;
+    ins.add("miner_rewards", MINER_REWARD_COLS, rewards.collect());
+    ins.add("pox_events", POX_COLS, d.pox_events.iter().map(|p| pox_vals(p, &at)).collect());
     let micro = d.microblocks.iter().map(|m| microblock_vals(m, &at, true));
-    insert_rows(conn, "microblocks", MICROBLOCK_COLS, micro.collect(), "").await?;
-    Ok(())
+    ins.add("microblocks", MICROBLOCK_COLS, micro.collect());
+    ins.send(conn).await
 }

@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap};
 use super::super::conn::Conn;
 use super::super::rows::*;
 use super::super::sql;
-use super::super::sql::{exec, exec_in, fetch_in, insert_rows, Val};
+use super::super::sql::{exec, exec_in, fetch_in, Val};
 use super::super::totals::Pending;
 use super::super::{ApplyError, StoreError};
 use super::assets::{apply_ft, ft_deltas, nft_pairs, nft_recompute, nft_upsert_from_events};
@@ -16,7 +16,7 @@ use super::chain::{
 };
 use super::mempool::{mempool_rows_where, prune_mined, restore_mempool};
 use super::microblocks::settle_stream;
-use super::{Ctx, Receipt, BLOCK_TABLES};
+use super::{Ctx, Inserts, Receipt, BLOCK_TABLES};
 use crate::ledger::block::DerivedBlock;
 use crate::ledger::state::{touched_accounts, BlockContext};
 use crate::ledger::{self, AccountState};
@@ -54,11 +54,13 @@ pub(super) async fn canonicalize(
         };
         let prior = load_prior(conn, &touched_accounts(&d.ops, &d.locks), &bctx).await?;
         let m = ledger::materialize(&bctx, &d.ops, &d.locks, &prior, d.next_block_op_index())?;
-        insert_rows(conn, "operations", OP_COLS, m.ops.iter().map(|o| op_vals(o, &at)).collect(), "").await?;
+        let mut ins = Inserts::default();
+        ins.add("operations", OP_COLS, m.ops.iter().map(|o| op_vals(o, &at)).collect());
         let bal = m.balances.iter().map(|r| balance_vals(&r.account, &r.state, &at));
-        insert_rows(conn, "stx_balances", BALANCE_COLS, bal.collect(), "").await?;
+        ins.add("stx_balances", BALANCE_COLS, bal.collect());
         let acc = m.balances.iter().map(|r| account_vals(&r.account, &r.state, b.block_height));
-        insert_rows(conn, "stx_accounts", ACCOUNT_COLS, acc.collect(), ACCOUNT_UPSERT).await?;
+        ins.add_with("stx_accounts", ACCOUNT_COLS, acc.collect(), ACCOUNT_UPSERT);
+        ins.send(conn).await?;
         exec(
             conn,
             "UPDATE blocks SET materialized = true WHERE index_block_hash = $1",

@@ -15,7 +15,7 @@ mod microblocks;
 
 use super::conn::Conn;
 use super::sql;
-use super::sql::exec;
+use super::sql::{exec, Val};
 use super::totals::Pending;
 use super::{ApplyError, StoreError};
 use crate::events::EventPayload;
@@ -24,7 +24,16 @@ use crate::ledger::Network;
 
 /// Kept here for the callers that count a change this way (`faucet`).
 pub(super) use super::sql::note_change;
-pub use mempool::{apply_mempool_run, MempoolEvent, RunEvent};
+pub use mempool::{apply_mempool_run, post_alone, MempoolEvent, RunEvent};
+
+/// A raw event as it is stored (see [`insert_raw_event`]).
+pub struct RawInsert<'a> {
+    /// `None`: the next id.
+    pub id: Option<i64>,
+    pub timestamp: &'a str,
+    pub path: &'a str,
+    pub payload: &'a str,
+}
 
 pub struct Ctx {
     pub network: Network,
@@ -78,27 +87,82 @@ pub async fn insert_raw_event(
     path: &str,
     payload: &str,
 ) -> Result<Option<i64>, sqlx::Error> {
+    let (sql, vals) = raw_event_insert(id, timestamp, path, payload);
     match id {
-        Some(id) => {
-            let n = exec(
-                conn,
-                "INSERT INTO raw_events (id, receive_timestamp, event_path, payload) VALUES ($1, $2, $3, $4) \
-                 ON CONFLICT (id) DO NOTHING",
-                vec![id.into(), timestamp.into(), path.into(), payload.into()],
-            )
-            .await?;
-            Ok((n > 0).then_some(id))
+        Some(id) => Ok((exec(conn, sql, vals).await? > 0).then_some(id)),
+        None => Ok(Some(sql::fetch_one(conn, &format!("{sql} RETURNING id"), vals).await?.try_get("id")?)),
+    }
+}
+
+/// The INSERT of a raw event under `id` (or `max(id) + 1`), and its values (`$1..`): nothing
+/// written when `id` is taken. Shared by [`insert_raw_event`] and the PostgreSQL statement
+/// that stores a mempool post whole (`mempool::post_alone`).
+fn raw_event_insert(id: Option<i64>, timestamp: &str, path: &str, payload: &str) -> (&'static str, Vec<Val>) {
+    match id {
+        Some(id) => (
+            "INSERT INTO raw_events (id, receive_timestamp, event_path, payload) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (id) DO NOTHING",
+            vec![id.into(), timestamp.into(), path.into(), payload.into()],
+        ),
+        None => (
+            "INSERT INTO raw_events (id, receive_timestamp, event_path, payload) \
+             SELECT CAST(COALESCE(MAX(id), 0) + 1 AS BIGINT), $1, $2, $3 FROM raw_events",
+            vec![timestamp.into(), path.into(), payload.into()],
+        ),
+    }
+}
+
+/// Multi-row inserts into several tables, sent together: on PostgreSQL as **one** statement
+/// (each insert a data-modifying `WITH` part; all run to completion, and see none of each
+/// other's rows, so the parts must not depend on each other), on SQLite one after the other
+/// ([`sql::insert_rows`]). A block's rows go to up to nine tables, and on PostgreSQL every
+/// statement is a round trip. The statement's text follows the set of non-empty tables: a few
+/// shapes, each prepared once per connection.
+#[derive(Default)]
+pub(super) struct Inserts<'a> {
+    parts: Vec<(&'a str, &'a [&'a str], Vec<Vec<Val>>, &'a str)>,
+}
+
+impl<'a> Inserts<'a> {
+    pub(super) fn add(&mut self, table: &'a str, columns: &'a [&'a str], rows: Vec<Vec<Val>>) {
+        self.add_with(table, columns, rows, "");
+    }
+
+    /// [`Inserts::add`] with a `suffix` (an `ON CONFLICT` clause; one part per table then,
+    /// as a row cannot be upserted twice by one statement).
+    pub(super) fn add_with(
+        &mut self,
+        table: &'a str,
+        columns: &'a [&'a str],
+        rows: Vec<Vec<Val>>,
+        suffix: &'a str,
+    ) {
+        if !rows.is_empty() {
+            self.parts.push((table, columns, rows, suffix));
         }
-        None => {
-            let row = sql::fetch_one(
-                conn,
-                "INSERT INTO raw_events (id, receive_timestamp, event_path, payload) \
-                 SELECT CAST(COALESCE(MAX(id), 0) + 1 AS BIGINT), $1, $2, $3 FROM raw_events RETURNING id",
-                vec![timestamp.into(), path.into(), payload.into()],
-            )
-            .await?;
-            Ok(Some(row.try_get("id")?))
+    }
+
+    pub(super) async fn send(self, conn: &mut Conn) -> Result<(), sqlx::Error> {
+        if !conn.is_postgres() || self.parts.len() < 2 {
+            for (table, columns, rows, suffix) in self.parts {
+                sql::insert_rows(conn, table, columns, rows, suffix).await?;
+            }
+            return Ok(());
         }
+        let mut text = String::from("WITH ");
+        let mut vals = Vec::new();
+        for (k, (table, columns, rows, suffix)) in self.parts.into_iter().enumerate() {
+            let (unnest, arrays) = sql::pg_unnest(columns.len(), rows, vals.len() + 1);
+            vals.extend(arrays);
+            let sep = if k > 0 { ", " } else { "" };
+            let cols = columns.join(", ");
+            text.push_str(&format!(
+                "{sep}w{k} AS (INSERT INTO {table} ({cols}) SELECT * FROM {unnest} {suffix})"
+            ));
+        }
+        text.push_str(" SELECT 1");
+        exec(conn, &text, vals).await?;
+        Ok(())
     }
 }
 
