@@ -334,7 +334,7 @@ fn write_call_tail(tail: &str, abi: &str, out: &mut Vec<u8>) -> Option<()> {
         return Some(());
     };
     let mut args = rest.strip_prefix(",\"function_signature\":\"\",\"function_args\":[")?;
-    out.extend_from_slice(tail[..tail.len() - rest.len()].as_bytes());
+    out.extend_from_slice(&tail.as_bytes()[..tail.len() - rest.len()]);
     out.extend_from_slice(b",\"function_signature\":");
     serde_json::to_writer(&mut *out, &sig.text).ok()?;
     out.extend_from_slice(b",\"function_args\":[");

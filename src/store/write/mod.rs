@@ -120,7 +120,16 @@ fn raw_event_insert(id: Option<i64>, timestamp: &str, path: &str, payload: &str)
 /// shapes, each prepared once per connection.
 #[derive(Default)]
 pub(super) struct Inserts<'a> {
-    parts: Vec<(&'a str, &'a [&'a str], Vec<Vec<Val>>, &'a str)>,
+    parts: Vec<InsertPart<'a>>,
+}
+
+/// One table's rows of an [`Inserts`].
+struct InsertPart<'a> {
+    table: &'a str,
+    columns: &'a [&'a str],
+    rows: Vec<Vec<Val>>,
+    /// An `ON CONFLICT` clause, or empty.
+    suffix: &'a str,
 }
 
 impl<'a> Inserts<'a> {
@@ -138,20 +147,20 @@ impl<'a> Inserts<'a> {
         suffix: &'a str,
     ) {
         if !rows.is_empty() {
-            self.parts.push((table, columns, rows, suffix));
+            self.parts.push(InsertPart { table, columns, rows, suffix });
         }
     }
 
     pub(super) async fn send(self, conn: &mut Conn) -> Result<(), sqlx::Error> {
         if !conn.is_postgres() || self.parts.len() < 2 {
-            for (table, columns, rows, suffix) in self.parts {
+            for InsertPart { table, columns, rows, suffix } in self.parts {
                 sql::insert_rows(conn, table, columns, rows, suffix).await?;
             }
             return Ok(());
         }
         let mut text = String::from("WITH ");
         let mut vals = Vec::new();
-        for (k, (table, columns, rows, suffix)) in self.parts.into_iter().enumerate() {
+        for (k, InsertPart { table, columns, rows, suffix }) in self.parts.into_iter().enumerate() {
             let (unnest, arrays) = sql::pg_unnest(columns.len(), rows, vals.len() + 1);
             vals.extend(arrays);
             let sep = if k > 0 { ", " } else { "" };
