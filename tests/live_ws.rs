@@ -53,11 +53,13 @@ impl Server {
         }
     }
 
-    /// Waits until the notifier has published everything (no new sequence number for a while).
+    /// Waits until the notifier has published everything (no new sequence number for a
+    /// second). On PostgreSQL the notes come back through LISTEN, asynchronously: with 400 ms
+    /// a CI run under load once ended the wait before the last notes (a reorg) arrived.
     async fn settle(&self) {
         let mut last = u64::MAX;
         let mut still = 0;
-        while still < 4 {
+        while still < 10 {
             tokio::time::sleep(Duration::from_millis(100)).await;
             let now = self.live.hub.latest_seq();
             still = if now == last { still + 1 } else { 0 };
