@@ -53,13 +53,13 @@ pub(super) async fn tip(conn: &mut Conn) -> Result<Option<StoredBlock>, sqlx::Er
 }
 
 /// The canonical tip's height (0 before any block).
+/// The canonical tip's height (no row for a store without blocks): [`tip_height`], and the
+/// one-statement mempool POST's subquery (`mempool::post_alone`).
+pub(super) const TIP_HEIGHT: &str =
+    "SELECT block_height FROM blocks WHERE canonical = true ORDER BY block_height DESC LIMIT 1";
+
 pub(super) async fn tip_height(conn: &mut Conn) -> Result<i64, sqlx::Error> {
-    let row = sql::fetch_optional(
-        conn,
-        "SELECT block_height FROM blocks WHERE canonical = true ORDER BY block_height DESC LIMIT 1",
-        vec![],
-    )
-    .await?;
+    let row = sql::fetch_optional(conn, TIP_HEIGHT, vec![]).await?;
     Ok(match row {
         Some(r) => r.try_get("block_height")?,
         None => 0,

@@ -160,12 +160,13 @@ pub async fn post_alone(
         "WITH r AS ({raw_sql} RETURNING id), m AS (INSERT INTO mempool_txs ({all}) \
          SELECT {sent_u}, \
          COALESCE((SELECT bool_or(canonical) FROM txs WHERE txs.tx_id = u.tx_id), false), \
-         COALESCE((SELECT block_height FROM blocks WHERE canonical = true ORDER BY block_height DESC LIMIT 1), 0), \
+         COALESCE(({tip}), 0), \
          r.id * {span} + u.pos \
          FROM r, {unnest} AS u({sent}, pos) ON CONFLICT (tx_id) DO NOTHING) \
          SELECT id FROM r",
         all = MEMPOOL_COLS.join(", "),
         sent_u = sent.iter().map(|c| format!("u.{c}")).collect::<Vec<_>>().join(", "),
+        tip = super::chain::TIP_HEIGHT,
         span = arrival(1, 0),
         sent = sent.join(", "),
     );
