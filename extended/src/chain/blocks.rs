@@ -248,14 +248,7 @@ async fn list<R: ChainReader>(r: &R, req: &Req, tip: Option<u64>) -> Answer {
         return Ok(cursor_page(limit, offset, 0, &[], None, None));
     }
     let start = start as u64;
-    // One read: the page and the `limit` blocks above and below it, for the cursors of the
-    // newer and older pages (canonical blocks have distinct heights).
-    let around = r.blocks_below(start + u64::from(limit), 2 * limit + 1).await?;
-    let at = |h: u64| around.iter().find(|b| b.block_height == h).map(|b| b.index_block_hash.clone());
-    let results: Vec<BlockRecord> =
-        around.iter().filter(|b| b.block_height <= start).take(limit as usize).cloned().collect();
-    let next = at(start + u64::from(limit));
-    let prev = start.checked_sub(u64::from(limit)).and_then(at);
+    let (results, next, prev) = r.blocks_page(start, limit).await?;
     // The incumbent's total comes with the rows: none, no total.
     let total = if results.is_empty() { 0 } else { tip };
     Ok(cursor_page(limit, offset, total, &results, next, prev))
