@@ -112,7 +112,8 @@ impl Store {
             None => {
                 // $1 and $2 are not in this statement: the cursors are $3 and $4 renumbered.
                 let sql = CURSORS.replace("$3", "$1").replace("$4", "$2");
-                let r = select(&format!("SELECT {sql}"), vec![next.into(), prev.into()]).fetch_one(self).await?;
+                let r =
+                    select(&format!("SELECT {sql}"), vec![next.into(), prev.into()]).fetch_one(self).await?;
                 (r.try_get("next_cursor")?, r.try_get("prev_cursor")?)
             }
         };

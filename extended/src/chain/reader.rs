@@ -155,7 +155,8 @@ pub trait ChainReader: Send + Sync + 'static {
         &self,
         start: u64,
         limit: u32,
-    ) -> impl Future<Output = Result<(Vec<BlockRecord>, Option<String>, Option<String>), ReadError>> + Send {
+    ) -> impl Future<Output = Result<(Vec<BlockRecord>, Option<String>, Option<String>), ReadError>> + Send
+    {
         async move {
             // The page and the `limit` blocks above and below it (canonical blocks have
             // distinct heights).
@@ -163,7 +164,8 @@ pub trait ChainReader: Send + Sync + 'static {
             let at = |h: u64| around.iter().find(|b| b.block_height == h).map(|b| b.index_block_hash.clone());
             let next = at(start + u64::from(limit));
             let prev = start.checked_sub(u64::from(limit)).and_then(at);
-            let page = around.iter().filter(|b| b.block_height <= start).take(limit as usize).cloned().collect();
+            let page =
+                around.iter().filter(|b| b.block_height <= start).take(limit as usize).cloned().collect();
             Ok((page, next, prev))
         }
     }
