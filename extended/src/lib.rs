@@ -18,6 +18,7 @@ mod reader;
 pub mod reply;
 mod search;
 mod status;
+mod text;
 mod time;
 mod tokens;
 pub mod tx;

@@ -73,6 +73,38 @@ pub fn page_text<T: serde::Serialize>(envelope: &T, rows: &[String]) -> String {
     out
 }
 
+/// [`page_text`] with each row written by `write` straight into the page's one buffer.
+pub fn page_bytes<T: serde::Serialize, I: IntoIterator>(
+    envelope: &T,
+    rows: I,
+    mut write: impl FnMut(I::Item, &mut Vec<u8>),
+) -> Vec<u8> {
+    const EMPTY: &[u8] = b"\"results\":[]}";
+    // Serializing the envelope's numbers, strings and options into a Vec cannot fail.
+    let mut out = serde_json::to_vec(envelope).unwrap_or_default();
+    if !out.ends_with(EMPTY) {
+        debug_assert!(false, "a list envelope ends with an empty `results`");
+        return out;
+    }
+    out.truncate(out.len() - 2);
+    for (i, row) in rows.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write(row, &mut out);
+    }
+    out.extend_from_slice(b"]}");
+    out
+}
+
+/// A JSON body already written as bytes, as `warp::reply::json` sends a serialized one (the
+/// same bytes and headers), with the common headers.
+pub fn json_bytes(body: Vec<u8>) -> Response {
+    let mut res = Response::new(body.into());
+    res.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    with_common_headers(res)
+}
+
 pub fn with_cache(mut res: Response, value: &'static str) -> Response {
     res.headers_mut().insert(CACHE_CONTROL, HeaderValue::from_static(value));
     res
@@ -110,6 +142,10 @@ mod tests {
         let expected = crate::params::Page { limit: 2, offset: 0, total: 9, results: full };
         assert_eq!(page_text(&page, &rows), serde_json::to_string(&expected).unwrap());
         assert_eq!(page_text(&page, &[]), serde_json::to_string(&page).unwrap());
+        let bytes = page_bytes(&page, &rows, |r, out| out.extend_from_slice(r.as_bytes()));
+        assert_eq!(String::from_utf8(bytes).unwrap(), serde_json::to_string(&expected).unwrap());
+        let none = page_bytes(&page, Vec::<String>::new(), |r, out| out.extend_from_slice(r.as_bytes()));
+        assert_eq!(String::from_utf8(none).unwrap(), serde_json::to_string(&page).unwrap());
     }
 
     #[test]

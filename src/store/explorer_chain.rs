@@ -68,10 +68,58 @@ impl Store {
         let inner = format!("SELECT {BLOCK_COLUMNS} FROM blocks {where_}");
         let rows = self.page_rows(block_names(), &inner, vals).await?;
         let mut blocks: Vec<BlockRecord> = rows.iter().map(block_record).collect::<Result<_, _>>()?;
+        self.without_boot_txs(&mut blocks).await?;
+        Ok(blocks)
+    }
+
+    /// Block 1's `tx_count` without the boot block's transactions (`genesis_tx_count`).
+    async fn without_boot_txs(&self, blocks: &mut [BlockRecord]) -> Result<(), StoreError> {
         for b in blocks.iter_mut().filter(|b| b.block_height == 1) {
             b.tx_count = b.tx_count.saturating_sub(self.genesis_tx_count(b).await?);
         }
-        Ok(blocks)
+        Ok(())
+    }
+
+    /// `ChainReader::blocks_page` in one statement: the page's blocks, each with the two
+    /// cursors (uncorrelated subqueries, evaluated once), instead of reading and decoding the
+    /// `2 × limit + 1` blocks around the page for two hashes. An empty page (nothing at or
+    /// below `start`) reads the cursors alone.
+    async fn v2_page(
+        &self,
+        start: u64,
+        limit: u32,
+    ) -> Result<(Vec<BlockRecord>, Option<String>, Option<String>), StoreError> {
+        const CURSORS: &str = "(SELECT index_block_hash FROM blocks WHERE canonical = true AND block_height = $3) \
+            AS next_cursor, (SELECT index_block_hash FROM blocks WHERE canonical = true AND block_height = $4) \
+            AS prev_cursor";
+        static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        let names = NAMES.get_or_init(|| {
+            let mut n = block_names().to_vec();
+            n.extend(["next_cursor", "prev_cursor"].map(String::from));
+            n
+        });
+        let next = i(start.saturating_add(u64::from(limit)));
+        // No height is −1: no older page.
+        let prev = start.checked_sub(u64::from(limit)).map_or(-1, i);
+        let vals: Vec<Val> = vec![i(start).into(), i64::from(limit).into(), next.into(), prev.into()];
+        let inner = format!(
+            "SELECT {BLOCK_COLUMNS}, {CURSORS} FROM blocks WHERE canonical = true AND block_height <= $1 \
+             ORDER BY block_height DESC LIMIT $2"
+        );
+        let rows = self.page_rows(names, &inner, vals).await?;
+        let (next, prev) = match rows.first() {
+            Some(r) => (r.opt_text("next_cursor")?, r.opt_text("prev_cursor")?),
+            None => {
+                // $1 and $2 are not in this statement: the cursors are $3 and $4 renumbered.
+                let sql = CURSORS.replace("$3", "$1").replace("$4", "$2");
+                let r =
+                    select(&format!("SELECT {sql}"), vec![next.into(), prev.into()]).fetch_one(self).await?;
+                (r.try_get("next_cursor")?, r.try_get("prev_cursor")?)
+            }
+        };
+        let mut blocks: Vec<BlockRecord> = rows.iter().map(block_record).collect::<Result<_, _>>()?;
+        self.without_boot_txs(&mut blocks).await?;
+        Ok((blocks, next, prev))
     }
 
     /// How many of block 1's transactions came from the boot block (stored after its own, see
@@ -303,6 +351,14 @@ impl ChainReader for Store {
                 vec![i(height).into(), i64::from(limit).into()],
             )
             .await?)
+    }
+
+    async fn blocks_page(
+        &self,
+        start: u64,
+        limit: u32,
+    ) -> Result<(Vec<BlockRecord>, Option<String>, Option<String>), ReadError> {
+        Ok(self.v2_page(start, limit).await?)
     }
 
     async fn block_by_time(&self, time: i64) -> Result<Option<BlockRecord>, ReadError> {

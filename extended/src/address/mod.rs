@@ -177,10 +177,14 @@ pub(crate) fn cached_json<T: serde::Serialize>(
 }
 
 /// [`cached_json`] of a body already written as JSON text (the same bytes and headers).
-pub(crate) fn cached_json_text(body: String, etag: Option<String>, if_none_match: Option<&str>) -> Response {
+pub(crate) fn cached_json_text(
+    body: impl Into<Vec<u8>>,
+    etag: Option<String>,
+    if_none_match: Option<&str>,
+) -> Response {
     cached_reply(
         || {
-            let mut res = Response::new(body.into());
+            let mut res = Response::new(body.into().into());
             res.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
             res
         },

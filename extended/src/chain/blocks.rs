@@ -1,17 +1,17 @@
 //! v1 `/block/*`, v2 `/blocks/*` and `/block-tenures/{h}/blocks`.
 
-use serde_json::{json, Value};
+use serde_json::json;
 use warp::reply::Response;
 
 use super::reader::{BlockRecord, BlockRef, ChainReader};
-use super::render::{block_v1, block_v2};
+use super::render::{block_v1, block_v1_text, block_v2, block_v2_text};
 use super::{
     block_cached, cursor_offset, hash_param, int_param, json, redirect, tip_cached, tip_cached_with, Req,
 };
 use crate::error::{ApiError, In, Rule};
 use crate::params::{non_negative, LimitRule, Page, Paging};
 use crate::reader::ExplorerReader;
-use crate::reply::deprecated;
+use crate::reply::{deprecated, json_bytes, page_bytes};
 use crate::tx::{mined_tx_json, BlockRef as TxBlock, RenderOptions, TxReader};
 
 pub(crate) const BLOCK_LIMIT: LimitRule = LimitRule::new(20, 30);
@@ -43,8 +43,12 @@ pub(crate) async fn v1<R: ExplorerReader + ChainReader>(r: &R, req: &Req, rest: 
                     },
                 };
                 let contents = r.list_block_contents(&blocks).await?;
-                let results: Vec<_> = blocks.iter().zip(&contents).map(|(b, c)| block_v1(b, c)).collect();
-                Ok(json(&json!(Page::new(paging, total, results))))
+                // Written as text into one buffer (no `Value` tree per block, nor of the page).
+                let envelope = Page::new(paging, total, Vec::<()>::new());
+                let body = page_bytes(&envelope, blocks.iter().zip(&contents), |(b, c), out| {
+                    block_v1_text(b, c, out)
+                });
+                Ok(json_bytes(body))
             })
             .await
         }
@@ -179,8 +183,21 @@ async fn signer_signatures<R: ChainReader>(r: &R, req: &Req, id: &str) -> Answer
     Ok(block_cached(req, &block, || json(&json!(Page::new(paging, total, results)))))
 }
 
+/// The v2 cursor envelope without its rows (`results` last, for [`page_bytes`]).
+#[derive(serde::Serialize)]
+struct CursorEnvelope<'a> {
+    limit: u32,
+    offset: i64,
+    total: u64,
+    next_cursor: Option<String>,
+    prev_cursor: Option<String>,
+    cursor: Option<&'a str>,
+    results: Vec<()>,
+}
+
 /// The v2 cursor envelope over contiguous heights: `cursor` is the first result, `next_cursor`
-/// the first block of the newer page, `prev_cursor` the first block of the older one.
+/// the first block of the newer page, `prev_cursor` the first block of the older one. Written
+/// as text (the bytes `json!` of the same members would serialize to).
 fn cursor_page(
     limit: u32,
     offset: i64,
@@ -188,16 +205,17 @@ fn cursor_page(
     results: &[BlockRecord],
     next: Option<String>,
     prev: Option<String>,
-) -> Value {
-    json!({
-        "limit": limit,
-        "offset": offset,
-        "total": total,
-        "next_cursor": next,
-        "prev_cursor": prev,
-        "cursor": results.first().map(|b| b.index_block_hash.clone()),
-        "results": results.iter().map(block_v2).collect::<Vec<_>>(),
-    })
+) -> Response {
+    let envelope = CursorEnvelope {
+        limit,
+        offset,
+        total,
+        next_cursor: next,
+        prev_cursor: prev,
+        cursor: results.first().map(|b| b.index_block_hash.as_str()),
+        results: Vec::new(),
+    };
+    json_bytes(page_bytes(&envelope, results, block_v2_text))
 }
 
 fn cursor_param(req: &Req) -> Result<Option<String>, ApiError> {
@@ -216,7 +234,7 @@ async fn list<R: ChainReader>(r: &R, req: &Req, tip: Option<u64>) -> Answer {
     let offset = cursor_offset(&req.query, CURSOR_OFFSET_BOUND)?;
     let cursor = cursor_param(req)?;
     let Some(tip) = tip else {
-        return Ok(json(&cursor_page(limit, offset, 0, &[], None, None)));
+        return Ok(cursor_page(limit, offset, 0, &[], None, None));
     };
     let from = match cursor {
         Some(c) => match r.block(BlockRef::AnyHash(c)).await? {
@@ -227,20 +245,13 @@ async fn list<R: ChainReader>(r: &R, req: &Req, tip: Option<u64>) -> Answer {
     };
     let start = from as i64 - offset;
     if start < 0 {
-        return Ok(json(&cursor_page(limit, offset, 0, &[], None, None)));
+        return Ok(cursor_page(limit, offset, 0, &[], None, None));
     }
     let start = start as u64;
-    // One read: the page and the `limit` blocks above and below it, for the cursors of the
-    // newer and older pages (canonical blocks have distinct heights).
-    let around = r.blocks_below(start + u64::from(limit), 2 * limit + 1).await?;
-    let at = |h: u64| around.iter().find(|b| b.block_height == h).map(|b| b.index_block_hash.clone());
-    let results: Vec<BlockRecord> =
-        around.iter().filter(|b| b.block_height <= start).take(limit as usize).cloned().collect();
-    let next = at(start + u64::from(limit));
-    let prev = start.checked_sub(u64::from(limit)).and_then(at);
+    let (results, next, prev) = r.blocks_page(start, limit).await?;
     // The incumbent's total comes with the rows: none, no total.
     let total = if results.is_empty() { 0 } else { tip };
-    Ok(json(&cursor_page(limit, offset, total, &results, next, prev)))
+    Ok(cursor_page(limit, offset, total, &results, next, prev))
 }
 
 async fn average_times<R: ChainReader>(r: &R) -> Answer {
@@ -280,7 +291,7 @@ pub(crate) async fn tenure_blocks<R: ChainReader>(r: &R, req: &Req, tenure: &str
     };
     let (total, newest) = r.tenure_blocks(tenure, from, 1).await?;
     let Some(from) = newest.first().map(|b| b.block_height) else {
-        return Ok(json(&cursor_page(limit, offset, total, &[], None, None)));
+        return Ok(cursor_page(limit, offset, total, &[], None, None));
     };
     let start = (from as i64 - offset).max(0) as u64;
     let (_, results) = r.tenure_blocks(tenure, Some(start), limit).await?;
@@ -293,5 +304,52 @@ pub(crate) async fn tenure_blocks<R: ChainReader>(r: &R, req: &Req, tenure: &str
         Some(h) => at(h).await?,
         None => None,
     };
-    Ok(json(&cursor_page(limit, offset, total, &results, next, prev)))
+    Ok(cursor_page(limit, offset, total, &results, next, prev))
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    use warp::Filter;
+
+    /// The response's headers and body as a client gets them.
+    async fn served(res: Response) -> (warp::http::HeaderMap, String) {
+        let once = std::sync::Arc::new(std::sync::Mutex::new(Some(res)));
+        let f = warp::any().map(move || once.lock().unwrap().take().unwrap());
+        let got = warp::test::request().reply(&f).await;
+        (got.headers().clone(), String::from_utf8(got.body().to_vec()).unwrap())
+    }
+
+    #[tokio::test]
+    async fn cursor_pages_are_the_serialized_trees() {
+        let block = |h: u64| BlockRecord {
+            block_height: h,
+            index_block_hash: format!("0x{h:064x}"),
+            block_time: 1_700_000_000 + h as i64,
+            ..Default::default()
+        };
+        let blocks: Vec<BlockRecord> = (1..=3).rev().map(block).collect();
+        let cases = [
+            (20, 0, 3, blocks.clone(), Some("0xaa".to_string()), Some("0xbb".to_string())),
+            (2, -4, 0, vec![], None, None),
+            (1, 7, 9, blocks[..1].to_vec(), None, Some("0x\"".to_string())),
+        ];
+        for (limit, offset, total, results, next, prev) in cases {
+            let tree = json!({
+                "limit": limit,
+                "offset": offset,
+                "total": total,
+                "next_cursor": next,
+                "prev_cursor": prev,
+                "cursor": results.first().map(|b| b.index_block_hash.clone()),
+                "results": results.iter().map(block_v2).collect::<Vec<_>>(),
+            });
+            let res = cursor_page(limit, offset, total, &results, next.clone(), prev.clone());
+            let (headers, body) = served(res).await;
+            let (want_headers, want) = served(json(&tree)).await;
+            assert_eq!(headers, want_headers);
+            assert_eq!(body, want);
+        }
+    }
 }

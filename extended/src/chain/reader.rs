@@ -148,6 +148,27 @@ pub trait ChainReader: Send + Sync + 'static {
         height: u64,
         limit: u32,
     ) -> impl Future<Output = Result<Vec<BlockRecord>, ReadError>> + Send;
+    /// A v2 list page: the canonical blocks at or below `start`, newest first (at most
+    /// `limit`), and the index block hashes of the canonical blocks at `start + limit` and
+    /// `start - limit` (the first blocks of the newer and older pages, their cursors).
+    fn blocks_page(
+        &self,
+        start: u64,
+        limit: u32,
+    ) -> impl Future<Output = Result<(Vec<BlockRecord>, Option<String>, Option<String>), ReadError>> + Send
+    {
+        async move {
+            // The page and the `limit` blocks above and below it (canonical blocks have
+            // distinct heights).
+            let around = self.blocks_below(start + u64::from(limit), 2 * limit + 1).await?;
+            let at = |h: u64| around.iter().find(|b| b.block_height == h).map(|b| b.index_block_hash.clone());
+            let next = at(start + u64::from(limit));
+            let prev = start.checked_sub(u64::from(limit)).and_then(at);
+            let page =
+                around.iter().filter(|b| b.block_height <= start).take(limit as usize).cloned().collect();
+            Ok((page, next, prev))
+        }
+    }
     /// The newest canonical block whose block time is at or before `time`.
     fn block_by_time(&self, time: i64)
         -> impl Future<Output = Result<Option<BlockRecord>, ReadError>> + Send;

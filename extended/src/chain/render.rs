@@ -3,6 +3,7 @@
 use serde_json::{json, Map, Value};
 
 use super::reader::{BlockContents, BlockRecord, BurnBlockRecord, BurnchainReward, RewardSlotHolder};
+use crate::text::Obj;
 use crate::time::iso8601;
 
 /// `block_time` falls back to the burn block's time before Nakamoto blocks carried one.
@@ -80,6 +81,73 @@ pub fn block_v2(b: &BlockRecord) -> Value {
     m.insert("tx_count".into(), json!(b.tx_count));
     costs(&mut m, b);
     Value::Object(m)
+}
+
+/// [`base`] written as text into a page's buffer (the same members, order and bytes).
+fn base_text(o: &mut Obj<'_>, b: &BlockRecord, with_parent_index: bool) {
+    o.member("canonical", b.canonical);
+    o.member("height", b.block_height);
+    o.member("hash", &b.block_hash);
+    o.member("block_time", block_time(b));
+    o.iso("block_time_iso", block_time(b));
+    o.member("tenure_height", tenure_height(b));
+    o.member("index_block_hash", &b.index_block_hash);
+    o.member("parent_block_hash", &b.parent_block_hash);
+    if with_parent_index {
+        o.member("parent_index_block_hash", &b.parent_index_block_hash);
+    }
+    o.member("burn_block_time", b.burn_block_time);
+    o.iso("burn_block_time_iso", b.burn_block_time);
+    o.member("burn_block_hash", &b.burn_block_hash);
+    o.member("burn_block_height", b.burn_block_height);
+    o.member("miner_txid", &b.miner_txid);
+}
+
+fn costs_text(o: &mut Obj<'_>, b: &BlockRecord) {
+    let names = [
+        "execution_cost_read_count",
+        "execution_cost_read_length",
+        "execution_cost_runtime",
+        "execution_cost_write_count",
+        "execution_cost_write_length",
+    ];
+    for (name, v) in names.iter().zip(b.execution_cost) {
+        o.member(name, v);
+    }
+}
+
+/// [`block_v1`] written as text into `out` (list pages: no tree per block).
+pub fn block_v1_text(b: &BlockRecord, c: &BlockContents, out: &mut Vec<u8>) {
+    let mut o = Obj::open(out);
+    base_text(&mut o, b, false);
+    costs_text(&mut o, b);
+    o.member("txs", &c.tx_ids);
+    let no_parent_mb = b.parent_microblock_hash.is_empty() || is_zero_hash(&b.parent_microblock_hash);
+    o.member("parent_microblock_hash", if no_parent_mb { "" } else { b.parent_microblock_hash.as_str() });
+    o.member("parent_microblock_sequence", if no_parent_mb { -1 } else { b.parent_microblock_sequence });
+    o.member("microblocks_accepted", &c.microblocks_accepted);
+    o.member("microblocks_streamed", &c.microblocks_streamed);
+    // As the map `block_v1` collects: a repeated hash keeps its first place and its last count.
+    let mut counts = o.object("microblock_tx_count");
+    let all = &c.microblock_tx_count;
+    for (i, (h, _)) in all.iter().enumerate() {
+        if all[..i].iter().any(|(seen, _)| seen == h) {
+            continue;
+        }
+        let n = all.iter().rev().find(|(k, _)| k == h).map_or(0, |(_, n)| *n);
+        counts.data_key_member(h, n);
+    }
+    counts.close();
+    o.close();
+}
+
+/// [`block_v2`] written as text into `out`.
+pub fn block_v2_text(b: &BlockRecord, out: &mut Vec<u8>) {
+    let mut o = Obj::open(out);
+    base_text(&mut o, b, true);
+    o.member("tx_count", b.tx_count);
+    costs_text(&mut o, b);
+    o.close();
 }
 
 /// The incumbent's `avg_block_time`: rounded to 2 decimals (`parseFloat(toFixed(2))`), then
@@ -180,6 +248,67 @@ mod tests {
         assert_eq!(b(6.999)["avg_block_time"], serde_json::json!(7));
         assert_eq!(b(0.0)["avg_block_time"], serde_json::json!(0));
         assert!(b(20.0 / 3.0)["avg_block_time"].is_i64());
+    }
+
+    fn sample_blocks() -> Vec<(BlockRecord, BlockContents)> {
+        let b = BlockRecord {
+            canonical: true,
+            block_height: 7,
+            block_hash: format!("0x{}", "ab".repeat(32)),
+            index_block_hash: format!("0x{}", "cd".repeat(32)),
+            parent_block_hash: format!("0x{}", "ef".repeat(32)),
+            parent_index_block_hash: format!("0x{}", "12".repeat(32)),
+            block_time: 1_700_000_123,
+            burn_block_time: 1_700_000_100,
+            burn_block_hash: format!("0x{}", "34".repeat(32)),
+            burn_block_height: 812_345,
+            miner_txid: format!("0x{}", "56".repeat(32)),
+            parent_microblock_hash: format!("0x{}", "78".repeat(32)),
+            parent_microblock_sequence: 3,
+            tenure_height: Some(5),
+            signer_bitvec: None,
+            execution_cost: [1, -2, 3_000_000_000, 4, i64::MAX],
+            tx_count: 9,
+        };
+        let c = BlockContents {
+            tx_ids: vec!["0x01".into(), "0x02\"\u{7}".into()],
+            microblocks_accepted: vec!["0xaa".into(), "0xbb".into()],
+            microblocks_streamed: vec!["0xcc".into()],
+            microblock_tx_count: vec![("0xaa".into(), 2), ("0xbb\"".into(), 0), ("0xaa".into(), 5)],
+        };
+        let zero_parent = BlockRecord {
+            parent_microblock_hash: format!("0x{}", "0".repeat(64)),
+            block_time: 0,
+            burn_block_time: 0,
+            tenure_height: None,
+            signer_bitvec: Some("00".into()),
+            canonical: false,
+            ..b.clone()
+        };
+        let far = BlockRecord {
+            block_time: 400_000_000_000,
+            burn_block_time: -5,
+            tenure_height: None,
+            ..b.clone()
+        };
+        vec![
+            (b, c.clone()),
+            (zero_parent, BlockContents::default()),
+            (far, c),
+            (BlockRecord::default(), BlockContents::default()),
+        ]
+    }
+
+    #[test]
+    fn block_texts_are_the_serialized_trees() {
+        for (b, c) in sample_blocks() {
+            let mut out = Vec::new();
+            block_v1_text(&b, &c, &mut out);
+            assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string(&block_v1(&b, &c)).unwrap());
+            let mut out = Vec::new();
+            block_v2_text(&b, &mut out);
+            assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string(&block_v2(&b)).unwrap());
+        }
     }
 
     #[test]

@@ -10,11 +10,13 @@ use warp::{Filter, Rejection, Reply};
 
 pub use reader::{NftEvent, NftHolding, TokenReader};
 
-use crate::address::{cached_json, principal_in};
+use crate::address::{cached_json_text, principal_in};
 use crate::error::{ApiError, In, Rule};
 use crate::handler::reject;
 use crate::params::{query, LimitRule, Page, Query};
+use crate::reply::page_bytes;
 use crate::status::chain_tip_etag;
+use crate::text::Obj;
 use crate::tx::{any_tx_json, RenderOptions, TxReader};
 
 pub(crate) const TOKENS: LimitRule = LimitRule::new(50, 200);
@@ -46,6 +48,34 @@ fn clarity_hex(raw: &str, param: &'static str) -> Result<String, ApiError> {
         return Err(ApiError::invalid(param, format!("`{raw}` is not a hex Clarity value")));
     }
     Ok(format!("0x{}", hex.to_ascii_lowercase()))
+}
+
+/// A page as `warp::reply::json` serializes it (a page of numbers, strings and trees cannot
+/// fail to serialize).
+fn to_body(page: &impl serde::Serialize) -> Vec<u8> {
+    serde_json::to_vec(page).unwrap_or_default()
+}
+
+fn holding_json(h: &NftHolding) -> Value {
+    json!({
+        "asset_identifier": h.asset_identifier,
+        "value": { "hex": h.hex, "repr": h.repr },
+        "block_height": h.block_height,
+        "tx_id": h.tx_id,
+    })
+}
+
+/// [`holding_json`] written as text into a page's buffer.
+fn holding_text(h: &NftHolding, out: &mut Vec<u8>) {
+    let mut o = Obj::open(out);
+    o.member("asset_identifier", &h.asset_identifier);
+    let mut value = o.object("value");
+    value.member("hex", &h.hex);
+    value.member("repr", &h.repr);
+    value.close();
+    o.member("block_height", h.block_height);
+    o.member("tx_id", &h.tx_id);
+    o.close();
 }
 
 fn event_json(e: &NftEvent, with_value: bool) -> Value {
@@ -94,27 +124,22 @@ async fn nft<R: TokenReader + TxReader>(
 ) -> Result<warp::reply::Response, ApiError> {
     let unanchored = q.bool("unanchored")?.unwrap_or(false);
     let tx_metadata = q.bool("tx_metadata")?.unwrap_or(false);
-    let body = match what {
+    // Each page serialized once into its body (not built as a tree first).
+    let body: Vec<u8> = match what {
         "holdings" => {
             let p = principal_in(required(q, "principal")?, In::Query, "principal")?;
             let paging = q.paging(TOKENS)?;
             let assets = q.all("asset_identifiers");
             let (total, rows) = r.nft_holdings(&p, &assets, paging.limit, paging.offset).await?;
-            let mut results: Vec<Value> = rows
-                .iter()
-                .map(|h| {
-                    json!({
-                        "asset_identifier": h.asset_identifier,
-                        "value": { "hex": h.hex, "repr": h.repr },
-                        "block_height": h.block_height,
-                        "tx_id": h.tx_id,
-                    })
-                })
-                .collect();
             if tx_metadata {
+                let mut results: Vec<Value> = rows.iter().map(holding_json).collect();
                 with_tx_metadata(r, &mut results, unanchored).await?;
+                to_body(&Page::first_row_total(paging, total, results))
+            } else {
+                // The rows written as text into one buffer (`first_row_total`'s total).
+                let total = if rows.is_empty() { 0 } else { total };
+                page_bytes(&Page::new(paging, total, Vec::<()>::new()), &rows, holding_text)
             }
-            serde_json::to_value(Page::first_row_total(paging, total, results)).unwrap_or_default()
         }
         "history" => {
             let asset = required(q, "asset_identifier")?.to_string();
@@ -125,7 +150,7 @@ async fn nft<R: TokenReader + TxReader>(
             if tx_metadata {
                 with_tx_metadata(r, &mut results, unanchored).await?;
             }
-            serde_json::to_value(Page::first_row_total(paging, total, results)).unwrap_or_default()
+            to_body(&Page::first_row_total(paging, total, results))
         }
         _ => {
             let asset = required(q, "asset_identifier")?.to_string();
@@ -135,12 +160,12 @@ async fn nft<R: TokenReader + TxReader>(
             if tx_metadata {
                 with_tx_metadata(r, &mut results, unanchored).await?;
             }
-            serde_json::to_value(Page::first_row_total(paging, total, results)).unwrap_or_default()
+            to_body(&Page::first_row_total(paging, total, results))
         }
     };
     let tip = r.chain_tip().await?;
     let etag = chain_tip_etag(tip.as_ref()).map(|e| e.trim_matches('"').to_string());
-    Ok(cached_json(&body, etag, inm.as_deref()))
+    Ok(cached_json_text(body, etag, inm.as_deref()))
 }
 
 #[cfg(test)]
@@ -156,6 +181,34 @@ mod tests {
         }
         let e = required(&Query::parse(""), "principal").unwrap_err();
         assert!(matches!(e, ApiError::InvalidParam { param: "principal", .. }));
+    }
+
+    #[test]
+    fn holdings_written_as_text_are_the_serialized_trees() {
+        let rows = vec![
+            NftHolding {
+                asset_identifier: "ST1.nft::token".into(),
+                hex: "0x0100".into(),
+                repr: "(tuple (name \"a\\\"b\u{1}\"))".into(),
+                block_height: 12,
+                tx_id: "0x01".into(),
+            },
+            NftHolding {
+                asset_identifier: "ST2.é::x".into(),
+                hex: "0x".into(),
+                repr: String::new(),
+                block_height: 0,
+                tx_id: "0x02".into(),
+            },
+        ];
+        let paging = crate::params::Paging { limit: 50, offset: 3 };
+        for rows in [rows.clone(), vec![]] {
+            let results: Vec<Value> = rows.iter().map(holding_json).collect();
+            let tree = serde_json::to_vec(&Page::first_row_total(paging, 9, results)).unwrap();
+            let total = if rows.is_empty() { 0 } else { 9 };
+            let text = page_bytes(&Page::new(paging, total, Vec::<()>::new()), &rows, holding_text);
+            assert_eq!(String::from_utf8(text).unwrap(), String::from_utf8(tree).unwrap());
+        }
     }
 
     #[test]
