@@ -32,8 +32,8 @@ pub use address::{
 pub use bns::{BnsName, BnsReader, BnsSubdomain};
 pub use chain::block_v1;
 pub use chain::{
-    BlockContents, BlockRecord, BlockRef, BurnBlockRecord, BurnPoxTx, BurnRef, BurnchainReward, ChainReader,
-    PoxTxsOf, RewardSlotHolder, SupplyRecord,
+    BlockContents, BlockRecord, BlockRef, BlocksPage, BurnBlockRecord, BurnPoxTx, BurnRef, BurnchainReward,
+    ChainReader, PoxTxsOf, RewardSlotHolder, SupplyRecord,
 };
 pub use contract::{ContractLog, ContractReader, DeployStatus, LogKey, SmartContract};
 pub use error::{not_found_fallback, recover, ApiError, ErrorBody};

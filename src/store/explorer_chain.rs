@@ -4,8 +4,8 @@
 //! (`(canonical, block_height)` index) instead of skipping `offset` rows.
 
 use stacks_extended::{
-    BlockContents, BlockRecord, BlockRef, BurnBlockRecord, BurnPoxTx, BurnRef, BurnchainReward, ChainReader,
-    PoxTxsOf, ReadError, RewardSlotHolder, SupplyRecord,
+    BlockContents, BlockRecord, BlockRef, BlocksPage, BurnBlockRecord, BurnPoxTx, BurnRef, BurnchainReward,
+    ChainReader, PoxTxsOf, ReadError, RewardSlotHolder, SupplyRecord,
 };
 
 use super::one_row::{column_names, Cols};
@@ -84,11 +84,7 @@ impl Store {
     /// cursors (uncorrelated subqueries, evaluated once), instead of reading and decoding the
     /// `2 × limit + 1` blocks around the page for two hashes. An empty page (nothing at or
     /// below `start`) reads the cursors alone.
-    async fn v2_page(
-        &self,
-        start: u64,
-        limit: u32,
-    ) -> Result<(Vec<BlockRecord>, Option<String>, Option<String>), StoreError> {
+    async fn v2_page(&self, start: u64, limit: u32) -> Result<BlocksPage, StoreError> {
         const CURSORS: &str = "(SELECT index_block_hash FROM blocks WHERE canonical = true AND block_height = $3) \
             AS next_cursor, (SELECT index_block_hash FROM blocks WHERE canonical = true AND block_height = $4) \
             AS prev_cursor";
@@ -353,11 +349,7 @@ impl ChainReader for Store {
             .await?)
     }
 
-    async fn blocks_page(
-        &self,
-        start: u64,
-        limit: u32,
-    ) -> Result<(Vec<BlockRecord>, Option<String>, Option<String>), ReadError> {
+    async fn blocks_page(&self, start: u64, limit: u32) -> Result<BlocksPage, ReadError> {
         Ok(self.v2_page(start, limit).await?)
     }
 

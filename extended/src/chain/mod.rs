@@ -15,8 +15,8 @@ mod supply;
 pub use render::block_v1;
 
 pub use reader::{
-    BlockContents, BlockRecord, BlockRef, BurnBlockRecord, BurnPoxTx, BurnRef, BurnchainReward, ChainReader,
-    PoxTxsOf, RewardSlotHolder, SupplyRecord,
+    BlockContents, BlockRecord, BlockRef, BlocksPage, BurnBlockRecord, BurnPoxTx, BurnRef, BurnchainReward,
+    ChainReader, PoxTxsOf, RewardSlotHolder, SupplyRecord,
 };
 
 use std::sync::Arc;

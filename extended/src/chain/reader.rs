@@ -125,6 +125,10 @@ pub struct RewardSlotHolder {
     pub slot_index: u64,
 }
 
+/// A v2 blocks page: its blocks, newest first, and the index block hashes that start the newer
+/// and the older page (`ChainReader::blocks_page`).
+pub type BlocksPage = (Vec<BlockRecord>, Option<String>, Option<String>);
+
 pub trait ChainReader: Send + Sync + 'static {
     fn block(&self, by: BlockRef) -> impl Future<Output = Result<Option<BlockRecord>, ReadError>> + Send;
     fn block_contents(
@@ -155,8 +159,7 @@ pub trait ChainReader: Send + Sync + 'static {
         &self,
         start: u64,
         limit: u32,
-    ) -> impl Future<Output = Result<(Vec<BlockRecord>, Option<String>, Option<String>), ReadError>> + Send
-    {
+    ) -> impl Future<Output = Result<BlocksPage, ReadError>> + Send {
         async move {
             // The page and the `limit` blocks above and below it (canonical blocks have
             // distinct heights).
