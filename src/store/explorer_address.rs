@@ -683,7 +683,7 @@ impl Store {
                     ))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            keys.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+            keys.sort_unstable_by_key(|k| std::cmp::Reverse(k.0));
             let rids: Vec<i64> = keys.iter().map(|k| k.1).collect();
             return Ok((total_u, self.mined_by_rowid(&rids).await?));
         }

@@ -209,7 +209,7 @@ impl Store {
             });
         }
         // Newest first: the position is `(block_height, seq, tx_index)` of the page's order.
-        out.sort_unstable_by(|a, b| b.position.cmp(&a.position));
+        out.sort_unstable_by_key(|t| std::cmp::Reverse(t.position));
         Ok(out)
     }
 
