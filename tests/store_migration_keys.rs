@@ -1,7 +1,9 @@
 //! Migration 0030 re-keys `events`, `account_txs` and `stx_balances` (primary keys that new rows
 //! append to); 0031 re-keys `smart_contracts` (a row per deploy, with `success` and the ABI in
 //! jsonb order, backfilled when the store opens), lists sponsored transactions among their
-//! sponsors' and gives streamed microblocks their receipt time (backfilled from raw events). A store holding a ledger at the schema before them must come out of the
+//! sponsors' and gives streamed microblocks their receipt time (backfilled from raw events);
+//! 0041 gives `account_txs` its transaction's microblock sequence (`seq`, backfilled by the
+//! migration). A store holding a ledger at the schema before them must come out of the
 //! migrations with exactly the ledger, the indexes and the primary keys of a store created at
 //! the new schema: a forking devnet chain is ingested into a new store, its rows copied into a
 //! store migrated only up to 0029 (sponsor links unlisted and no token operations, as older
@@ -178,6 +180,10 @@ async fn rekey_keeps_the_ledger(engine: Db) {
     let Some(reference) = TestStore::new(engine, "rekey_ref", Network::Testnet).await else { return };
     ingest_all(&reference.store, events.iter().cloned(), &[], "reference").await;
     let digest = reference.store.ledger_digest().await.unwrap();
+    // The write path gives each link its transaction's microblock sequence (2147483647 for an
+    // anchored one, migration 0041); the chain has microblock transactions.
+    let (micro, bad) = reference.store.account_tx_seqs().await.unwrap();
+    assert!(micro > 0 && bad == 0, "{engine:?}: {micro} links of microblock transactions, {bad} wrong");
     let indexes = reference.store.index_definitions().await.unwrap();
     let ref_pool = pool(&reference.db.url).await;
     let keys = primary_keys(&ref_pool, engine).await;
@@ -241,6 +247,10 @@ async fn rekey_keeps_the_ledger(engine: Db) {
     assert!(diff.is_empty(), "{label}: ledger differs from the store created at the new schema: {diff:#?}");
     assert!(digest["events"].0 > 0 && digest["account_txs"].0 > 0 && digest["stx_balances"].0 > 0);
     check_invariants(&store, &label, true).await;
+    // Migration 0041 gave the links of microblock transactions their sequence (the digest
+    // above compares every `seq` with the new store's, which the write path filled).
+    let (micro, bad) = store.account_tx_seqs().await.unwrap();
+    assert!(micro > 0 && bad == 0, "{label}: {micro} links of microblock transactions, {bad} wrong");
     store.close().await;
     let migrated = pool(&old.url).await;
     assert_eq!(primary_keys(&migrated, engine).await, keys, "{label}: primary keys");

@@ -391,6 +391,7 @@ fn principals(_tx: &Transaction, row: &TxRow, events: &[EventRow]) -> Vec<Accoun
             tx_index: row.tx_index,
             listed,
             boot: false,
+            seq: row.microblock_sequence.unwrap_or(ANCHORED_SEQ),
         })
         .collect()
 }

@@ -240,7 +240,15 @@ pub struct AccountTxRow {
     pub listed: bool,
     /// One of the boot block's (block 0's) transactions, stored in block 1.
     pub boot: bool,
+    /// The transaction's microblock sequence, [`ANCHORED_SEQ`] for one of the anchored block:
+    /// the principal lists' order within a block, kept here so that a page is picked from
+    /// `account_txs` alone (migration 0041).
+    pub seq: i64,
 }
+
+/// The `seq` of an anchored-block transaction: after every microblock's, as the incumbent
+/// orders them (`COALESCE(microblock_sequence, 2147483647)`).
+pub const ANCHORED_SEQ: i64 = i32::MAX as i64;
 
 /// `mempool_txs`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -15,9 +15,7 @@ use super::{Engine, Store};
 use crate::ledger::block::DerivedBlock;
 use crate::ledger::bns::{self, NameRow, NamespaceRow, SubdomainEntry, ZonefileAttachment};
 use crate::ledger::Network;
-
-/// The incumbent's microblock sequence of an anchored block's transaction.
-pub const ANCHORED_SEQ: i64 = i32::MAX as i64;
+pub use crate::ledger::ANCHORED_SEQ;
 
 pub(super) const NAMESPACE_COLS: &[&str] = &[
     "namespace_id",

@@ -42,7 +42,7 @@ const READ_ONLY_INDEXES: &[&str] = &[
     "operations_account",
     "operations_tx",
     "account_txs_page",
-    "account_txs_listed_page",
+    "account_txs_listed_seq",
     "account_block_txs_cum",
     "mempool_pending",
     "mempool_sender",

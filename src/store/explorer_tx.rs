@@ -340,6 +340,12 @@ impl Store {
         Ok((total, self.with_abis(&rows).await?))
     }
 
+    /// The transactions of `rids` (`txs` rowids, SQLite), in that order, with their ABIs.
+    pub(super) async fn mined_by_rowid(&self, rids: &[i64]) -> Result<Vec<MinedTx>, StoreError> {
+        let rows = self.tx_rows_by_rowid(rids).await?;
+        self.with_abis(&rows).await
+    }
+
     /// The page rows of `rids` (`txs` rowids, SQLite), in that order. One statement text per
     /// page size: the list is padded with NULLs, which match nothing.
     async fn tx_rows_by_rowid(&self, rids: &[i64]) -> Result<Vec<DbRow>, StoreError> {

@@ -462,6 +462,22 @@ impl Store {
         }
         Ok(out)
     }
+
+    /// `account_txs.seq` against its transaction's row (migration 0041): the rows whose `seq`
+    /// is a microblock's, and those whose `seq` is not `COALESCE(microblock_sequence,
+    /// 2147483647)` of their `txs` row or have none (for consistency checks).
+    pub async fn account_tx_seqs(&self) -> Result<(i64, i64), StoreError> {
+        let r = select(
+            "SELECT CAST(COALESCE(SUM(CASE WHEN a.seq <> 2147483647 THEN 1 ELSE 0 END), 0) AS BIGINT) AS micro, \
+             CAST(COALESCE(SUM(CASE WHEN t.tx_id IS NULL \
+               OR a.seq <> COALESCE(t.microblock_sequence, 2147483647) THEN 1 ELSE 0 END), 0) AS BIGINT) AS bad \
+             FROM account_txs a LEFT JOIN txs t ON t.tx_id = a.tx_id AND t.index_block_hash = a.index_block_hash",
+            vec![],
+        )
+        .fetch_one(self)
+        .await?;
+        Ok((r.try_get("micro")?, r.try_get("bad")?))
+    }
 }
 
 /// What every stored answer depends on (see [`Store::generation`]): two reads of one

@@ -318,8 +318,17 @@ pub const ACCOUNT_UPSERT: &str = "ON CONFLICT (account) DO UPDATE SET block_heig
     lock_tx_id = excluded.lock_tx_id, lock_height = excluded.lock_height, \
     lock_burn_height = excluded.lock_burn_height, pox_version = excluded.pox_version";
 
-pub const ACCOUNT_TX_COLS: &[&str] =
-    &["principal", "tx_id", "index_block_hash", "block_height", "tx_index", "canonical", "listed", "boot"];
+pub const ACCOUNT_TX_COLS: &[&str] = &[
+    "principal",
+    "tx_id",
+    "index_block_hash",
+    "block_height",
+    "tx_index",
+    "canonical",
+    "listed",
+    "boot",
+    "seq",
+];
 
 pub fn account_tx_vals(a: &AccountTxRow, at: &At) -> Vec<Val> {
     vec![
@@ -331,6 +340,7 @@ pub fn account_tx_vals(a: &AccountTxRow, at: &At) -> Vec<Val> {
         at.canonical.into(),
         a.listed.into(),
         a.boot.into(),
+        a.seq.into(),
     ]
 }
 

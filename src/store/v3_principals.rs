@@ -24,13 +24,14 @@ use super::sql::{get_bool, select, select_in};
 use super::{Store, StoreError};
 use crate::ledger::effect::{self, AssetClass};
 
-/// The position filter of a page: at or before `($2, $3, $4)` newest first.
-/// The first term is implied by the second; it is there so that the principal's index is read
-/// from the position down (a range), not from the newest row down to it: with only the second,
-/// a deep cursor on realnode-2's hot address read ~2,300 rows to return 50.
-const AT_OR_BEFORE: &str = "a.block_height <= $2 AND (a.block_height < $2 OR (a.block_height = $2 AND \
-     (COALESCE(t.microblock_sequence, 2147483647) < $3 OR \
-      (COALESCE(t.microblock_sequence, 2147483647) = $3 AND a.tx_index <= $4))))";
+/// The principal's listed set as the v3 lists read it (`account_txs_listed_seq`, migration
+/// 0041: the order and the positions are on `account_txs` alone).
+const LISTED: &str = "a.principal = $1 AND a.listed = true AND a.canonical = true AND a.boot = false";
+
+/// The position filter of a page: at or before `($2, $3, $4)` newest first. A row-value
+/// comparison over the index's last three columns, which both engines read as a range of
+/// the principal's index, from the position down.
+const AT_OR_BEFORE: &str = "(a.block_height, a.seq, a.tx_index) <= ($2, $3, $4)";
 
 fn u(v: i64) -> u64 {
     u64::try_from(v).unwrap_or_default()
@@ -159,23 +160,25 @@ impl Store {
             microblock_sequence: ANCHORED,
             tx_index: u32::MAX,
         });
+        // The page is picked from the index alone, then only its rows are read; they are
+        // put in order here (sorted in SQL, SQLite copied every joined row into a sorter).
         let sql = format!(
-            "SELECT {PAGE_TX_COLUMNS}, {PAYER_COLUMNS} FROM account_txs a \
-             JOIN txs t ON t.tx_id = a.tx_id AND t.index_block_hash = a.index_block_hash \
-             JOIN blocks b ON b.index_block_hash = t.index_block_hash \
-             WHERE a.principal = $1 AND a.listed = true AND a.boot = false AND a.canonical = true AND t.canonical = true \
-             AND {AT_OR_BEFORE} \
-             ORDER BY a.block_height DESC, COALESCE(t.microblock_sequence, 2147483647) DESC, a.tx_index DESC LIMIT $5"
+            "SELECT {PAGE_TX_COLUMNS}, {PAYER_COLUMNS} FROM (SELECT a.tx_id, a.index_block_hash, \
+             a.block_height, a.seq, a.tx_index FROM account_txs a WHERE {LISTED} AND {AT_OR_BEFORE} \
+             ORDER BY a.block_height DESC, a.seq DESC, a.tx_index DESC LIMIT $5) p \
+             JOIN txs t ON t.tx_id = p.tx_id AND t.index_block_hash = p.index_block_hash \
+             JOIN blocks b ON b.index_block_hash = t.index_block_hash"
         );
         let mut vals = vec![principal.into()];
         vals.extend(pos_vals(from));
         vals.push(i64::from(limit).into());
         let rows = select(&sql, vals).fetch_all(self).await?;
         let txs = rows.iter().map(mined_tx).collect::<Result<Vec<_>, _>>()?;
-        let (lo, hi) = match (txs.last(), txs.first()) {
-            (Some(l), Some(h)) => (l.block_height as i64, h.block_height as i64),
-            _ => return Ok(Vec::new()),
-        };
+        let (lo, hi) =
+            match (txs.iter().map(|t| t.block_height).min(), txs.iter().map(|t| t.block_height).max()) {
+                (Some(l), Some(h)) => (l as i64, h as i64),
+                _ => return Ok(Vec::new()),
+            };
         let ops = self.principal_ops(principal, lo, hi).await?;
         let mut by_tx: HashMap<(&str, &str), Vec<&Op>> = HashMap::new();
         for o in &ops {
@@ -205,6 +208,8 @@ impl Store {
                 affected: c.affected,
             });
         }
+        // Newest first: the position is `(block_height, seq, tx_index)` of the page's order.
+        out.sort_unstable_by_key(|t| std::cmp::Reverse(t.position));
         Ok(out)
     }
 
@@ -214,19 +219,15 @@ impl Store {
         after: TxPosition,
         limit: u32,
     ) -> Result<Vec<TxPosition>, StoreError> {
-        // `a.block_height >= $2` is implied by the NOT: it makes the read a range of the
-        // principal's index (see `AT_OR_BEFORE`); without it page 1's `previous` read every row.
-        let sql = "SELECT a.block_height, COALESCE(t.microblock_sequence, 2147483647) AS seq, a.tx_index FROM account_txs a \
-             JOIN txs t ON t.tx_id = a.tx_id AND t.index_block_hash = a.index_block_hash \
-             WHERE a.principal = $1 AND a.listed = true AND a.boot = false AND a.canonical = true AND t.canonical = true \
-             AND a.block_height >= $2 AND NOT (a.block_height < $2 OR (a.block_height = $2 AND \
-               (COALESCE(t.microblock_sequence, 2147483647) < $3 OR \
-                (COALESCE(t.microblock_sequence, 2147483647) = $3 AND a.tx_index <= $4)))) \
-             ORDER BY a.block_height, COALESCE(t.microblock_sequence, 2147483647), a.tx_index LIMIT $5";
+        let sql = format!(
+            "SELECT a.block_height, a.seq, a.tx_index FROM account_txs a \
+             WHERE {LISTED} AND (a.block_height, a.seq, a.tx_index) > ($2, $3, $4) \
+             ORDER BY a.block_height, a.seq, a.tx_index LIMIT $5"
+        );
         let mut vals = vec![principal.into()];
         vals.extend(pos_vals(after));
         vals.push(i64::from(limit).into());
-        let rows = select(sql, vals).fetch_all(self).await?;
+        let rows = select(&sql, vals).fetch_all(self).await?;
         Ok(rows
             .iter()
             .map(|r| {
@@ -340,13 +341,13 @@ impl PrincipalsReader for Store {
     }
 
     async fn principal_tx_at(&self, principal: &str, at: TxPosition) -> Result<bool, ReadError> {
-        let sql = "SELECT 1 AS one FROM account_txs a \
-             JOIN txs t ON t.tx_id = a.tx_id AND t.index_block_hash = a.index_block_hash \
-             WHERE a.principal = $1 AND a.listed = true AND a.boot = false AND a.canonical = true AND t.canonical = true \
-             AND a.block_height = $2 AND COALESCE(t.microblock_sequence, 2147483647) = $3 AND a.tx_index = $4 LIMIT 1";
+        let sql = format!(
+            "SELECT 1 AS one FROM account_txs a WHERE {LISTED} \
+             AND a.block_height = $2 AND a.seq = $3 AND a.tx_index = $4 LIMIT 1"
+        );
         let mut vals = vec![principal.into()];
         vals.extend(pos_vals(at));
-        let row = select(sql, vals).fetch_optional(self).await.map_err(StoreError::from)?;
+        let row = select(&sql, vals).fetch_optional(self).await.map_err(StoreError::from)?;
         Ok(row.is_some())
     }
 

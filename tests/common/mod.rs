@@ -257,6 +257,10 @@ pub async fn check_invariants(store: &Store, label: &str, from_genesis: bool) {
     let supply = store.supply().await.unwrap();
     assert_eq!(supply.total(), total, "{label}: supply {supply:?}");
 
+    // Each principal link keeps its transaction's microblock sequence (migration 0041).
+    let (_, bad_seqs) = store.account_tx_seqs().await.unwrap();
+    assert_eq!(bad_seqs, 0, "{label}: account_txs.seq ≠ its transaction's microblock sequence");
+
     // Nonces: each account's canonical nonces are one contiguous run, and the next nonce is
     // one past it (genesis boot transactions all use nonce 0, so the boot address is exempt).
     for u in store.nonce_usage().await.unwrap() {
