@@ -10,15 +10,12 @@
 //! texts (`$N` placeholders, bound by number as sqlx does), so one read or write function runs
 //! on either path (`sql::select`, `conn::Conn`).
 //!
-//! WAL: each statement sees every transaction committed before it started, as on a pooled sqlx
-//! connection; a connection keeps one read transaction across statements while nothing commits
-//! (`held`). Connections are opened read-only, with the read pragmas the sqlx pool sets
-//! (`connect` in `store/mod.rs`).
-
-mod held;
+//! WAL: each statement runs in its own implicit read transaction and sees every transaction
+//! committed before it started, as on a pooled sqlx connection. Connections are opened
+//! read-only, with the read pragmas the sqlx pool sets (`connect` in `mod.rs`).
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
@@ -26,7 +23,6 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::db_row::{DbRow, LiteRow, Names};
 use super::sql::Val;
-use held::ReadConn;
 
 /// Process-wide SQLite settings, applied before the first connection of either driver (sqlx
 /// and rusqlite link the same SQLite): its memory statistics off. With them on (SQLite's
@@ -52,16 +48,9 @@ const IDLE_KEPT: usize = 8;
 /// Prepared statements kept per connection: the store has a few hundred read shapes.
 const STATEMENTS_KEPT: usize = 512;
 
-/// How often the release thread ends the transactions idle connections hold past a commit.
-const RELEASE_EVERY: Duration = Duration::from_millis(100);
-
 pub(super) struct LiteReader {
-    pool: Arc<Pool>,
-}
-
-struct Pool {
     path: String,
-    idle: Mutex<Vec<ReadConn>>,
+    idle: Mutex<Vec<Connection>>,
     closed: AtomicBool,
 }
 
@@ -120,83 +109,57 @@ fn bind_error(msg: String) -> sqlx::Error {
 }
 
 impl LiteReader {
-    /// Read connections to the SQLite file at `path` (opened one now, to fail early), and the
-    /// thread that ends the read transactions they hold idle once something commits.
+    /// Read connections to the SQLite file at `path` (opened one now, to fail early).
     pub(super) fn open(path: &str) -> Result<LiteReader, sqlx::Error> {
-        let pool = Arc::new(Pool {
+        let reader = LiteReader {
             path: path.to_owned(),
             idle: Mutex::new(Vec::new()),
             closed: AtomicBool::new(false),
-        });
-        let conn = pool.connect()?;
-        pool.idle().push(conn);
-        let weak = Arc::downgrade(&pool);
-        std::thread::Builder::new()
-            .name("sqlite-read-release".into())
-            .spawn(move || release_idle(weak))
-            .map_err(sqlx::Error::Io)?;
-        Ok(LiteReader { pool })
-    }
-
-    /// Closes the idle connections; reads after this fail (as on a closed sqlx pool).
-    pub(super) fn close(&self) {
-        self.pool.closed.store(true, Ordering::SeqCst);
-        self.pool.idle().clear();
-    }
-
-    /// The rows of `sql` with `vals` (the first `max` at most), read on this thread.
-    pub(super) fn fetch(&self, sql: &str, vals: Vec<Val>, max: usize) -> Result<Vec<DbRow>, sqlx::Error> {
-        let pool = &self.pool;
-        if pool.closed.load(Ordering::SeqCst) {
-            return Err(sqlx::Error::PoolClosed);
-        }
-        let mut conn = match pool.idle().pop() {
-            Some(c) => c,
-            None => pool.connect()?,
         };
-        let (text, vals) = super::sql::sqlite_read(sql, vals);
-        let out = conn
-            .refresh()
-            .map_err(sql_error)
-            .and_then(|()| run(&conn.conn, text.sql(), &vals, max, Some(text.names())).map(|(rows, _)| rows));
-        // A connection that failed is closed (an error here is rare: a broken file or a bug).
-        if out.is_ok() && !pool.closed.load(Ordering::SeqCst) && conn.release_if_stale().is_ok() {
-            let mut idle = pool.idle();
-            if idle.len() < IDLE_KEPT {
-                idle.push(conn);
-            }
-        }
-        out
+        let conn = reader.connect()?;
+        reader.idle().push(conn);
+        Ok(reader)
     }
-}
 
-impl Pool {
-    fn idle(&self) -> std::sync::MutexGuard<'_, Vec<ReadConn>> {
+    fn idle(&self) -> std::sync::MutexGuard<'_, Vec<Connection>> {
         self.idle.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn connect(&self) -> Result<ReadConn, sqlx::Error> {
+    fn connect(&self) -> Result<Connection, sqlx::Error> {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&self.path, flags).map_err(sql_error)?;
         // The sqlx pool's settings that matter to a reader (`connect` in mod.rs).
         conn.busy_timeout(Duration::from_millis(10_000)).map_err(sql_error)?;
         conn.execute_batch("PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY;").map_err(sql_error)?;
         conn.set_prepared_statement_cache_capacity(STATEMENTS_KEPT);
-        ReadConn::new(conn).map_err(sql_error)
+        Ok(conn)
     }
-}
 
-/// The release thread: every [`RELEASE_EVERY`], the transactions idle connections hold past a
-/// commit are ended, so that a checkpoint can copy that commit; gone with the pool.
-fn release_idle(pool: Weak<Pool>) {
-    loop {
-        std::thread::sleep(RELEASE_EVERY);
-        let Some(pool) = pool.upgrade() else { return };
-        if pool.closed.load(Ordering::SeqCst) {
-            return;
+    /// Closes the idle connections; reads after this fail (as on a closed sqlx pool).
+    pub(super) fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.idle().clear();
+    }
+
+    /// The rows of `sql` with `vals` (the first `max` at most), read on this thread.
+    pub(super) fn fetch(&self, sql: &str, vals: Vec<Val>, max: usize) -> Result<Vec<DbRow>, sqlx::Error> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(sqlx::Error::PoolClosed);
         }
-        // A connection whose transaction cannot end is closed.
-        pool.idle().retain_mut(|c| c.release_if_stale().is_ok());
+        let conn = match self.idle().pop() {
+            Some(c) => c,
+            None => self.connect()?,
+        };
+        let (text, vals) = super::sql::sqlite_read(sql, vals);
+        let out = run(&conn, text.sql(), &vals, max, Some(text.names())).map(|(rows, _)| rows);
+        // A connection that failed is closed (an error here is rare: a broken file or a bug).
+        if out.is_ok() && !self.closed.load(Ordering::SeqCst) {
+            let mut idle = self.idle();
+            if idle.len() < IDLE_KEPT {
+                idle.push(conn);
+            }
+        }
+        out
     }
 }
 
@@ -394,64 +357,5 @@ mod tests {
         assert!(r.fetch_all("DELETE FROM t", vec![]).is_err());
         r.close();
         assert!(matches!(r.fetch_all("SELECT 1", vec![]), Err(sqlx::Error::PoolClosed)));
-    }
-
-    fn count(r: &LiteReader) -> i64 {
-        r.fetch_all("SELECT COUNT(*) AS n FROM t", vec![]).unwrap()[0].try_get::<i64, _>("n").unwrap()
-    }
-
-    fn idle_holds(r: &LiteReader) -> Vec<bool> {
-        r.pool.idle().iter().map(ReadConn::holds).collect()
-    }
-
-    #[test]
-    fn a_read_transaction_is_kept_until_something_commits() {
-        let (_dir, path) = store_file();
-        let r = LiteReader::open(&path).unwrap();
-        assert_eq!(count(&r), 3);
-        assert_eq!(idle_holds(&r), [true], "the connection keeps its read transaction");
-        assert_eq!(count(&r), 3);
-        // Any other connection's commit: the next statement reads it, in a new transaction.
-        let w = Connection::open(&path).unwrap();
-        w.execute("INSERT INTO t VALUES (4, 'w')", []).unwrap();
-        assert_eq!(count(&r), 4);
-        w.execute("DELETE FROM t WHERE a = 1", []).unwrap();
-        assert_eq!(count(&r), 3);
-        assert_eq!(idle_holds(&r), [true]);
-    }
-
-    #[test]
-    fn idle_transactions_end_after_a_commit_so_checkpoints_complete() {
-        let (_dir, path) = store_file();
-        let r = LiteReader::open(&path).unwrap();
-        assert_eq!(count(&r), 3);
-        let w = Connection::open(&path).unwrap();
-        w.execute("INSERT INTO t VALUES (4, 'w')", []).unwrap();
-        // The release thread ends the idle connection's transaction, which began before the
-        // commit; held, it would keep the checkpoint from copying that commit.
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while idle_holds(&r) != [false] {
-            assert!(std::time::Instant::now() < deadline, "the idle transaction was never ended");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let (busy, log, copied): (i64, i64, i64) = w
-            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |x| Ok((x.get(0)?, x.get(1)?, x.get(2)?)))
-            .unwrap();
-        assert_eq!((busy, copied), (0, log), "every WAL frame checkpointed");
-        assert_eq!(count(&r), 4);
-    }
-
-    #[test]
-    fn without_a_wal_each_statement_is_its_own_transaction() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("j.db").display().to_string();
-        let w = Connection::open(&path).unwrap();
-        w.execute_batch("CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1);").unwrap();
-        let r = LiteReader::open(&path).unwrap();
-        assert_eq!(count(&r), 1);
-        assert_eq!(idle_holds(&r), [false]);
-        w.execute("INSERT INTO t VALUES (2)", []).unwrap();
-        assert_eq!(count(&r), 2);
-        assert!(!dir.path().join("j.db-shm").exists(), "no wal-index made for a rollback-journal file");
     }
 }
