@@ -7,6 +7,16 @@ use serde::Serialize;
 
 use crate::time::{iso8601, iso8601_into};
 
+/// The five execution-cost members of a block or a transaction, in the order the incumbent
+/// writes them (the order of the record's `execution_cost` array).
+pub(crate) const EXECUTION_COST_NAMES: [&str; 5] = [
+    "execution_cost_read_count",
+    "execution_cost_read_length",
+    "execution_cost_runtime",
+    "execution_cost_write_count",
+    "execution_cost_write_length",
+];
+
 /// One JSON object being written into `out`: members appended with their commas.
 pub(crate) struct Obj<'a> {
     out: &'a mut Vec<u8>,

@@ -3,7 +3,7 @@
 use serde_json::{json, Map, Value};
 
 use super::reader::{BlockContents, BlockRecord, BurnBlockRecord, BurnchainReward, RewardSlotHolder};
-use crate::text::Obj;
+use crate::text::{Obj, EXECUTION_COST_NAMES};
 use crate::time::iso8601;
 
 /// `block_time` falls back to the burn block's time before Nakamoto blocks carried one.
@@ -43,9 +43,8 @@ fn base(b: &BlockRecord, with_parent_index: bool) -> Map<String, Value> {
 }
 
 fn costs(m: &mut Map<String, Value>, b: &BlockRecord) {
-    let names = ["read_count", "read_length", "runtime", "write_count", "write_length"];
-    for (name, v) in names.iter().zip(b.execution_cost) {
-        m.insert(format!("execution_cost_{name}"), json!(v));
+    for (name, v) in EXECUTION_COST_NAMES.iter().zip(b.execution_cost) {
+        m.insert((*name).to_owned(), json!(v));
     }
 }
 
@@ -104,14 +103,7 @@ fn base_text(o: &mut Obj<'_>, b: &BlockRecord, with_parent_index: bool) {
 }
 
 fn costs_text(o: &mut Obj<'_>, b: &BlockRecord) {
-    let names = [
-        "execution_cost_read_count",
-        "execution_cost_read_length",
-        "execution_cost_runtime",
-        "execution_cost_write_count",
-        "execution_cost_write_length",
-    ];
-    for (name, v) in names.iter().zip(b.execution_cost) {
+    for (name, v) in EXECUTION_COST_NAMES.iter().zip(b.execution_cost) {
         o.member(name, v);
     }
 }

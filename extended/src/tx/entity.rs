@@ -8,6 +8,7 @@ use stacks_codec::tx::Transaction;
 
 use super::abi::{apply_abi, function_signature};
 use super::model::{AnyTx, MempoolTx, MinedTx, TxEvent};
+use crate::text::EXECUTION_COST_NAMES;
 use crate::time::{iso8601, iso8601_into};
 
 /// What a route asks of the renderer.
@@ -197,14 +198,7 @@ pub fn mined_tx_text(
     m.member("microblock_hash", micro_hash);
     m.member("microblock_sequence", tx.microblock_sequence.unwrap_or(i32::MAX as u32));
     m.member("microblock_canonical", tx.microblock_canonical);
-    let names = [
-        "execution_cost_read_count",
-        "execution_cost_read_length",
-        "execution_cost_runtime",
-        "execution_cost_write_count",
-        "execution_cost_write_length",
-    ];
-    for (name, v) in names.iter().zip(tx.execution_cost) {
+    for (name, v) in EXECUTION_COST_NAMES.iter().zip(tx.execution_cost) {
         m.member(name, v);
     }
     m.member("vm_error", &tx.vm_error);
