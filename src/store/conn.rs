@@ -221,7 +221,7 @@ mod tests {
             .unwrap()
             .execute_batch("PRAGMA journal_mode = WAL; CREATE TABLE t (a INTEGER PRIMARY KEY, b TEXT);")
             .unwrap();
-        (dir, Conn::lite(LiteWriter::open(&path).unwrap()))
+        (dir, Conn::lite(LiteWriter::open(&path, None).unwrap()))
     }
 
     async fn count(conn: &mut Conn) -> i64 {

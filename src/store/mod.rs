@@ -442,7 +442,7 @@ impl Store {
             Engine::Sqlite => Some(Checkpointer::start(&options).await?),
             Engine::Postgres => None,
         };
-        Store::assemble(pool, engine, network, url, checkpointer, None)
+        Store::assemble(pool, engine, network, url, checkpointer, None, false)
     }
 
     /// Opens `url` for a `readonly` process (`serve --mode readonly`): no migrations, backfills
@@ -461,9 +461,7 @@ impl Store {
             Some(primary) => Some(replica::Primary::connect(engine, primary).await?),
             None => None,
         };
-        let mut store = Store::assemble(pool, engine, network, url, None, primary)?;
-        store.readonly = true;
-        Ok(store)
+        Store::assemble(pool, engine, network, url, None, primary, true)
     }
 
     fn assemble(
@@ -473,10 +471,11 @@ impl Store {
         url: String,
         checkpointer: Option<Checkpointer>,
         primary: Option<replica::Primary>,
+        readonly: bool,
     ) -> Result<Store, StoreError> {
         let lite = match sqlite_path(&url) {
             Some(path) if engine == Engine::Sqlite && path != ":memory:" => {
-                Some(lite::LiteReader::open(path)?)
+                Some(lite::LiteReader::open(path, !readonly)?)
             }
             _ => None,
         };
@@ -488,7 +487,7 @@ impl Store {
             writer: Mutex::new(None),
             checkpointer: std::sync::Mutex::new(checkpointer),
             tip_memo: std::sync::Mutex::new(Default::default()),
-            readonly: false,
+            readonly,
             primary,
             lite,
             local_recorded: local_tx::recorded_channel(),
@@ -557,7 +556,7 @@ impl Store {
         if slot.is_none() {
             let mut conn = match sqlite_path(&self.url) {
                 Some(path) if self.engine == Engine::Sqlite && path != ":memory:" => {
-                    Conn::lite(lite::LiteWriter::open(path)?)
+                    Conn::lite(lite::LiteWriter::open(path, self.lite.as_ref().map(lite::LiteReader::fence))?)
                 }
                 _ => Conn::sqlx(self.write_pool().acquire().await?.detach()),
             };

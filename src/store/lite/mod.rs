@@ -10,12 +10,15 @@
 //! texts (`$N` placeholders, bound by number as sqlx does), so one read or write function runs
 //! on either path (`sql::select`, `conn::Conn`).
 //!
-//! WAL: each statement runs in its own implicit read transaction and sees every transaction
-//! committed before it started, as on a pooled sqlx connection. Connections are opened
-//! read-only, with the read pragmas the sqlx pool sets (`connect` in `mod.rs`).
+//! WAL: each statement sees every transaction committed before it started, as on a pooled sqlx
+//! connection; a connection keeps one read transaction across statements while nothing commits
+//! (`held`). Connections are opened read-only, with the read pragmas the sqlx pool sets
+//! (`connect` in `store/mod.rs`).
+
+mod held;
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
@@ -23,6 +26,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::db_row::{DbRow, LiteRow, Names};
 use super::sql::Val;
+use held::ReadConn;
 
 /// Process-wide SQLite settings, applied before the first connection of either driver (sqlx
 /// and rusqlite link the same SQLite): its memory statistics off. With them on (SQLite's
@@ -48,10 +52,27 @@ const IDLE_KEPT: usize = 8;
 /// Prepared statements kept per connection: the store has a few hundred read shapes.
 const STATEMENTS_KEPT: usize = 512;
 
+/// How often the release thread ends the transactions idle connections hold past a commit.
+const RELEASE_EVERY: Duration = Duration::from_millis(100);
+
 pub(super) struct LiteReader {
+    pool: Arc<Pool>,
+}
+
+struct Pool {
     path: String,
-    idle: Mutex<Vec<Connection>>,
+    /// Whether connections keep read transactions across statements (`held`). Not in a
+    /// `readonly` process: its idle transactions would hold back the checkpoints and WAL
+    /// restarts of a writer in another process, which cannot end them ([`WriteFence`]).
+    hold: bool,
+    idle: Mutex<Idle>,
     closed: AtomicBool,
+}
+
+struct Idle {
+    conns: Vec<ReadConn>,
+    /// The writer has a transaction open ([`WriteFence`]): connections put back end theirs.
+    writing: bool,
 }
 
 /// A rusqlite error as sqlx reports a database's.
@@ -109,57 +130,122 @@ fn bind_error(msg: String) -> sqlx::Error {
 }
 
 impl LiteReader {
-    /// Read connections to the SQLite file at `path` (opened one now, to fail early).
-    pub(super) fn open(path: &str) -> Result<LiteReader, sqlx::Error> {
-        let reader = LiteReader {
+    /// Read connections to the SQLite file at `path` (opened one now, to fail early), and the
+    /// thread that ends the read transactions they hold idle once something commits. `hold`:
+    /// whether they keep read transactions across statements (see [`Pool::hold`]).
+    pub(super) fn open(path: &str, hold: bool) -> Result<LiteReader, sqlx::Error> {
+        let pool = Arc::new(Pool {
             path: path.to_owned(),
-            idle: Mutex::new(Vec::new()),
+            hold,
+            idle: Mutex::new(Idle { conns: Vec::new(), writing: false }),
             closed: AtomicBool::new(false),
-        };
-        let conn = reader.connect()?;
-        reader.idle().push(conn);
-        Ok(reader)
+        });
+        let conn = pool.connect()?;
+        pool.idle().conns.push(conn);
+        let weak = Arc::downgrade(&pool);
+        std::thread::Builder::new()
+            .name("sqlite-read-release".into())
+            .spawn(move || release_idle(weak))
+            .map_err(sqlx::Error::Io)?;
+        Ok(LiteReader { pool })
     }
 
-    fn idle(&self) -> std::sync::MutexGuard<'_, Vec<Connection>> {
+    /// Closes the idle connections; reads after this fail (as on a closed sqlx pool).
+    pub(super) fn close(&self) {
+        self.pool.closed.store(true, Ordering::SeqCst);
+        self.pool.idle().conns.clear();
+    }
+
+    /// What this process's SQLite writer tells these connections (see [`WriteFence`]).
+    pub(super) fn fence(&self) -> WriteFence {
+        WriteFence(Arc::downgrade(&self.pool))
+    }
+
+    /// The rows of `sql` with `vals` (the first `max` at most), read on this thread.
+    pub(super) fn fetch(&self, sql: &str, vals: Vec<Val>, max: usize) -> Result<Vec<DbRow>, sqlx::Error> {
+        let pool = &self.pool;
+        if pool.closed.load(Ordering::SeqCst) {
+            return Err(sqlx::Error::PoolClosed);
+        }
+        let mut conn = match pool.idle().conns.pop() {
+            Some(c) => c,
+            None => pool.connect()?,
+        };
+        let (text, vals) = super::sql::sqlite_read(sql, vals);
+        let out = conn
+            .refresh()
+            .map_err(sql_error)
+            .and_then(|()| run(&conn.conn, text.sql(), &vals, max, Some(text.names())).map(|(rows, _)| rows));
+        // A connection that failed is closed (an error here is rare: a broken file or a bug).
+        if out.is_ok() && !pool.closed.load(Ordering::SeqCst) {
+            // Under the lock that `WriteFence::enter` takes: a connection put back while the
+            // writer's transaction is open never keeps a transaction idle through its commit.
+            let mut idle = pool.idle();
+            let ended = if idle.writing { conn.end() } else { conn.release_if_stale() };
+            if ended.is_ok() && idle.conns.len() < IDLE_KEPT {
+                idle.conns.push(conn);
+            }
+        }
+        out
+    }
+}
+
+impl Pool {
+    fn idle(&self) -> std::sync::MutexGuard<'_, Idle> {
         self.idle.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn connect(&self) -> Result<Connection, sqlx::Error> {
+    fn connect(&self) -> Result<ReadConn, sqlx::Error> {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&self.path, flags).map_err(sql_error)?;
         // The sqlx pool's settings that matter to a reader (`connect` in mod.rs).
         conn.busy_timeout(Duration::from_millis(10_000)).map_err(sql_error)?;
         conn.execute_batch("PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY;").map_err(sql_error)?;
         conn.set_prepared_statement_cache_capacity(STATEMENTS_KEPT);
-        Ok(conn)
+        ReadConn::new(conn, self.hold).map_err(sql_error)
+    }
+}
+
+/// The release thread: every [`RELEASE_EVERY`], the transactions idle connections hold past a
+/// commit are ended, so that a checkpoint can copy that commit; gone with the pool.
+fn release_idle(pool: Weak<Pool>) {
+    loop {
+        std::thread::sleep(RELEASE_EVERY);
+        let Some(pool) = pool.upgrade() else { return };
+        if pool.closed.load(Ordering::SeqCst) {
+            return;
+        }
+        // A connection whose transaction cannot end is closed.
+        pool.idle().conns.retain_mut(|c| c.release_if_stale().is_ok());
+    }
+}
+
+/// The writer's side of the kept read transactions. The WAL can start over (`walRestartLog`,
+/// at a write transaction's first frame) only when no reader holds one of read marks 1..N, and a
+/// checkpoint copies no frame past the oldest snapshot a reader holds. Ended lazily (at a
+/// reader's next statement, or by the release thread within [`RELEASE_EVERY`]), idle
+/// transactions held both back under sustained writes: the WAL grew to 2.1 GB in the mixed-load
+/// benchmark and ingestion slowed to 57–71 % of its rate alone (session 18). So the writer of
+/// this process ends every idle transaction before its own begins ([`WriteFence::enter`]), and
+/// until it ends ([`WriteFence::leave`]) connections put back end theirs: while it writes,
+/// readers hold read marks only while a statement runs, as in autocommit.
+#[derive(Clone)]
+pub(super) struct WriteFence(Weak<Pool>);
+
+impl WriteFence {
+    fn enter(&self) {
+        if let Some(pool) = self.0.upgrade() {
+            let mut idle = pool.idle();
+            idle.writing = true;
+            // A connection whose transaction cannot end is closed.
+            idle.conns.retain_mut(|c| c.end().is_ok());
+        }
     }
 
-    /// Closes the idle connections; reads after this fail (as on a closed sqlx pool).
-    pub(super) fn close(&self) {
-        self.closed.store(true, Ordering::SeqCst);
-        self.idle().clear();
-    }
-
-    /// The rows of `sql` with `vals` (the first `max` at most), read on this thread.
-    pub(super) fn fetch(&self, sql: &str, vals: Vec<Val>, max: usize) -> Result<Vec<DbRow>, sqlx::Error> {
-        if self.closed.load(Ordering::SeqCst) {
-            return Err(sqlx::Error::PoolClosed);
+    fn leave(&self) {
+        if let Some(pool) = self.0.upgrade() {
+            pool.idle().writing = false;
         }
-        let conn = match self.idle().pop() {
-            Some(c) => c,
-            None => self.connect()?,
-        };
-        let (text, vals) = super::sql::sqlite_read(sql, vals);
-        let out = run(&conn, text.sql(), &vals, max, Some(text.names())).map(|(rows, _)| rows);
-        // A connection that failed is closed (an error here is rare: a broken file or a bug).
-        if out.is_ok() && !self.closed.load(Ordering::SeqCst) {
-            let mut idle = self.idle();
-            if idle.len() < IDLE_KEPT {
-                idle.push(conn);
-            }
-        }
-        out
     }
 }
 
@@ -259,6 +345,11 @@ fn run(
 /// placeholders), as sqlx's driver got them.
 pub(super) struct LiteWriter {
     conn: Connection,
+    /// This process's readers, told when a transaction of this connection begins and ends.
+    fence: Option<WriteFence>,
+    /// Inside [`WriteFence::enter`] (from a statement run outside a transaction until the
+    /// connection is back in autocommit).
+    fenced: bool,
 }
 
 /// Prepared statements the writer keeps: the write path has a few hundred shapes (multi-row
@@ -268,8 +359,9 @@ const WRITER_STATEMENTS_KEPT: usize = 1024;
 impl LiteWriter {
     /// A read-write connection to the existing SQLite file at `path`, with the settings the
     /// sqlx pool gives its connections (`connect` in `mod.rs`, and sqlx's own `foreign_keys`).
-    /// The file's page size and WAL mode were set when the pool created it.
-    pub(super) fn open(path: &str) -> Result<LiteWriter, sqlx::Error> {
+    /// The file's page size and WAL mode were set when the pool created it. `fence`: this
+    /// process's readers of the same file, if any.
+    pub(super) fn open(path: &str, fence: Option<WriteFence>) -> Result<LiteWriter, sqlx::Error> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags).map_err(sql_error)?;
         conn.busy_timeout(Duration::from_millis(10_000)).map_err(sql_error)?;
@@ -279,17 +371,46 @@ impl LiteWriter {
         )
         .map_err(sql_error)?;
         conn.set_prepared_statement_cache_capacity(WRITER_STATEMENTS_KEPT);
-        Ok(LiteWriter { conn })
+        Ok(LiteWriter { conn, fence, fenced: false })
     }
 
     /// The rows of `sql` (as SQLite gets it) with `vals`.
     pub(super) fn fetch(&mut self, sql: &str, vals: &[Val]) -> Result<Vec<DbRow>, sqlx::Error> {
-        Ok(run(&self.conn, sql, vals, usize::MAX, None)?.0)
+        Ok(self.fenced_run(sql, vals)?.0)
     }
 
     /// Runs `sql` (as SQLite gets it) with `vals`; the rows it changed.
     pub(super) fn execute(&mut self, sql: &str, vals: &[Val]) -> Result<u64, sqlx::Error> {
-        Ok(run(&self.conn, sql, vals, usize::MAX, None)?.1)
+        Ok(self.fenced_run(sql, vals)?.1)
+    }
+
+    /// `run`, inside the fence from a statement that starts outside a transaction (`BEGIN`, or
+    /// a statement in autocommit) to the one after which none is open (`COMMIT`, `ROLLBACK`).
+    fn fenced_run(&mut self, sql: &str, vals: &[Val]) -> Result<(Vec<DbRow>, u64), sqlx::Error> {
+        if let Some(fence) = self.fence.as_ref().filter(|_| !self.fenced) {
+            fence.enter();
+            self.fenced = true;
+        }
+        let out = run(&self.conn, sql, vals, usize::MAX, None);
+        if self.conn.is_autocommit() {
+            self.unfence();
+        }
+        out
+    }
+
+    fn unfence(&mut self) {
+        if std::mem::take(&mut self.fenced) {
+            if let Some(fence) = &self.fence {
+                fence.leave();
+            }
+        }
+    }
+}
+
+impl Drop for LiteWriter {
+    /// A writer dropped inside a transaction (after a failure) rolls it back as it closes.
+    fn drop(&mut self) {
+        self.unfence();
     }
 }
 
@@ -318,7 +439,7 @@ mod tests {
     #[test]
     fn placeholders_bind_by_number_and_rows_decode() {
         let (_dir, path) = store_file();
-        let r = LiteReader::open(&path).unwrap();
+        let r = LiteReader::open(&path, true).unwrap();
         // `$2` before `$1`: bound by number, not by position.
         let rows = r
             .fetch_all(
@@ -348,7 +469,7 @@ mod tests {
     #[test]
     fn reads_see_commits_and_never_write() {
         let (_dir, path) = store_file();
-        let r = LiteReader::open(&path).unwrap();
+        let r = LiteReader::open(&path, true).unwrap();
         let count =
             || r.fetch_all("SELECT COUNT(*) AS n FROM t", vec![]).unwrap()[0].try_get::<i64, _>("n").unwrap();
         assert_eq!(count(), 3);
@@ -357,5 +478,121 @@ mod tests {
         assert!(r.fetch_all("DELETE FROM t", vec![]).is_err());
         r.close();
         assert!(matches!(r.fetch_all("SELECT 1", vec![]), Err(sqlx::Error::PoolClosed)));
+    }
+
+    fn count(r: &LiteReader) -> i64 {
+        r.fetch_all("SELECT COUNT(*) AS n FROM t", vec![]).unwrap()[0].try_get::<i64, _>("n").unwrap()
+    }
+
+    fn idle_holds(r: &LiteReader) -> Vec<bool> {
+        r.pool.idle().conns.iter().map(ReadConn::holds).collect()
+    }
+
+    #[test]
+    fn a_read_transaction_is_kept_until_something_commits() {
+        let (_dir, path) = store_file();
+        let r = LiteReader::open(&path, true).unwrap();
+        assert_eq!(count(&r), 3);
+        assert_eq!(idle_holds(&r), [true], "the connection keeps its read transaction");
+        assert_eq!(count(&r), 3);
+        // Any other connection's commit: the next statement reads it, in a new transaction.
+        let w = Connection::open(&path).unwrap();
+        w.execute("INSERT INTO t VALUES (4, 'w')", []).unwrap();
+        assert_eq!(count(&r), 4);
+        w.execute("DELETE FROM t WHERE a = 1", []).unwrap();
+        assert_eq!(count(&r), 3);
+        assert_eq!(idle_holds(&r), [true]);
+    }
+
+    #[test]
+    fn idle_transactions_end_after_a_commit_so_checkpoints_complete() {
+        let (_dir, path) = store_file();
+        let r = LiteReader::open(&path, true).unwrap();
+        assert_eq!(count(&r), 3);
+        let w = Connection::open(&path).unwrap();
+        w.execute("INSERT INTO t VALUES (4, 'w')", []).unwrap();
+        // The release thread ends the idle connection's transaction, which began before the
+        // commit; held, it would keep the checkpoint from copying that commit.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while idle_holds(&r) != [false] {
+            assert!(std::time::Instant::now() < deadline, "the idle transaction was never ended");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let (busy, log, copied): (i64, i64, i64) = w
+            .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |x| Ok((x.get(0)?, x.get(1)?, x.get(2)?)))
+            .unwrap();
+        assert_eq!((busy, copied), (0, log), "every WAL frame checkpointed");
+        assert_eq!(count(&r), 4);
+    }
+
+    #[test]
+    fn the_writer_ends_idle_transactions_before_its_own() {
+        let (_dir, path) = store_file();
+        let r = LiteReader::open(&path, true).unwrap();
+        let mut w = LiteWriter::open(&path, Some(r.fence())).unwrap();
+        assert_eq!(count(&r), 3);
+        assert_eq!(idle_holds(&r), [true]);
+        w.execute("BEGIN", &[]).unwrap();
+        assert_eq!(idle_holds(&r), [false], "ended when the writer's transaction began");
+        // Put back while the writer's transaction is open: not kept.
+        assert_eq!(count(&r), 3);
+        assert_eq!(idle_holds(&r), [false]);
+        w.execute("INSERT INTO t VALUES (4, 'w')", &[]).unwrap();
+        w.execute("COMMIT", &[]).unwrap();
+        assert_eq!(count(&r), 4);
+        assert_eq!(idle_holds(&r), [true], "kept again once the writer's transaction ended");
+        // A statement in autocommit is a transaction of its own: fenced too, and left.
+        w.execute("INSERT INTO t VALUES (5, 'v')", &[]).unwrap();
+        assert_eq!(count(&r), 5);
+        assert_eq!(idle_holds(&r), [true]);
+        // A writer dropped inside its transaction (rolled back) leaves the fence.
+        w.execute("BEGIN", &[]).unwrap();
+        w.execute("INSERT INTO t VALUES (6, 'u')", &[]).unwrap();
+        drop(w);
+        assert_eq!(count(&r), 5);
+        assert_eq!(idle_holds(&r), [true]);
+    }
+
+    /// Session 18's failure, in small: readers reading between the writer's transactions must
+    /// not keep the WAL from starting over.
+    #[test]
+    fn the_wal_starts_over_while_readers_read_between_writes() {
+        let (dir, path) = store_file();
+        let r = LiteReader::open(&path, true).unwrap();
+        let mut w = LiteWriter::open(&path, Some(r.fence())).unwrap();
+        // Checkpoint inside every commit (as the writer does past its WAL bound).
+        w.execute("PRAGMA wal_autocheckpoint = 1", &[]).unwrap();
+        let blob = "x".repeat(3_000);
+        for i in 0..400i64 {
+            assert_eq!(count(&r), 3 + i);
+            w.execute("BEGIN", &[]).unwrap();
+            w.execute("INSERT INTO t VALUES ($1, $2)", &[Val::I(10 + i), Val::T(blob.clone())]).unwrap();
+            w.execute("COMMIT", &[]).unwrap();
+        }
+        // 400 commits of ~2 pages: ~3.3 MB of frames if the WAL never started over.
+        let wal = std::fs::metadata(dir.path().join("t.db-wal")).unwrap().len();
+        assert!(wal < 256 << 10, "the WAL grew to {wal} bytes");
+    }
+
+    #[test]
+    fn a_readonly_process_keeps_no_transaction() {
+        let (_dir, path) = store_file();
+        let r = LiteReader::open(&path, false).unwrap();
+        assert_eq!(count(&r), 3);
+        assert_eq!(idle_holds(&r), [false]);
+    }
+
+    #[test]
+    fn without_a_wal_each_statement_is_its_own_transaction() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j.db").display().to_string();
+        let w = Connection::open(&path).unwrap();
+        w.execute_batch("CREATE TABLE t (a INTEGER); INSERT INTO t VALUES (1);").unwrap();
+        let r = LiteReader::open(&path, true).unwrap();
+        assert_eq!(count(&r), 1);
+        assert_eq!(idle_holds(&r), [false]);
+        w.execute("INSERT INTO t VALUES (2)", []).unwrap();
+        assert_eq!(count(&r), 2);
+        assert!(!dir.path().join("j.db-shm").exists(), "no wal-index made for a rollback-journal file");
     }
 }
