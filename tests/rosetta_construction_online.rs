@@ -56,7 +56,12 @@ async fn flow(db: Db) {
     let network = Network::Testnet;
     let Some(ts) = TestStore::new(db, "construction_online", network).await else { return };
     let (node_url, accepted) = fake_node().await;
-    let api = routes(Context::online(Arc::clone(&ts.store), Some(NodeClient::new(&node_url))));
+    let api = routes(Context::online(
+        network,
+        Arc::clone(&ts.store) as _,
+        Arc::clone(&ts.store) as _,
+        Some(NodeClient::new(&node_url)),
+    ));
     let post = |endpoint: &str, body: Value| {
         let api = api.clone();
         let path = format!("/rosetta/v1/construction/{endpoint}");

@@ -4,18 +4,21 @@
 //!
 //! The chain: block 1 (genesis, empty); block 2, a coinbase and an STX transfer with the
 //! block's miner reward; block 3, a PoX call that locks STX and no coinbase (its block-level
-//! reward gets a transaction of its own, named by the index block hash).
+//! reward gets a transaction of its own, named by the index block hash). Two of the sender's
+//! transactions are pending in the mempool.
+//!
+//! The Construction API's online reads (`/construction/metadata`) come from the same reader.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use ledger_read::{
-    AccountAt, BlockContents, BlockEventRow, LedgerBlock, LedgerReader, LedgerTx, OpRow, ReadError,
-    ReadFuture, TxRef,
+    AccountAt, BlockContents, BlockEventRow, LedgerBlock, LedgerReader, LedgerTx, LocalSource,
+    LocalTxOutcome, LocalTxSink, OpRow, ReadError, ReadFuture, RecordFuture, TxRef,
 };
 use serde_json::{json, Value};
 use stacks_ledger::ledger::Network;
-use stacks_ledger::rosetta::{routes, Rosetta};
+use stacks_ledger::rosetta::{construction, routes, Rosetta};
 
 const SENDER: &str = "ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM";
 const RECIPIENT: &str = "ST1SJ3DTE5DN7X54YDH5D64R3BCB6A2AG2ZQ8YPD5";
@@ -81,6 +84,8 @@ struct FakeLedger {
     /// `(account, height, state after that block)`, ascending heights.
     accounts: Vec<(&'static str, i64, AccountAt)>,
     mempool: Vec<(String, String)>,
+    /// `(account, next nonce counting the mempool)`.
+    pending_nonces: Vec<(&'static str, i64)>,
 }
 
 impl FakeLedger {
@@ -140,6 +145,7 @@ impl FakeLedger {
                 (RECIPIENT, 2, at(500, 0, 0)),
             ],
             mempool: vec![(hash('f', 1), "0x00".into()), (hash('f', 2), "0x00".into())],
+            pending_nonces: vec![(SENDER, 4)],
         }
     }
 
@@ -188,6 +194,15 @@ impl LedgerReader for FakeLedger {
                 .iter()
                 .rfind(|(a, h, _)| *a == account && *h <= height)
                 .map_or_else(AccountAt::default, |(_, _, at)| *at)
+        })
+    }
+
+    fn next_nonce_with_mempool<'a>(&'a self, account: &'a str) -> ReadFuture<'a, i64> {
+        self.read(|| match self.pending_nonces.iter().find(|(a, _)| *a == account) {
+            Some((_, n)) => *n,
+            None => {
+                self.accounts.iter().rfind(|(a, _, _)| *a == account).map_or(0, |(_, _, at)| at.next_nonce)
+            }
         })
     }
 
@@ -470,4 +485,76 @@ async fn store_unavailable_is_649_and_a_failed_read_612() {
         let expected = json!({"code": 612, "message": "Unknown error.", "retriable": false});
         assert_eq!((status, body), (500, expected), "{path}");
     }
+}
+
+/// A mempool held in memory: what the construction routes recorded.
+#[derive(Default)]
+struct FakeMempool {
+    recorded: Mutex<Vec<(Vec<u8>, LocalSource)>>,
+}
+
+impl LocalTxSink for FakeMempool {
+    fn record<'a>(&'a self, raw_tx: &'a [u8], source: LocalSource) -> RecordFuture<'a> {
+        self.recorded.lock().unwrap().push((raw_tx.to_vec(), source));
+        Box::pin(std::future::ready(Ok(LocalTxOutcome::Added { tx_id: hex::encode(raw_tx) })))
+    }
+}
+
+/// POSTs `body` to `/rosetta/v1/construction/{path}`, online over `ledger` without a node.
+async fn construction_post(
+    ledger: FakeLedger,
+    mempool: &Arc<FakeMempool>,
+    path: &str,
+    mut body: Value,
+) -> (u16, Value) {
+    body["network_identifier"] = json!({"blockchain": "stacks", "network": "testnet"});
+    let ctx =
+        construction::Context::online(Network::Testnet, Arc::new(ledger), Arc::clone(mempool) as _, None);
+    let api = construction::routes(ctx);
+    let res = warp::test::request()
+        .method("POST")
+        .path(&format!("/rosetta/v1/construction/{path}"))
+        .body(body.to_string())
+        .reply(&api)
+        .await;
+    (res.status().as_u16(), serde_json::from_slice(res.body()).expect("a JSON body"))
+}
+
+#[tokio::test]
+async fn construction_metadata_reads_nonces_and_the_tip() {
+    let mempool = Arc::new(FakeMempool::default());
+    // The sender's nonce counts its pending transactions; a stacking call takes the tip's burn
+    // height (no node to ask for the PoX info). Fee: the default 1 µSTX per byte.
+    let options = json!({"sender_address": SENDER, "size": 180, "type": "stack_stx"});
+    let (status, body) =
+        construction_post(FakeLedger::chain(), &mempool, "metadata", json!({"options": options})).await;
+    let expected = json!({
+        "metadata": {"account_sequence": 4, "fee": "180", "start_burn_height": 103},
+        "suggested_fee": [stx(180)],
+    });
+    assert_eq!((status, body), (200, expected));
+
+    // Nothing pending: the chain's next nonce; a sponsored transfer gets the sponsor's too.
+    let options = json!({"sender_address": RECIPIENT, "size": 100, "type": "token_transfer",
+        "sponsored": true, "sponsor_address": SENDER, "suggested_fee_multiplier": 1.5});
+    let (status, body) =
+        construction_post(FakeLedger::chain(), &mempool, "metadata", json!({"options": options})).await;
+    let expected = json!({
+        "metadata": {"account_sequence": 0, "fee": "150", "sponsor_account_sequence": 4,
+            "sponsored": true, "sponsor_address": SENDER},
+        "suggested_fee": [stx(150)],
+    });
+    assert_eq!((status, body), (200, expected));
+    assert!(mempool.recorded.lock().unwrap().is_empty(), "metadata records nothing");
+
+    let options = json!({"sender_address": SENDER, "size": 180});
+    let (status, body) = construction_post(
+        FakeLedger::failing(Mode::Unavailable),
+        &mempool,
+        "metadata",
+        json!({"options": options}),
+    )
+    .await;
+    let expected = json!({"code": 649, "message": "Ledger store unavailable.", "retriable": true});
+    assert_eq!((status, body), (500, expected));
 }

@@ -35,6 +35,11 @@ pub trait LedgerReader: Send + Sync {
     /// account the chain has not seen by then).
     fn account_at<'a>(&'a self, account: &'a str, height: i64) -> ReadFuture<'a, AccountAt>;
 
+    /// `account`'s next nonce counting its pending mempool transactions too: one past the
+    /// highest of its canonical nonces and its pending mempool nonces, as origin or sponsor
+    /// (0 for an account never seen). What Rosetta `/construction/metadata` hands out.
+    fn next_nonce_with_mempool<'a>(&'a self, account: &'a str) -> ReadFuture<'a, i64>;
+
     /// The index block hash of the canonical block that mined `tx_id`.
     fn tx_block<'a>(&'a self, tx_id: &'a str) -> ReadFuture<'a, Option<String>>;
 

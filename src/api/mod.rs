@@ -144,11 +144,13 @@ fn table(
     admission: Arc<Admission>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
     let node = v2.node.as_ref().map(|c| construction::node::NodeClient::new(c.node.as_str()));
-    let construction = construction::Context::online(Arc::clone(&store), node);
+    let reader: Arc<dyn ledger_read::LedgerReader> = Arc::clone(&store) as _;
+    let local_txs: Arc<dyn ledger_read::LocalTxSink> = Arc::clone(&store) as _;
+    let construction =
+        construction::Context::online(store.network(), Arc::clone(&reader), Arc::clone(&local_txs), node);
     // Rosetta first: it answers everything under `/rosetta` itself (its errors are Rosetta's);
     // the construction endpoints ahead of the rest of it.
     // `sync_status` measures ingestion against the same node `/v2` uses.
-    let reader: Arc<dyn ledger_read::LedgerReader> = Arc::clone(&store) as _;
     let rosetta = match &v2.node {
         Some(config) => Rosetta::new(reader, store.network()).with_node(Arc::clone(config)),
         None => Rosetta::new(reader, store.network()),
@@ -163,7 +165,7 @@ fn table(
         .or(cache::cached(cache, Arc::clone(&store), extended, with_node, admission)
             .or(crate::faucet::routes(faucets))
             .recover(stacks_extended::recover))
-        .or(crate::v2::routes(store, v2))
+        .or(crate::v2::routes(Arc::clone(&store) as _, local_txs, store.network(), v2))
         .or(stacks_extended::not_found_fallback())
 }
 

@@ -10,7 +10,7 @@
 //! [`Store::local_txs_recorded`] in this process, and `local_txs` (followed like `raw_events`)
 //! in the others.
 
-use thiserror::Error;
+use ledger_read::{LocalSource, LocalTxError, LocalTxOutcome, LocalTxSink, RecordFuture};
 use tokio::sync::broadcast;
 
 use super::sql::{self, select};
@@ -18,44 +18,11 @@ use super::{write, Engine, Store, StoreError, LIVE_CHANNEL};
 use crate::events::payload::NewMempoolTx;
 use crate::events::EventPayload;
 
-/// Who put the transaction into the mempool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LocalSource {
-    /// Rosetta `/construction/submit`.
-    RosettaSubmit,
-    /// A `/v2/transactions` broadcast through the node proxy.
-    V2Broadcast,
-    /// The STX faucet's transfer.
-    Faucet,
-}
-
-impl LocalSource {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            LocalSource::RosettaSubmit => "rosetta_submit",
-            LocalSource::V2Broadcast => "v2_broadcast",
-            LocalSource::Faucet => "faucet",
-        }
+/// The store's failures are the sink's `Store` error (shown as the store's own).
+impl From<StoreError> for LocalTxError {
+    fn from(e: StoreError) -> Self {
+        LocalTxError::Store(Box::new(e))
     }
-}
-
-/// What [`Store::record_local_tx`] did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LocalTxOutcome {
-    /// The transaction entered the mempool now (and was announced).
-    Added { tx_id: String },
-    /// It was there already (the node's own event came first, or an earlier submission):
-    /// nothing was written.
-    Known { tx_id: String },
-}
-
-#[derive(Debug, Error)]
-pub enum LocalTxError {
-    /// Not a transaction we can record: nothing was written.
-    #[error("not a recordable transaction: {0}")]
-    Invalid(String),
-    #[error(transparent)]
-    Store(#[from] StoreError),
 }
 
 /// A `local_txs` row, as other processes follow them.
@@ -193,6 +160,13 @@ impl Store {
         let row =
             select("SELECT id FROM local_txs ORDER BY id DESC LIMIT 1", vec![]).fetch_optional(self).await?;
         Ok(row.map(|r| r.try_get("id")).transpose()?)
+    }
+}
+
+/// The surfaces' one write path ([`Store::record_local_tx`]).
+impl LocalTxSink for Store {
+    fn record<'a>(&'a self, raw_tx: &'a [u8], source: LocalSource) -> RecordFuture<'a> {
+        Box::pin(self.record_local_tx(raw_tx, source))
     }
 }
 

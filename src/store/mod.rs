@@ -67,12 +67,13 @@ use crate::ledger::{LedgerError, Network};
 pub use bns_import::{BnsGenesis, ImportedName};
 pub use bulk::IndexDefinition;
 pub use faucet::{FaucetRequest, RateLimit, Reservation};
+pub use ledger_read::{LocalSource, LocalTxError, LocalTxOutcome};
 pub use live::{LIVE_CHANNEL, MAX_NOTIFY_PAYLOAD};
-pub use local_tx::{LocalSource, LocalTx, LocalTxError, LocalTxOutcome};
+pub use local_tx::LocalTx;
 pub use prepare::{prepare_batch, PreparedBatch};
 pub use read::{BlockInfo, Generation, NonceUsage, Supply, TxInfo};
 pub use replica::ReplicaLag;
-pub use v2::{V2Account, V2BurnBlock, V2Contract, V2InfoState, V2Microblock, V2Tip, STABLE_CONFIRMATIONS};
+pub use v2::STABLE_CONFIRMATIONS;
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("src/store/migrations/sqlite");
 static POSTGRES_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("src/store/migrations/postgres");

@@ -269,6 +269,11 @@ impl LedgerReader for Store {
         Box::pin(async move { Ok(self.rosetta_account_at(account, height).await?) })
     }
 
+    fn next_nonce_with_mempool<'a>(&'a self, account: &'a str) -> ReadFuture<'a, i64> {
+        // The inherent read of the same name (`store/read.rs`).
+        Box::pin(async move { Ok(Store::next_nonce_with_mempool(self, account).await?) })
+    }
+
     fn tx_block<'a>(&'a self, tx_id: &'a str) -> ReadFuture<'a, Option<String>> {
         Box::pin(async move { Ok(self.rosetta_tx_block(tx_id).await?) })
     }

@@ -1,5 +1,10 @@
-//! The reads behind the `/v2` answers served from the ledger (`crate::v2`). (The broadcast
-//! hook's write is [`Store::record_local_tx`].)
+//! The reads behind the `/v2` answers served from the ledger (`crate::v2`): the store's
+//! [`V2Reader`]. (The broadcast hook's write is [`Store::record_local_tx`], through
+//! `ledger_read::LocalTxSink`.)
+
+use ledger_read::{
+    LedgerBlock, ReadFuture, V2Account, V2BurnBlock, V2Contract, V2InfoState, V2Microblock, V2Reader, V2Tip,
+};
 
 use super::sql::select;
 use super::{Store, StoreError};
@@ -8,71 +13,9 @@ use super::{Store, StoreError};
 /// this many blocks below the burn tip.
 pub const STABLE_CONFIRMATIONS: i64 = 7;
 
-/// The canonical Stacks tip with the consensus data `/v2/info` reports.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct V2Tip {
-    pub block_height: i64,
-    pub block_hash: String,
-    pub index_block_hash: String,
-    /// The tip's consensus hash, when the node's block event carried one.
-    pub consensus_hash: Option<String>,
-    /// The Stacks tip's own burn block height.
-    pub burn_block_height: i64,
-    /// Nakamoto tenure height, when recorded.
-    pub tenure_height: Option<i64>,
-}
-
-/// A canonical burn block as `/v2/info` reports it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct V2BurnBlock {
-    pub height: i64,
-    pub consensus_hash: Option<String>,
-}
-
-/// The newest streamed microblock on the tip (pre-Nakamoto unconfirmed state).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct V2Microblock {
-    pub hash: String,
-    pub sequence: i64,
-}
-
-/// Everything `/v2/info` derives from the ledger.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct V2InfoState {
-    pub tip: V2Tip,
-    /// The highest canonical burn block (the burnchain tip as last announced).
-    pub burn_tip: Option<V2BurnBlock>,
-    /// The canonical burn block [`STABLE_CONFIRMATIONS`] below the burn tip, when stored.
-    pub stable_burn: Option<V2BurnBlock>,
-    pub microblock_tip: Option<V2Microblock>,
-}
-
-/// An account as the node's `/v2/accounts` reports it, at the canonical tip.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct V2Account {
-    /// Unlocked µSTX.
-    pub balance: i64,
-    pub locked: i64,
-    /// Burn height at which `locked` unlocks; 0 when nothing is locked.
-    pub unlock_height: i64,
-    /// The next nonce: one past the highest used on the canonical chain (the node's nonce
-    /// ignores the mempool too); always 0 for the boot address, as on the node.
-    pub nonce: i64,
-}
-
-/// A contract deployed on the canonical chain.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct V2Contract {
-    pub source: String,
-    /// The ABI JSON text as the node emitted it, when it did.
-    pub abi: Option<String>,
-    pub clarity_version: Option<i64>,
-    pub publish_height: i64,
-}
-
 impl Store {
     /// What `/v2/info` needs, or `None` before the first canonical block.
-    pub async fn v2_info_state(&self) -> Result<Option<V2InfoState>, StoreError> {
+    async fn info_state_at_tip(&self) -> Result<Option<V2InfoState>, StoreError> {
         let Some(row) = select(
             "SELECT block_height, block_hash, index_block_hash, consensus_hash, burn_block_height, tenure_height \
              FROM blocks WHERE canonical = true ORDER BY block_height DESC LIMIT 1",
@@ -144,7 +87,7 @@ impl Store {
 
     /// `principal`'s balance, lock and next nonce at the canonical tip (zeros for a principal
     /// the ledger never saw, as the node answers for an empty account).
-    pub async fn v2_account(&self, principal: &str) -> Result<V2Account, StoreError> {
+    async fn account_at_tip(&self, principal: &str) -> Result<V2Account, StoreError> {
         let row = select(
             "SELECT liquid, locked, unlock_burn_height FROM stx_accounts WHERE account = $1",
             vec![principal.into()],
@@ -170,7 +113,7 @@ impl Store {
 
     /// The contract `contract_id` (`ADDR.name`) as deployed on the canonical chain (a failed
     /// deploy created nothing on the node).
-    pub async fn v2_contract(&self, contract_id: &str) -> Result<Option<V2Contract>, StoreError> {
+    async fn contract_deployed(&self, contract_id: &str) -> Result<Option<V2Contract>, StoreError> {
         let row = select(
             "SELECT source_code, abi, clarity_version, block_height FROM smart_contracts \
              WHERE contract_id = $1 AND canonical = true AND success = true ORDER BY block_height LIMIT 1",
@@ -188,5 +131,24 @@ impl Store {
                 })
             })
             .transpose()?)
+    }
+}
+
+/// The reader over the inherent reads above; the tip is Rosetta's ([`Store::rosetta_tip`]).
+impl V2Reader for Store {
+    fn v2_tip(&self) -> ReadFuture<'_, Option<LedgerBlock>> {
+        Box::pin(async move { Ok(self.rosetta_tip().await?) })
+    }
+
+    fn v2_info_state(&self) -> ReadFuture<'_, Option<V2InfoState>> {
+        Box::pin(async move { Ok(self.info_state_at_tip().await?) })
+    }
+
+    fn v2_account<'a>(&'a self, principal: &'a str) -> ReadFuture<'a, V2Account> {
+        Box::pin(async move { Ok(self.account_at_tip(principal).await?) })
+    }
+
+    fn v2_contract<'a>(&'a self, contract_id: &'a str) -> ReadFuture<'a, Option<V2Contract>> {
+        Box::pin(async move { Ok(self.contract_deployed(contract_id).await?) })
     }
 }

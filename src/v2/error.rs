@@ -8,8 +8,6 @@ use warp::http::{header, HeaderValue, StatusCode};
 use warp::reply::Response;
 use warp::Reply;
 
-use crate::store::StoreError;
-
 #[derive(Debug, Error)]
 pub enum V2Error {
     /// A path, query or body value is invalid: the seed's invalid-input error (HTTP 500).
@@ -31,8 +29,9 @@ pub enum V2Error {
     /// The entity does not exist (the node answers 404 too).
     #[error("{0}")]
     NotFound(String),
+    /// The ledger read failed (503 when the store cannot be reached, else 500).
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Read(#[from] ReadError),
 }
 
 impl V2Error {
@@ -41,7 +40,7 @@ impl V2Error {
             V2Error::Invalid { param, reason } => {
                 return ApiError::invalid(param, reason).into_response();
             }
-            V2Error::Store(e) => return ApiError::from(ReadError::from(e)).into_response(),
+            V2Error::Read(e) => return ApiError::from(e).into_response(),
             e @ V2Error::NotFound(_) => (StatusCode::NOT_FOUND, e.to_string()),
             e => (StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
         };

@@ -1,5 +1,5 @@
 //! The `/v2` routes the ledger answers: each decides ledger or node ([`Ctx::decide`]), then
-//! turns the store's model into the node's JSON. A request for the node is rejected with
+//! turns the reader's rows ([`ledger_read::V2Reader`]) into the node's JSON. A request for the node is rejected with
 //! [`ToNode`] so that the proxy mounted after these routes takes it.
 
 use std::collections::HashMap;
@@ -16,7 +16,7 @@ use super::error::V2Error;
 use super::params::{self, Proof};
 use super::{Ctx, V2Policy, PROOF_HEADER, SOURCE_HEADER};
 use crate::ledger::Network;
-use crate::store::{V2Account, V2Contract, V2InfoState};
+use ledger_read::{V2Account, V2Contract, V2InfoState};
 
 /// "Let the node answer": the proxy mounted after these routes takes the request.
 #[derive(Debug)]
@@ -99,7 +99,7 @@ impl Ctx {
     async fn caught_up(&self) -> bool {
         let Some(cache) = &self.node_tip else { return true };
         let Some(node) = cache.node_tip().await else { return true };
-        let Ok(Some(tip)) = self.store.chain_tip().await else { return false };
+        let Ok(Some(tip)) = self.reader.v2_tip().await else { return false };
         let Ok(ours) = u64::try_from(tip.block_height) else { return false };
         let same_block = || {
             !node
@@ -134,12 +134,12 @@ async fn info(ctx: &Ctx) -> Answer {
     if let Err(e) = ctx.decide(Proof::Off, true).await {
         return refused(e);
     }
-    let state = match ctx.store.v2_info_state().await {
+    let state = match ctx.reader.v2_info_state().await {
         Ok(Some(state)) => state,
         Ok(None) => return Ok(V2Error::NoChain.into_response()),
-        Err(e) => return Ok(V2Error::Store(e).into_response()),
+        Err(e) => return Ok(V2Error::Read(e).into_response()),
     };
-    Ok(ledger_json(&info_json(&state, ctx.store.network()), false))
+    Ok(ledger_json(&info_json(&state, ctx.network), false))
 }
 
 /// The node's `/v2/info` (RPCPeerInfoData) from the ledger; hashes as bare hex, as the node
@@ -207,18 +207,18 @@ async fn account(ctx: &Ctx, principal: &str, q: &Query) -> Answer {
         Err(e) => return Ok(e.into_response()),
     };
     let proof = params::proof(q);
-    let tip = match ctx.store.chain_tip().await {
+    let tip = match ctx.reader.v2_tip().await {
         Ok(tip) => tip,
-        Err(e) => return Ok(V2Error::Store(e).into_response()),
+        Err(e) => return Ok(V2Error::Read(e).into_response()),
     };
     if let Err(e) =
         ctx.decide(proof, params::at_tip(q, tip.as_ref().map(|t| t.index_block_hash.as_str()))).await
     {
         return refused(e);
     }
-    match ctx.store.v2_account(&principal).await {
+    match ctx.reader.v2_account(&principal).await {
         Ok(a) => Ok(ledger_json(&account_json(&a), proof == Proof::Default)),
-        Err(e) => Ok(V2Error::Store(e).into_response()),
+        Err(e) => Ok(V2Error::Read(e).into_response()),
     }
 }
 
@@ -252,18 +252,18 @@ async fn contract(ctx: &Ctx, kind: &str, address: &str, name: &str, q: &Query) -
     };
     // The interface carries no proof; the source does unless `proof=0`.
     let proof = if kind == "interface" { Proof::Off } else { params::proof(q) };
-    let tip = match ctx.store.chain_tip().await {
+    let tip = match ctx.reader.v2_tip().await {
         Ok(tip) => tip,
-        Err(e) => return Ok(V2Error::Store(e).into_response()),
+        Err(e) => return Ok(V2Error::Read(e).into_response()),
     };
     if let Err(e) =
         ctx.decide(proof, params::at_tip(q, tip.as_ref().map(|t| t.index_block_hash.as_str()))).await
     {
         return refused(e);
     }
-    let found = match ctx.store.v2_contract(&contract_id).await {
+    let found = match ctx.reader.v2_contract(&contract_id).await {
         Ok(found) => found,
-        Err(e) => return Ok(V2Error::Store(e).into_response()),
+        Err(e) => return Ok(V2Error::Read(e).into_response()),
     };
     let Some(c) = found else {
         // Perhaps deployed above our tip: the node may know it.

@@ -1,24 +1,24 @@
-//! The proxy's broadcast hook over the store: a transaction the node accepted is in our mempool
-//! before the client has its answer; a `call-read` with invalid input is refused before it
+//! The proxy's broadcast hook over the one write path for local transactions
+//! ([`LocalTxSink`], the store's `record_local_tx`): a transaction the node accepted is in our
+//! mempool before the client has its answer; a `call-read` with invalid input is refused before it
 //! reaches the node.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
+use ledger_read::{LocalSource, LocalTxSink};
 use stacks_node_proxy::{BroadcastHook, BroadcastedTx, SOURCE_HEADER};
 use warp::http::HeaderValue;
 use warp::reply::Response;
 
-use crate::store::{LocalSource, Store};
-
 pub struct LedgerHook {
-    store: Arc<Store>,
+    local_txs: Arc<dyn LocalTxSink>,
 }
 
 impl LedgerHook {
-    pub fn new(store: Arc<Store>) -> Self {
-        LedgerHook { store }
+    pub fn new(local_txs: Arc<dyn LocalTxSink>) -> Self {
+        LedgerHook { local_txs }
     }
 }
 
@@ -27,7 +27,7 @@ impl BroadcastHook for LedgerHook {
         Box::pin(async move {
             // The node has accepted the transaction: a failure here is only ours to log, and
             // the node's own `/new_mempool_tx` event will bring the transaction anyway.
-            match self.store.record_local_tx(&tx.raw_tx, LocalSource::V2Broadcast).await {
+            match self.local_txs.record(&tx.raw_tx, LocalSource::V2Broadcast).await {
                 Ok(outcome) => {
                     tracing::debug!(txid = ?tx.txid, ?outcome, "broadcast recorded in the mempool")
                 }

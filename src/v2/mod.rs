@@ -16,12 +16,13 @@ mod params;
 use std::sync::Arc;
 
 use clap::ValueEnum;
+use ledger_read::{LocalTxSink, V2Reader};
 use stacks_node_proxy::ProxyConfig;
 use warp::filters::BoxedFilter;
 use warp::reply::Response;
 use warp::{Filter, Reply};
 
-use crate::store::Store;
+use crate::ledger::Network;
 
 pub use auto::{NodeTip, NodeTipCache};
 pub use error::V2Error;
@@ -72,32 +73,40 @@ impl V2Settings {
 
 /// Per-request context of the ledger handlers.
 pub(crate) struct Ctx {
-    pub store: Arc<Store>,
+    pub reader: Arc<dyn V2Reader>,
+    pub network: Network,
     pub settings: V2Settings,
     pub node_tip: Option<NodeTipCache>,
 }
 
-/// Every `/v2` route, for the public route table. Matches every path under `/v2`: what neither
-/// the ledger nor a node answers gets a 503 JSON error here rather than the generic 404.
-pub fn routes(store: Arc<Store>, settings: V2Settings) -> BoxedFilter<(Response,)> {
+/// Every `/v2` route, for the public route table: the ledger's answers read from `reader`
+/// (the store, or any other [`V2Reader`]) on `network`; broadcasts the node accepted are
+/// recorded through `local_txs`. Matches every path under `/v2`: what neither the ledger nor a
+/// node answers gets a 503 JSON error here rather than the generic 404.
+pub fn routes(
+    reader: Arc<dyn V2Reader>,
+    local_txs: Arc<dyn LocalTxSink>,
+    network: Network,
+    settings: V2Settings,
+) -> BoxedFilter<(Response,)> {
     let policy = settings.effective_policy();
     let node = settings.node.clone();
     let node_tip = match (policy, &node) {
         (V2Policy::Auto, Some(config)) => Some(NodeTipCache::new(Arc::clone(config))),
         _ => None,
     };
-    let ctx = Arc::new(Ctx { store: Arc::clone(&store), settings, node_tip });
+    let ctx = Arc::new(Ctx { reader, network, settings, node_tip });
     let ledger = handlers::routes(ctx);
     match (policy, node) {
-        (V2Policy::Proxy, Some(config)) => proxy(store, config).boxed(),
-        (V2Policy::Auto, Some(config)) => ledger.or(proxy(store, config)).unify().boxed(),
+        (V2Policy::Proxy, Some(config)) => proxy(local_txs, config).boxed(),
+        (V2Policy::Auto, Some(config)) => ledger.or(proxy(local_txs, config)).unify().boxed(),
         _ => ledger.or(no_node()).unify().boxed(),
     }
 }
 
-/// The node proxy, reporting accepted broadcasts to the store's mempool.
-fn proxy(store: Arc<Store>, config: Arc<ProxyConfig>) -> BoxedFilter<(Response,)> {
-    stacks_node_proxy::routes(config, Arc::new(LedgerHook::new(store))).map(Reply::into_response).boxed()
+/// The node proxy, reporting accepted broadcasts to our mempool.
+fn proxy(local_txs: Arc<dyn LocalTxSink>, config: Arc<ProxyConfig>) -> BoxedFilter<(Response,)> {
+    stacks_node_proxy::routes(config, Arc::new(LedgerHook::new(local_txs))).map(Reply::into_response).boxed()
 }
 
 /// Any other `/v2` request when no node may be asked.

@@ -1,6 +1,6 @@
 //! `/rosetta/v1/construction/*`: thin handlers. Each reads its request, calls the pure modules
-//! (or the store and node when online), and answers 200 with the response model or 500 with a
-//! listed Rosetta error.
+//! (or, when online, the ledger through `ledger_read`'s [`LedgerReader`] and [`LocalTxSink`],
+//! and the node), and answers 200 with the response model or 500 with a listed Rosetta error.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -25,8 +25,7 @@ use super::ops::{self, Completion};
 use super::{parse, signers};
 use crate::ledger::Network;
 use crate::rosetta::{ErrorKind, RosettaError};
-use crate::store::{LocalSource, Store};
-use ledger_read::ReadError;
+use ledger_read::{LedgerReader, LocalSource, LocalTxSink};
 
 /// µSTX per byte when no node is configured to ask (`/v2/fees/transfer`'s usual floor).
 pub const DEFAULT_FEE_RATE: u64 = 1;
@@ -42,7 +41,10 @@ pub struct Context {
 
 #[derive(Clone)]
 pub struct Online {
-    pub store: Arc<Store>,
+    /// The ledger's reads (next nonces, the tip).
+    pub reader: Arc<dyn LedgerReader>,
+    /// Where a submitted transaction is recorded in our mempool.
+    pub local_txs: Arc<dyn LocalTxSink>,
     /// The node to broadcast through and to ask for nonces, fees and PoX info.
     pub node: Option<NodeClient>,
 }
@@ -52,10 +54,17 @@ impl Context {
         Context { network, online: None, default_fee_rate: DEFAULT_FEE_RATE }
     }
 
-    pub fn online(store: Arc<Store>, node: Option<NodeClient>) -> Context {
+    /// Online on `network`: reading the ledger through `reader`, recording submissions through
+    /// `local_txs` (both the store, in the server).
+    pub fn online(
+        network: Network,
+        reader: Arc<dyn LedgerReader>,
+        local_txs: Arc<dyn LocalTxSink>,
+        node: Option<NodeClient>,
+    ) -> Context {
         Context {
-            network: store.network(),
-            online: Some(Online { store, node }),
+            network,
+            online: Some(Online { reader, local_txs, node }),
             default_fee_rate: DEFAULT_FEE_RATE,
         }
     }
@@ -266,11 +275,7 @@ fn given_multisig_members(
 
 /// The account's next nonce: the ledger's (counting our mempool), or the node's when higher.
 async fn next_nonce(online: &Online, address: &StacksAddress) -> Result<u64, RosettaError> {
-    let ledger_nonce = online
-        .store
-        .next_nonce_with_mempool(&address.to_c32())
-        .await
-        .map_err(|e| RosettaError::from(ReadError::from(e)))?;
+    let ledger_nonce = online.reader.next_nonce_with_mempool(&address.to_c32()).await?;
     let mut nonce = u64::try_from(ledger_nonce).unwrap_or(0);
     if let Some(node) = &online.node {
         // The node may know of transactions our mempool has not seen yet.
@@ -338,8 +343,7 @@ async fn metadata(
                 (Some(pox.contract_id), pox.current_burnchain_block_height)
             }
             None => {
-                let tip =
-                    online.store.chain_tip().await.map_err(|e| RosettaError::from(ReadError::from(e)))?;
+                let tip = online.reader.tip().await?;
                 (None, tip.map_or(0, |t| u64::try_from(t.burn_block_height).unwrap_or(0)))
             }
         };
@@ -519,7 +523,7 @@ async fn hash(ctx: Ctx, req: ConstructionHashRequest) -> Result<TransactionIdent
 }
 
 /// Broadcasts through the node, then records the transaction in our mempool (the one write
-/// path for local transactions, `Store::record_local_tx`), so `/mempool` and live subscribers
+/// path for local transactions, [`LocalTxSink`]), so `/mempool` and live subscribers
 /// see it at once.
 async fn submit(
     ctx: Ctx,
@@ -541,7 +545,7 @@ async fn submit(
     }
     // The node has the transaction now: a failure to record it here is logged, not returned,
     // because a retry would only broadcast it again (the node's own event records it later).
-    if let Err(e) = online.store.record_local_tx(&raw, LocalSource::RosettaSubmit).await {
+    if let Err(e) = online.local_txs.record(&raw, LocalSource::RosettaSubmit).await {
         tracing::warn!(%txid, error = %e, "submitted transaction not recorded in the mempool");
     }
     Ok(TransactionIdentifierResponse {
