@@ -3,7 +3,8 @@
 //! jsonb order, backfilled when the store opens), lists sponsored transactions among their
 //! sponsors' and gives streamed microblocks their receipt time (backfilled from raw events);
 //! 0041 gives `account_txs` its transaction's microblock sequence (`seq`, backfilled by the
-//! migration). A store holding a ledger at the schema before them must come out of the
+//! migration); 0042 keeps each block's transaction ids (`blocks.tx_ids`, backfilled by the
+//! migration from the `txs` rows, the same text the write path stores). A store holding a ledger at the schema before them must come out of the
 //! migrations with exactly the ledger, the indexes and the primary keys of a store created at
 //! the new schema: a forking devnet chain is ingested into a new store, its rows copied into a
 //! store migrated only up to 0029 (sponsor links unlisted and no token operations, as older
@@ -251,10 +252,40 @@ async fn rekey_keeps_the_ledger(engine: Db) {
     // above compares every `seq` with the new store's, which the write path filled).
     let (micro, bad) = store.account_tx_seqs().await.unwrap();
     assert!(micro > 0 && bad == 0, "{label}: {micro} links of microblock transactions, {bad} wrong");
+    // Migration 0042 listed every block's transactions (the digest above compares each
+    // backfilled `tx_ids` text with the one the write path stored; `check_invariants` each list
+    // with the queries it replaces): the chain's blocks do hold transactions.
     store.close().await;
     let migrated = pool(&old.url).await;
+    let listed = sqlx::query("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM blocks WHERE tx_ids <> '[]'")
+        .fetch_one(&migrated)
+        .await
+        .unwrap()
+        .get::<i64, _>("n");
+    assert!(listed > 10, "{label}: {listed} blocks with transaction ids");
     assert_eq!(primary_keys(&migrated, engine).await, keys, "{label}: primary keys");
+    // The check sees a list that is not its block's: one canonical block's ids reversed.
+    let row = sqlx::query(
+        "SELECT index_block_hash, tx_ids FROM blocks WHERE canonical = true AND block_height > 1 \
+         AND tx_ids LIKE '%,%' ORDER BY block_height LIMIT 1",
+    )
+    .fetch_one(&migrated)
+    .await
+    .unwrap();
+    let (ibh, text): (String, String) = (row.get("index_block_hash"), row.get("tx_ids"));
+    let mut ids: Vec<String> = serde_json::from_str(&text).unwrap();
+    ids.reverse();
+    sqlx::query("UPDATE blocks SET tx_ids = $1 WHERE index_block_hash = $2")
+        .bind(serde_json::to_string(&ids).unwrap())
+        .bind(&ibh)
+        .execute(&migrated)
+        .await
+        .unwrap();
     migrated.close().await;
+    let store = Store::open(&old.url, Network::Testnet).await.unwrap();
+    let bad = store.block_tx_id_mismatches().await.unwrap();
+    assert!(!bad.is_empty() && bad.iter().all(|b| b.starts_with(&ibh)), "{label}: {bad:?}");
+    store.close().await;
     old.drop_db().await;
 }
 

@@ -3,7 +3,9 @@
 //! `microblocks_accepted` are the canonical-stream microblocks built on its parent (whichever
 //! block confirmed them) and its `microblocks_streamed` are those its parent confirmed, both
 //! newest sequence first; the latter only when their own parent is one of the listed blocks
-//! or their parents. Transactions: microblock sequence, then `tx_index`, both descending.
+//! or their parents. Transactions: microblock sequence, then `tx_index`, both descending, as
+//! materialized with each block (`blocks.tx_ids`, migration 0042) for all but block 1 and
+//! orphaned blocks ([`reads_stored_ids`]).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -11,7 +13,7 @@ use stacks_extended::{BlockContents, BlockRecord};
 
 use super::explorer_tx::shown_index_sql;
 use super::one_row::{decode_rows, rows_sql, Cols, PageRow};
-use super::sql::select_in;
+use super::sql::{get_bool, select, select_in};
 use super::{Store, StoreError};
 
 impl Store {
@@ -28,35 +30,10 @@ impl Store {
         near.sort();
         near.dedup();
 
-        // The flag is tested through an expression so that SQLite seeks `txs_block` per block:
-        // with `canonical = true` it walks `txs_canonical_order`, i.e. every canonical tx.
-        // Block 1's boot-block rows by the index the incumbent shows (`BootShift`), as in the
-        // by-id answer; a boot row first on a tie.
-        let shift = match blocks.iter().any(|b| b.block_height == 1) {
-            true => self.boot_shift(None).await?,
-            false => None,
-        };
-        let index = shown_index_sql(shift);
-        // The transactions of 20 blocks are hundreds of rows: read as one row (`one_row`).
-        let names = [String::from("tx_id"), String::from("index_block_hash")];
-        let inner = format!(
-            "SELECT t.tx_id, t.index_block_hash FROM txs t WHERE t.index_block_hash IN ({{in}}) \
-             AND (CASE WHEN t.canonical THEN 1 ELSE 0 END) = 1 \
-             ORDER BY COALESCE(t.microblock_sequence, 2147483647) DESC, {index} DESC, t.tx_index DESC"
-        );
-        let mut txs = Vec::new();
-        if self.lite.is_some() {
-            // Rows cross for free on SQLite's calling-thread reads (`Store::page_rows`).
-            txs.extend(select_in(self, &inner, vec![], &own).await?.into_iter().map(PageRow::Db));
-        } else {
-            let sql = format!("SELECT {} AS rows", rows_sql(self.engine, &names, &inner));
-            for chunk in select_in(self, &sql, vec![], &own).await? {
-                let text: Option<String> = chunk.try_get("rows")?;
-                txs.extend(
-                    decode_rows(&names, text.as_deref().unwrap_or("[]"))?.into_iter().map(PageRow::Json),
-                );
-            }
-        }
+        let mut tx_ids = self.stored_tx_ids(blocks).await?;
+        let derived: Vec<String> =
+            blocks.iter().filter(|b| !reads_stored_ids(b)).map(|b| b.index_block_hash.clone()).collect();
+        tx_ids.extend(self.derived_tx_ids(&derived, blocks.iter().any(|b| b.block_height == 1)).await?);
         let mbs = select_in(
             self,
             "SELECT microblock_hash, parent_index_block_hash, index_block_hash FROM microblocks \
@@ -66,10 +43,6 @@ impl Store {
             &near,
         )
         .await?;
-        let mut tx_ids: BTreeMap<String, Vec<String>> = BTreeMap::new();
-        for r in &txs {
-            tx_ids.entry(r.text("index_block_hash")?).or_default().push(r.text("tx_id")?);
-        }
         let mb: Vec<(String, String, String)> = mbs
             .iter()
             .map(|r| {
@@ -117,6 +90,158 @@ impl Store {
         Ok(out)
     }
 
+    /// The transaction ids of `blocks` that [`reads_stored_ids`] takes from `blocks.tx_ids`
+    /// (materialized when each block was stored, migration 0042), keyed by block.
+    pub(super) async fn stored_tx_ids(
+        &self,
+        blocks: &[BlockRecord],
+    ) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
+        let hashes: Vec<String> =
+            blocks.iter().filter(|b| reads_stored_ids(b)).map(|b| b.index_block_hash.clone()).collect();
+        let mut out = BTreeMap::new();
+        if hashes.is_empty() {
+            return Ok(out);
+        }
+        let rows = select_in(
+            self,
+            "SELECT index_block_hash, tx_ids FROM blocks WHERE index_block_hash IN ({in})",
+            vec![],
+            &hashes,
+        )
+        .await?;
+        for r in &rows {
+            let ibh: String = r.try_get("index_block_hash")?;
+            let text: String = r.try_get("tx_ids")?;
+            let ids: Vec<String> = serde_json::from_str(&text)
+                .map_err(|e| StoreError::Corrupt(format!("blocks.tx_ids of {ibh}: {e}")))?;
+            out.insert(ibh, ids);
+        }
+        Ok(out)
+    }
+
+    /// The transaction ids of the blocks `hashes` derived from their `txs` rows, as the list
+    /// did before migration 0042: the canonical rows, microblock sequence then the index the
+    /// incumbent shows descending. `block_one`: one of the listed blocks is block 1, whose
+    /// boot-block rows are ordered by the index the incumbent shows (`BootShift`), a boot row
+    /// first on a tie.
+    pub(super) async fn derived_tx_ids(
+        &self,
+        hashes: &[String],
+        block_one: bool,
+    ) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
+        let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        if hashes.is_empty() {
+            return Ok(out);
+        }
+        // The flag is tested through an expression so that SQLite seeks `txs_block` per block:
+        // with `canonical = true` it walks `txs_canonical_order`, i.e. every canonical tx.
+        let shift = match block_one {
+            true => self.boot_shift(None).await?,
+            false => None,
+        };
+        let index = shown_index_sql(shift);
+        let names = [String::from("tx_id"), String::from("index_block_hash")];
+        let inner = format!(
+            "SELECT t.tx_id, t.index_block_hash FROM txs t WHERE t.index_block_hash IN ({{in}}) \
+             AND (CASE WHEN t.canonical THEN 1 ELSE 0 END) = 1 \
+             ORDER BY COALESCE(t.microblock_sequence, 2147483647) DESC, {index} DESC, t.tx_index DESC"
+        );
+        let mut txs = Vec::new();
+        if self.lite.is_some() {
+            // Rows cross for free on SQLite's calling-thread reads (`Store::page_rows`).
+            txs.extend(select_in(self, &inner, vec![], hashes).await?.into_iter().map(PageRow::Db));
+        } else {
+            let sql = format!("SELECT {} AS rows", rows_sql(self.engine, &names, &inner));
+            for chunk in select_in(self, &sql, vec![], hashes).await? {
+                let text: Option<String> = chunk.try_get("rows")?;
+                txs.extend(
+                    decode_rows(&names, text.as_deref().unwrap_or("[]"))?.into_iter().map(PageRow::Json),
+                );
+            }
+        }
+        for r in &txs {
+            out.entry(r.text("index_block_hash")?).or_default().push(r.text("tx_id")?);
+        }
+        Ok(out)
+    }
+
+    /// `blocks.tx_ids` (migration 0042) against what the `txs` rows derive (for consistency
+    /// checks): every block's list must be its rows' ids in the stored order, and every block
+    /// whose list the reads take ([`reads_stored_ids`]) must list what the queries it
+    /// replaced return, the by-id one (`block_contents`) and the list's (`derived_tx_ids`),
+    /// each over the block's canonical rows. The blocks that differ, each with what differs.
+    pub async fn block_tx_id_mismatches(&self) -> Result<Vec<String>, StoreError> {
+        let blocks = select(
+            "SELECT index_block_hash, block_height, tx_ids, (CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical \
+             FROM blocks",
+            vec![],
+        )
+        .fetch_all(self)
+        .await?;
+        let group = |rows: Vec<super::db_row::DbRow>| -> Result<BTreeMap<String, Vec<String>>, StoreError> {
+            let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            for r in &rows {
+                out.entry(r.try_get("index_block_hash")?).or_default().push(r.try_get("tx_id")?);
+            }
+            Ok(out)
+        };
+        let rows = select(
+            "SELECT index_block_hash, tx_id FROM txs WHERE index_block_hash <> '' \
+             ORDER BY index_block_hash, COALESCE(microblock_sequence, 2147483647) DESC, tx_index DESC",
+            vec![],
+        )
+        .fetch_all(self)
+        .await?;
+        let mut stored_rows = group(rows)?;
+        // The by-id query (`block_contents`) over every canonical block at once.
+        let rows = select(
+            "SELECT t.index_block_hash, t.tx_id FROM txs t JOIN blocks b ON b.index_block_hash = t.index_block_hash \
+             WHERE (CASE WHEN t.canonical THEN 1 ELSE 0 END) = 1 AND b.canonical = true \
+             ORDER BY t.index_block_hash, COALESCE(t.microblock_sequence, 2147483647) DESC, \
+             (CASE WHEN t.tx_index >= b.tx_count THEN t.tx_index - b.tx_count ELSE t.tx_index END) DESC, t.tx_index DESC",
+            vec![],
+        )
+        .fetch_all(self)
+        .await?;
+        let mut by_id = group(rows)?;
+        let mut out = Vec::new();
+        let mut read = Vec::new();
+        for b in &blocks {
+            let ibh: String = b.try_get("index_block_hash")?;
+            let text: String = b.try_get("tx_ids")?;
+            let stored: Vec<String> = match serde_json::from_str(&text) {
+                Ok(ids) => ids,
+                Err(e) => {
+                    out.push(format!("{ibh}: tx_ids {text:?} is not a JSON list of strings: {e}"));
+                    continue;
+                }
+            };
+            let rows = stored_rows.remove(&ibh).unwrap_or_default();
+            if stored != rows {
+                out.push(format!("{ibh}: tx_ids {stored:?}, its rows {rows:?}"));
+            }
+            let height: i64 = b.try_get("block_height")?;
+            let canonical = get_bool(b, "canonical")?;
+            if canonical && height != 1 {
+                let q = by_id.remove(&ibh).unwrap_or_default();
+                if stored != q {
+                    out.push(format!("{ibh}: tx_ids {stored:?}, by-id query {q:?}"));
+                }
+                read.push((ibh, stored));
+            }
+        }
+        // The list's query, over the same blocks.
+        let hashes: Vec<String> = read.iter().map(|(h, _)| h.clone()).collect();
+        let mut listed = self.derived_tx_ids(&hashes, false).await?;
+        for (ibh, stored) in read {
+            let q = listed.remove(&ibh).unwrap_or_default();
+            if stored != q {
+                out.push(format!("{ibh}: tx_ids {stored:?}, list query {q:?}"));
+            }
+        }
+        Ok(out)
+    }
+
     /// The canonical transactions of each microblock (the incumbent counts them per list
     /// entry), keyed by microblock hash; microblocks without any are absent.
     async fn microblock_tx_counts(&self, hashes: &[String]) -> Result<HashMap<String, u64>, StoreError> {
@@ -135,4 +260,13 @@ impl Store {
             .collect::<Result<_, sqlx::Error>>()
             .map_err(StoreError::from)
     }
+}
+
+/// Whether a block's transaction ids are read from `blocks.tx_ids`. That list holds every row
+/// stored under the block; a canonical block's rows are all canonical (a reorg flips a block's
+/// rows with the block, `write::canonical::flip`), so it is what the canonical-row query
+/// derives. Derived from the rows instead: an orphaned block (its rows are not canonical) and
+/// block 1 (the order of the boot block's rows depends on the route, `BootShift`).
+pub(super) fn reads_stored_ids(b: &BlockRecord) -> bool {
+    b.canonical && b.block_height != 1
 }

@@ -274,18 +274,25 @@ impl ChainReader for Store {
         // sequence, each by its tx_index descending; boot-block transactions keep their own
         // indexes (they follow block 1's own here) and come first on a tie.
         let own = i(block.tx_count);
-        // The canonical flag is tested through an expression, not `canonical = true`: given the
-        // latter, SQLite's planner (no statistics) walked `txs_canonical_order`, i.e. every
-        // canonical transaction, instead of seeking the block's rows (`txs_block`): 2.5 s per
-        // block on the 1M-tx store, which made `/extended/v1/block?limit=20` time out.
-        let tx_ids = self
-            .strings(
-                "SELECT tx_id FROM txs WHERE index_block_hash = $1 AND (CASE WHEN canonical THEN 1 ELSE 0 END) = 1 ORDER BY COALESCE(microblock_sequence, 2147483647) DESC, \
-                 (CASE WHEN tx_index >= $2 THEN tx_index - $2 ELSE tx_index END) DESC, tx_index DESC",
-                vec![ibh.into(), own.into()],
-                "tx_id",
-            )
-            .await?;
+        // A canonical block's ids as stored with it (`blocks.tx_ids`, migration 0042); an
+        // orphaned block's and block 1's derived from its rows (`reads_stored_ids`).
+        let tx_ids = match super::explorer_block_list::reads_stored_ids(block) {
+            true => self.stored_tx_ids(std::slice::from_ref(block)).await?.remove(ibh).unwrap_or_default(),
+            // The canonical flag is tested through an expression, not `canonical = true`: given
+            // the latter, SQLite's planner (no statistics) walked `txs_canonical_order`, i.e.
+            // every canonical transaction, instead of seeking the block's rows (`txs_block`):
+            // 2.5 s per block on the 1M-tx store, which made `/extended/v1/block?limit=20` time
+            // out.
+            false => {
+                self.strings(
+                    "SELECT tx_id FROM txs WHERE index_block_hash = $1 AND (CASE WHEN canonical THEN 1 ELSE 0 END) = 1 ORDER BY COALESCE(microblock_sequence, 2147483647) DESC, \
+                     (CASE WHEN tx_index >= $2 THEN tx_index - $2 ELSE tx_index END) DESC, tx_index DESC",
+                    vec![ibh.into(), own.into()],
+                    "tx_id",
+                )
+                .await?
+            }
+        };
         // The incumbent's accepted microblocks are the canonical-stream ones built on the
         // block's parent, whichever block confirmed them: the same as the block's own for a
         // canonical block, its canonical sibling's for an orphaned one.

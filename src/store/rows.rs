@@ -51,9 +51,12 @@ pub const BLOCK_COLS: &[&str] = &[
     "canonical",
     "materialized",
     "raw_event_id",
+    "tx_ids",
 ];
 
-pub fn block_vals(b: &BlockRow, canonical: bool, raw_event_id: i64) -> Vec<Val> {
+/// A block's stored columns; `txs` are the `txs` rows stored under it (their ids are kept in
+/// `tx_ids`, see [`block_tx_ids`]).
+pub fn block_vals(b: &BlockRow, txs: &[TxRow], canonical: bool, raw_event_id: i64) -> Vec<Val> {
     vec![
         (&b.index_block_hash).into(),
         (&b.block_hash).into(),
@@ -92,7 +95,28 @@ pub fn block_vals(b: &BlockRow, canonical: bool, raw_event_id: i64) -> Vec<Val> 
         canonical.into(),
         false.into(),
         raw_event_id.into(),
+        block_tx_ids(txs).into(),
     ]
+}
+
+/// `blocks.tx_ids` (migration 0042): the ids of the transactions stored under a block as a
+/// JSON array, newest first (`COALESCE(microblock_sequence, 2147483647) DESC, tx_index DESC`,
+/// the order the v1 block routes render), the same text as the migration's backfill.
+pub fn block_tx_ids(txs: &[TxRow]) -> String {
+    let mut order: Vec<&TxRow> = txs.iter().collect();
+    order.sort_by_key(|t| std::cmp::Reverse((t.microblock_sequence.unwrap_or(2_147_483_647), t.tx_index)));
+    let mut out = String::with_capacity(2 + order.len() * 69);
+    out.push('[');
+    for (i, t) in order.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('"');
+        out.push_str(&t.tx_id);
+        out.push('"');
+    }
+    out.push(']');
+    out
 }
 
 pub const TX_COLS: &[&str] = &[
@@ -544,4 +568,31 @@ pub fn mempool_vals(
         receipt_block_height.into(),
         arrival.into(),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tx(id: &str, tx_index: i64, seq: Option<i64>) -> TxRow {
+        TxRow { tx_id: id.into(), tx_index, microblock_sequence: seq, ..TxRow::default() }
+    }
+
+    #[test]
+    fn block_tx_ids_lists_anchored_then_microblocks_newest_first() {
+        // Anchored rows (no sequence) first, then the confirmed microblocks' by sequence, each
+        // by tx_index descending; the text is the compact JSON serde_json writes.
+        let txs = [
+            tx("0xa0", 0, None),
+            tx("0xm00", 0, Some(0)),
+            tx("0xa1", 1, None),
+            tx("0xm10", 0, Some(1)),
+            tx("0xm01", 1, Some(0)),
+        ];
+        let text = block_tx_ids(&txs);
+        assert_eq!(text, r#"["0xa1","0xa0","0xm10","0xm01","0xm00"]"#);
+        let ids: Vec<&str> = serde_json::from_str(&text).unwrap();
+        assert_eq!(serde_json::to_string(&ids).unwrap(), text);
+        assert_eq!(block_tx_ids(&[]), "[]");
+    }
 }

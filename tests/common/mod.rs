@@ -231,7 +231,8 @@ pub const BOOT: [&str; 2] = ["SP000000000000000000002Q6VF78", "ST000000000000000
 /// - the supply identity: Σ balances = mints + miner rewards − burns − fees;
 /// - every account's canonical nonces are one contiguous run (from 0 when the log starts at
 ///   genesis), and the next nonce is one past it;
-/// - one canonical block per height from the tip down to height 1, each the parent of the next.
+/// - one canonical block per height from the tip down to height 1, each the parent of the next;
+/// - each block's `tx_ids` lists its rows as the replaced queries did.
 pub async fn check_invariants(store: &Store, label: &str, from_genesis: bool) {
     // Every account's balance is the sum of its canonical operations (tip cache and history).
     let tip = store.chain_tip().await.unwrap().expect("a canonical tip");
@@ -260,6 +261,11 @@ pub async fn check_invariants(store: &Store, label: &str, from_genesis: bool) {
     // Each principal link keeps its transaction's microblock sequence (migration 0041).
     let (_, bad_seqs) = store.account_tx_seqs().await.unwrap();
     assert_eq!(bad_seqs, 0, "{label}: account_txs.seq ≠ its transaction's microblock sequence");
+
+    // Each block's materialized transaction ids are what its rows and the queries they replace
+    // derive (migration 0042).
+    let bad = store.block_tx_id_mismatches().await.unwrap();
+    assert!(bad.is_empty(), "{label}: blocks.tx_ids ≠ derived: {bad:?}");
 
     // Nonces: each account's canonical nonces are one contiguous run, and the next nonce is
     // one past it (genesis boot transactions all use nonce 0, so the boot address is exempt).

@@ -51,7 +51,8 @@ pub(super) async fn apply_block(
             conn,
             "blocks",
             BLOCK_COLS,
-            vec![block_vals(&derived.block, false, ctx.raw_event_id)],
+            // Its transactions are stored under block 1, none under its own hash.
+            vec![block_vals(&derived.block, &[], false, ctx.raw_event_id)],
             "",
         )
         .await?;
@@ -86,7 +87,7 @@ async fn insert_static(
 ) -> Result<(), sqlx::Error> {
     let at = at_of(&d.block, canonical);
     let mut ins = Inserts::default();
-    ins.add("blocks", BLOCK_COLS, vec![block_vals(&d.block, canonical, raw_event_id)]);
+    ins.add("blocks", BLOCK_COLS, vec![block_vals(&d.block, &d.txs, canonical, raw_event_id)]);
     ins.add("txs", TX_COLS, d.txs.iter().map(|t| tx_vals(t, &at)).collect());
     let micro_of: HashMap<&str, &str> =
         d.txs.iter().map(|t| (t.tx_id.as_str(), t.microblock_hash.as_str())).collect();
