@@ -130,9 +130,9 @@ fn bind_error(msg: String) -> sqlx::Error {
 }
 
 impl LiteReader {
-    /// Read connections to the SQLite file at `path` (opened one now, to fail early), and the
-    /// thread that ends the read transactions they hold idle once something commits. `hold`:
-    /// whether they keep read transactions across statements (see [`Pool::hold`]).
+    /// Read connections to the SQLite file at `path` (opened one now, to fail early), and, with
+    /// `hold`, the thread that ends the read transactions they hold idle once something commits.
+    /// `hold`: whether they keep read transactions across statements (see [`Pool::hold`]).
     pub(super) fn open(path: &str, hold: bool) -> Result<LiteReader, sqlx::Error> {
         let pool = Arc::new(Pool {
             path: path.to_owned(),
@@ -142,11 +142,14 @@ impl LiteReader {
         });
         let conn = pool.connect()?;
         pool.idle().conns.push(conn);
-        let weak = Arc::downgrade(&pool);
-        std::thread::Builder::new()
-            .name("sqlite-read-release".into())
-            .spawn(move || release_idle(weak))
-            .map_err(sqlx::Error::Io)?;
+        // Without `hold` no connection keeps a transaction: nothing for the thread to end.
+        if hold {
+            let weak = Arc::downgrade(&pool);
+            std::thread::Builder::new()
+                .name("sqlite-read-release".into())
+                .spawn(move || release_idle(weak))
+                .map_err(sqlx::Error::Io)?;
+        }
         Ok(LiteReader { pool })
     }
 
@@ -408,7 +411,8 @@ impl LiteWriter {
 }
 
 impl Drop for LiteWriter {
-    /// A writer dropped inside a transaction (after a failure) rolls it back as it closes.
+    /// A writer dropped inside a transaction (after a failure; SQLite rolls it back as the
+    /// connection closes) leaves the fence, so the readers keep transactions again.
     fn drop(&mut self) {
         self.unfence();
     }
