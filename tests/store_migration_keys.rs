@@ -4,7 +4,8 @@
 //! sponsors' and gives streamed microblocks their receipt time (backfilled from raw events);
 //! 0041 gives `account_txs` its transaction's microblock sequence (`seq`, backfilled by the
 //! migration); 0042 keeps each block's transaction ids (`blocks.tx_ids`, backfilled by the
-//! migration from the `txs` rows, the same text the write path stores). A store holding a ledger at the schema before them must come out of the
+//! migration from the `txs` rows, the same text the write path stores); 0043 copies each
+//! block's fields onto its transactions' rows. A store holding a ledger at the schema before them must come out of the
 //! migrations with exactly the ledger, the indexes and the primary keys of a store created at
 //! the new schema: a forking devnet chain is ingested into a new store, its rows copied into a
 //! store migrated only up to 0029 (sponsor links unlisted and no token operations, as older
@@ -281,10 +282,35 @@ async fn rekey_keeps_the_ledger(engine: Db) {
         .execute(&migrated)
         .await
         .unwrap();
+    // Migration 0043 copied each block's fields onto its transactions' rows (the digest above
+    // compares them with the write path's); the check sees a row whose copy is not its block's.
+    let copied = sqlx::query(
+        "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM txs WHERE index_block_hash <> '' AND in_parent_block_hash <> ''",
+    )
+    .fetch_one(&migrated)
+    .await
+    .unwrap()
+    .get::<i64, _>("n");
+    assert!(copied > 10, "{label}: {copied} transaction rows with their block's fields");
+    let row = sqlx::query(
+        "SELECT tx_id, index_block_hash FROM txs WHERE index_block_hash <> '' ORDER BY block_height DESC, tx_id LIMIT 1",
+    )
+    .fetch_one(&migrated)
+    .await
+    .unwrap();
+    let (tx_id, tx_block): (String, String) = (row.get("tx_id"), row.get("index_block_hash"));
+    sqlx::query("UPDATE txs SET in_burn_block_time = in_burn_block_time + 1 WHERE tx_id = $1 AND index_block_hash = $2")
+        .bind(&tx_id)
+        .bind(&tx_block)
+        .execute(&migrated)
+        .await
+        .unwrap();
     migrated.close().await;
     let store = Store::open(&old.url, Network::Testnet).await.unwrap();
     let bad = store.block_tx_id_mismatches().await.unwrap();
     assert!(!bad.is_empty() && bad.iter().all(|b| b.starts_with(&ibh)), "{label}: {bad:?}");
+    let bad = store.tx_block_field_mismatches().await.unwrap();
+    assert_eq!(bad, vec![format!("{tx_id}@{tx_block}")], "{label}");
     store.close().await;
     old.drop_db().await;
 }

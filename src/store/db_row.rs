@@ -185,6 +185,40 @@ impl DbRow {
     }
 }
 
+impl DbRow {
+    /// Column `col`'s text, moved out of a SQLite row (which then holds NULL there); copied
+    /// from a sqlx row.
+    pub(super) fn take_text(&mut self, col: &str) -> Result<String, sqlx::Error> {
+        self.take_opt_text(col)?.ok_or_else(|| sqlx::Error::ColumnDecode {
+            index: format!("{col:?}"),
+            source: "expected alloc::string::String, got Null".into(),
+        })
+    }
+
+    /// [`DbRow::take_text`] of a column that may be NULL.
+    pub(super) fn take_opt_text(&mut self, col: &str) -> Result<Option<String>, sqlx::Error> {
+        match self {
+            DbRow::Any(r) => sqlx::Row::try_get(r, col),
+            DbRow::Lite(r) => {
+                let i =
+                    col.position(&r.names).ok_or_else(|| sqlx::Error::ColumnNotFound(format!("{col:?}")))?;
+                match std::mem::replace(&mut r.vals[i], Value::Null) {
+                    Value::Null => Ok(None),
+                    Value::Text(s) => Ok(Some(s)),
+                    v => {
+                        let err = sqlx::Error::ColumnDecode {
+                            index: format!("{col:?}"),
+                            source: format!("expected alloc::string::String, got {v:?}").into(),
+                        };
+                        r.vals[i] = v;
+                        Err(err)
+                    }
+                }
+            }
+        }
+    }
+}
+
 impl Cols for DbRow {
     fn text(&self, col: &str) -> Result<String, sqlx::Error> {
         self.try_get(col)
@@ -210,6 +244,21 @@ mod tests {
     fn lite(names: &[&str], vals: Vec<Value>) -> DbRow {
         let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
         DbRow::Lite(LiteRow { names: Arc::new(Names::new(names)), vals })
+    }
+
+    #[test]
+    fn taken_texts_are_moved_out_once() {
+        let mut r = lite(&["a", "n", "i"], vec![Value::Text("x".into()), Value::Null, Value::Integer(3)]);
+        assert_eq!(r.take_text("a").unwrap(), "x");
+        // Taken: NULL from then on, as a text column read twice would be a bug.
+        assert_eq!(r.take_opt_text("a").unwrap(), None);
+        assert!(r.take_text("a").is_err());
+        assert_eq!(r.take_opt_text("n").unwrap(), None);
+        assert!(r.take_text("n").is_err());
+        // Not a text: an error, and the value stays.
+        assert!(r.take_opt_text("i").is_err());
+        assert_eq!(r.try_get::<i64, _>("i").unwrap(), 3);
+        assert!(matches!(r.take_text("missing"), Err(sqlx::Error::ColumnNotFound(_))));
     }
 
     #[test]

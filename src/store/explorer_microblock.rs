@@ -9,7 +9,7 @@ use stacks_extended::tx::MinedTx;
 use stacks_extended::{MicroblockReader, MicroblockRecord, Paging, ReadError};
 
 use super::db_row::DbRow;
-use super::explorer_tx::MINED_TX_COLUMNS;
+use super::explorer_tx::{BLOCK_FIELD_COLUMNS, MINED_TX_COLUMNS};
 use super::sql::{get_bool, select, Val};
 use super::{Store, StoreError};
 
@@ -170,10 +170,7 @@ impl MicroblockReader for Store {
         // hash, the stream the parent burn time. The canonical tip they build on is read by the
         // same statement (one snapshot, one statement less per list).
         let columns = MINED_TX_COLUMNS
-            .replace(
-                "b.block_time, b.burn_block_time, b.parent_burn_block_time, b.parent_block_hash",
-                PREVIEW_BLOCK,
-            )
+            .replace(BLOCK_FIELD_COLUMNS, PREVIEW_BLOCK)
             .replace("(CASE WHEN t.canonical THEN 1 ELSE 0 END) AS canonical", "1 AS canonical");
         let rows = select(
             &format!(

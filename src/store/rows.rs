@@ -157,9 +157,15 @@ pub const TX_COLS: &[&str] = &[
     "is_burnchain_op",
     "raw_size",
     "canonical",
+    "in_block_time",
+    "in_burn_block_time",
+    "in_parent_burn_block_time",
+    "in_parent_block_hash",
 ];
 
-pub fn tx_vals(t: &TxRow, at: &At) -> Vec<Val> {
+/// A transaction's row under `at`; `block` is the block it is in, whose fields the row keeps
+/// (migration 0043), `None` for a streamed row (no block yet).
+pub fn tx_vals(t: &TxRow, at: &At, block: Option<&BlockRow>) -> Vec<Val> {
     vec![
         (&t.tx_id).into(),
         at.index_block_hash.into(),
@@ -198,6 +204,10 @@ pub fn tx_vals(t: &TxRow, at: &At) -> Vec<Val> {
         t.is_burnchain_op.into(),
         t.raw_size.into(),
         at.canonical.into(),
+        block.map(|b| b.block_time).into(),
+        block.map(|b| b.burn_block_time).into(),
+        block.map(|b| b.parent_burn_block_time).into(),
+        block.map(|b| b.parent_block_hash.clone()).into(),
     ]
 }
 

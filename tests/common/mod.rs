@@ -266,6 +266,9 @@ pub async fn check_invariants(store: &Store, label: &str, from_genesis: bool) {
     // derive (migration 0042).
     let bad = store.block_tx_id_mismatches().await.unwrap();
     assert!(bad.is_empty(), "{label}: blocks.tx_ids ≠ derived: {bad:?}");
+    // Each transaction row's copy of its block's fields is the block's (migration 0043).
+    let bad = store.tx_block_field_mismatches().await.unwrap();
+    assert!(bad.is_empty(), "{label}: txs block fields ≠ their block's: {bad:?}");
 
     // Nonces: each account's canonical nonces are one contiguous run, and the next nonce is
     // one past it (genesis boot transactions all use nonce 0, so the boot address is exempt).

@@ -493,7 +493,7 @@ mod tests {
         let stored =
             MinedTx { api_json: Some(materialized_json(&tx, &computed.tx_id, false, "0x0703")), ..row() };
         for opts in [RenderOptions::default(), RenderOptions { exclude_function_args: true }] {
-            for abi in [None, Some(ABI.to_string())] {
+            for abi in [None, Some(std::sync::Arc::<str>::from(ABI))] {
                 let a = MinedTx { contract_abi: abi.clone(), ..computed.clone() };
                 let b = MinedTx { contract_abi: abi, ..stored.clone() };
                 assert_eq!(mined_tx_text(&a, None, opts).unwrap(), mined_tx_text(&b, None, opts).unwrap());

@@ -33,7 +33,7 @@ pub struct MinedTx {
     pub execution_cost: [u64; 5],
     pub vm_error: Option<String>,
     /// The called contract's ABI (JSON text) for a contract call, when it is known.
-    pub contract_abi: Option<String>,
+    pub contract_abi: Option<std::sync::Arc<str>>,
     /// What never changes about its JSON, materialized when its block was applied
     /// (`entity::materialized_json`); `None` for a row built outside the store (derived from
     /// `raw_tx` when rendered).
@@ -50,7 +50,7 @@ pub struct MempoolTx {
     pub replaced_by_tx_id: Option<String>,
     /// Unix seconds.
     pub receipt_time: u64,
-    pub contract_abi: Option<String>,
+    pub contract_abi: Option<std::sync::Arc<str>>,
 }
 
 /// Either kind, as `/tx/{id}` and `/tx/multiple` answer them (mined preferred).

@@ -88,7 +88,7 @@ async fn insert_static(
     let at = at_of(&d.block, canonical);
     let mut ins = Inserts::default();
     ins.add("blocks", BLOCK_COLS, vec![block_vals(&d.block, &d.txs, canonical, raw_event_id)]);
-    ins.add("txs", TX_COLS, d.txs.iter().map(|t| tx_vals(t, &at)).collect());
+    ins.add("txs", TX_COLS, d.txs.iter().map(|t| tx_vals(t, &at, Some(&d.block))).collect());
     let micro_of: HashMap<&str, &str> =
         d.txs.iter().map(|t| (t.tx_id.as_str(), t.microblock_hash.as_str())).collect();
     let events =

@@ -143,7 +143,7 @@ pub(super) async fn apply_microblocks(
         "ON CONFLICT (microblock_hash, index_block_hash) DO NOTHING",
     )
     .await?;
-    let txs = s.txs.iter().map(|t| tx_vals(t, &at)).collect();
+    let txs = s.txs.iter().map(|t| tx_vals(t, &at, None)).collect();
     insert_rows(
         conn,
         "txs",

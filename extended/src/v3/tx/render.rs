@@ -589,7 +589,7 @@ mod tests {
                     canonical: true,
                     status: "success".into(),
                     raw_result: "0x0703".into(),
-                    contract_abi: with_abi.then(|| abi.to_string()),
+                    contract_abi: with_abi.then(|| abi.into()),
                     ..MinedTx::default()
                 };
                 let slow = summary_from_v1(&tx).unwrap();
