@@ -33,7 +33,7 @@ pub use bns::{BnsName, BnsReader, BnsSubdomain};
 pub use chain::block_v1;
 pub use chain::{
     BlockContents, BlockRecord, BlockRef, BlocksPage, BurnBlockRecord, BurnPoxTx, BurnRef, BurnchainReward,
-    ChainReader, PoxTxsOf, RewardSlotHolder, SupplyRecord,
+    ChainReader, PoxTxsOf, RewardSlotHolder, SupplyRecord, TxIds,
 };
 pub use contract::{ContractLog, ContractReader, DeployStatus, LogKey, SmartContract};
 pub use error::{not_found_fallback, recover, ApiError, ErrorBody};

@@ -48,6 +48,12 @@ impl<'a> Obj<'a> {
         let _ = serde_json::to_writer(&mut *self.out, &value);
     }
 
+    /// `"key":` followed by the value's JSON text, which `write` appends as it is.
+    pub(crate) fn raw_member(&mut self, key: &str, write: impl FnOnce(&mut Vec<u8>)) {
+        self.key(key);
+        write(self.out);
+    }
+
     /// An `*_iso` member: [`iso8601`] of `secs`, written without formatting machinery when
     /// the year has four digits (its text needs no escapes).
     pub(crate) fn iso(&mut self, key: &str, secs: i64) {

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use stacks_extended::{BlockContents, BlockRecord};
+use stacks_extended::{BlockContents, BlockRecord, TxIds};
 
 use super::explorer_tx::shown_index_sql;
 use super::one_row::{decode_rows, rows_sql, Cols, PageRow};
@@ -33,7 +33,9 @@ impl Store {
         let mut tx_ids = self.stored_tx_ids(blocks).await?;
         let derived: Vec<String> =
             blocks.iter().filter(|b| !reads_stored_ids(b)).map(|b| b.index_block_hash.clone()).collect();
-        tx_ids.extend(self.derived_tx_ids(&derived, blocks.iter().any(|b| b.block_height == 1)).await?);
+        let block_one = blocks.iter().any(|b| b.block_height == 1);
+        tx_ids
+            .extend(self.derived_tx_ids(&derived, block_one).await?.into_iter().map(|(k, v)| (k, v.into())));
         let mbs = select_in(
             self,
             "SELECT microblock_hash, parent_index_block_hash, index_block_hash FROM microblocks \
@@ -95,7 +97,7 @@ impl Store {
     pub(super) async fn stored_tx_ids(
         &self,
         blocks: &[BlockRecord],
-    ) -> Result<BTreeMap<String, Vec<String>>, StoreError> {
+    ) -> Result<BTreeMap<String, TxIds>, StoreError> {
         let hashes: Vec<String> =
             blocks.iter().filter(|b| reads_stored_ids(b)).map(|b| b.index_block_hash.clone()).collect();
         let mut out = BTreeMap::new();
@@ -112,7 +114,7 @@ impl Store {
         for r in &rows {
             let ibh: String = r.try_get("index_block_hash")?;
             let text: String = r.try_get("tx_ids")?;
-            let ids: Vec<String> = serde_json::from_str(&text)
+            let ids = TxIds::from_json(text)
                 .map_err(|e| StoreError::Corrupt(format!("blocks.tx_ids of {ibh}: {e}")))?;
             out.insert(ibh, ids);
         }

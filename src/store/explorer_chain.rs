@@ -291,6 +291,7 @@ impl ChainReader for Store {
                     "tx_id",
                 )
                 .await?
+                .into()
             }
         };
         // The incumbent's accepted microblocks are the canonical-stream ones built on the

@@ -16,7 +16,7 @@ pub use render::block_v1;
 
 pub use reader::{
     BlockContents, BlockRecord, BlockRef, BlocksPage, BurnBlockRecord, BurnPoxTx, BurnRef, BurnchainReward,
-    ChainReader, PoxTxsOf, RewardSlotHolder, SupplyRecord,
+    ChainReader, PoxTxsOf, RewardSlotHolder, SupplyRecord, TxIds,
 };
 
 use std::sync::Arc;

@@ -113,7 +113,7 @@ pub fn block_v1_text(b: &BlockRecord, c: &BlockContents, out: &mut Vec<u8>) {
     let mut o = Obj::open(out);
     base_text(&mut o, b, false);
     costs_text(&mut o, b);
-    o.member("txs", &c.tx_ids);
+    o.raw_member("txs", |out| c.tx_ids.write_json(out));
     let no_parent_mb = b.parent_microblock_hash.is_empty() || is_zero_hash(&b.parent_microblock_hash);
     o.member("parent_microblock_hash", if no_parent_mb { "" } else { b.parent_microblock_hash.as_str() });
     o.member("parent_microblock_sequence", if no_parent_mb { -1 } else { b.parent_microblock_sequence });
@@ -263,7 +263,7 @@ mod tests {
             tx_count: 9,
         };
         let c = BlockContents {
-            tx_ids: vec!["0x01".into(), "0x02\"\u{7}".into()],
+            tx_ids: vec!["0x01".into(), "0x02\"\u{7}".into()].into(),
             microblocks_accepted: vec!["0xaa".into(), "0xbb".into()],
             microblocks_streamed: vec!["0xcc".into()],
             microblock_tx_count: vec![("0xaa".into(), 2), ("0xbb\"".into(), 0), ("0xaa".into(), 5)],

@@ -50,7 +50,10 @@ impl ChainReader for Fake {
         }))
     }
     async fn block_contents(&self, b: &BlockRecord) -> Result<BlockContents, ReadError> {
-        Ok(BlockContents { tx_ids: vec![format!("0x{:064x}", b.block_height + 300)], ..Default::default() })
+        Ok(BlockContents {
+            tx_ids: vec![format!("0x{:064x}", b.block_height + 300)].into(),
+            ..Default::default()
+        })
     }
     async fn block_signer_signatures(&self, _: &BlockRecord) -> Result<Vec<String>, ReadError> {
         Ok(vec!["0xaa".into(), "0xbb".into(), "0xcc".into()])
