@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use common::{serve, Db, TestDb, TestStore};
 use futures_util::future::join_all;
+use ledger_read::{LocalSource, LocalTxOutcome, LocalTxSink, RecordFuture};
 use serde_json::{json, Value};
 use stacks_codec::address::{single_sig_address, Principal};
 use stacks_codec::sign::{verify_origin, PrivateKey};
@@ -203,9 +204,14 @@ struct Api {
 }
 
 fn make_api(store: &Arc<Store>, config: FaucetConfig) -> Api {
+    make_api_recording(store, config, Arc::clone(store) as _)
+}
+
+/// [`make_api`] with the faucet recording its transfers through `local_txs`.
+fn make_api_recording(store: &Arc<Store>, config: FaucetConfig, local_txs: Arc<dyn LocalTxSink>) -> Api {
     let clock = Arc::new(AtomicI64::new(T0));
     let c = Arc::clone(&clock);
-    let faucets = Faucets::new(Arc::clone(store), config)
+    let faucets = Faucets::new(Arc::clone(store), local_txs, config)
         .unwrap()
         .with_clock(Arc::new(move || c.load(Ordering::SeqCst)));
     let filter = stacks_ledger::api::routes_with(
@@ -322,6 +328,50 @@ async fn stx_transfers_decode_verify_and_take_sequential_nonces_under_concurrenc
         let tx = decode(&hex::decode(r.body["txRaw"].as_str().unwrap()).unwrap());
         check_transfer(&tx, KEY_A, RECIPIENT, 150_000_000_000);
         assert_eq!((tx.nonce(), tx.fee()), (12, 200));
+        store.close().await;
+        db
+    })
+    .await;
+}
+
+/// A `LocalTxSink` that keeps what it is handed and writes nothing.
+#[derive(Default)]
+struct RecordingSink {
+    recorded: Mutex<Vec<(Vec<u8>, LocalSource)>>,
+}
+
+impl LocalTxSink for RecordingSink {
+    fn record<'a>(&'a self, raw_tx: &'a [u8], source: LocalSource) -> RecordFuture<'a> {
+        self.recorded.lock().unwrap().push((raw_tx.to_vec(), source));
+        let tx_id = decode(raw_tx).txid_hex();
+        Box::pin(std::future::ready(Ok(LocalTxOutcome::Added { tx_id })))
+    }
+}
+
+/// The faucet records its transfer through the `LocalTxSink` it is given, the one write path
+/// Rosetta submit and `/v2` broadcasts take, and not around it: a sink that only keeps what it
+/// is handed sees the broadcast transaction, as `faucet`, and the store (where the faucet still
+/// reads nonces and keeps its request rows) has neither a mempool nor a `local_txs` row for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn stx_transfer_is_recorded_through_the_local_tx_sink() {
+    for_both("faucet_stx_sink", Network::Testnet, |store, db| async move {
+        let node = fake_node().await;
+        let sink = Arc::new(RecordingSink::default());
+        let api = make_api_recording(
+            &store,
+            config(&node.url, &dead_url().await, &[KEY_A]),
+            Arc::clone(&sink) as _,
+        );
+        let r = api.post(&format!("/extended/v1/faucets/stx?address={RECIPIENT}")).await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        let received = node.state.lock().unwrap().received.clone();
+        assert_eq!(received.len(), 1);
+        let recorded = sink.recorded.lock().unwrap().clone();
+        assert_eq!(recorded, vec![(received[0].clone(), LocalSource::Faucet)]);
+        let tx_id = r.body["txId"].as_str().unwrap().to_owned();
+        assert_eq!(tx_id, decode(&received[0]).txid_hex());
+        assert!(store.mempool_status(&tx_id).await.unwrap().is_none(), "recorded around the sink");
+        assert!(store.local_txs_after(None, 10).await.unwrap().is_empty(), "recorded around the sink");
         store.close().await;
         db
     })

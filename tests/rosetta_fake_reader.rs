@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 
 use ledger_read::{
     AccountAt, BlockContents, BlockEventRow, LedgerBlock, LedgerReader, LedgerTx, LocalSource,
-    LocalTxOutcome, LocalTxSink, OpRow, ReadError, ReadFuture, RecordFuture, TxRef,
+    LocalTxOutcome, LocalTxSink, OpRow, ReadError, ReadFuture, RecordFuture, TipReader, TxRef,
 };
 use serde_json::{json, Value};
 use stacks_ledger::ledger::Network;
@@ -163,11 +163,13 @@ impl FakeLedger {
     }
 }
 
-impl LedgerReader for FakeLedger {
+impl TipReader for FakeLedger {
     fn tip(&self) -> ReadFuture<'_, Option<LedgerBlock>> {
         self.read(|| self.blocks.last().cloned())
     }
+}
 
+impl LedgerReader for FakeLedger {
     fn genesis(&self) -> ReadFuture<'_, Option<LedgerBlock>> {
         self.read(|| self.blocks.first().cloned())
     }

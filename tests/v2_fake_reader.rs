@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use ledger_read::{
     LedgerBlock, LocalSource, LocalTxError, LocalTxOutcome, LocalTxSink, ReadError, ReadFuture, RecordFuture,
-    V2Account, V2BurnBlock, V2Contract, V2InfoState, V2Microblock, V2Reader, V2Tip,
+    TipReader, V2Account, V2BurnBlock, V2Contract, V2InfoState, V2Microblock, V2Reader, V2Tip,
 };
 use serde_json::{json, Value};
 use stacks_ledger::ledger::Network;
@@ -115,11 +115,13 @@ impl FakeLedger {
     }
 }
 
-impl V2Reader for FakeLedger {
-    fn v2_tip(&self) -> ReadFuture<'_, Option<LedgerBlock>> {
+impl TipReader for FakeLedger {
+    fn tip(&self) -> ReadFuture<'_, Option<LedgerBlock>> {
         self.read(|| self.chain().then(|| self.tip.clone()))
     }
+}
 
+impl V2Reader for FakeLedger {
     fn v2_info_state(&self) -> ReadFuture<'_, Option<V2InfoState>> {
         self.read(|| self.chain().then(|| self.info.clone()))
     }

@@ -10,12 +10,17 @@ use crate::rows::{AccountAt, BlockContents, BlockEventRow, LedgerBlock, TxRef};
 /// What a read returns.
 pub type ReadFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, ReadError>> + Send + 'a>>;
 
-/// The ledger as the surfaces read it. Hashes and transaction ids are `0x`-prefixed lower-case
-/// hex; heights are Stacks block heights.
-pub trait LedgerReader: Send + Sync {
-    /// The canonical tip.
+/// The canonical tip: the one read Rosetta ([`LedgerReader`]) and `/v2`
+/// ([`V2Reader`](crate::V2Reader)) share, declared once so that each stays implementable
+/// without the other.
+pub trait TipReader: Send + Sync {
+    /// The canonical tip (what "at the tip" and "caught up with the node" compare with).
     fn tip(&self) -> ReadFuture<'_, Option<LedgerBlock>>;
+}
 
+/// The ledger as the surfaces read it, its tip included ([`TipReader`]). Hashes and
+/// transaction ids are `0x`-prefixed lower-case hex; heights are Stacks block heights.
+pub trait LedgerReader: TipReader {
     /// The lowest canonical block (the genesis block the chain reports).
     fn genesis(&self) -> ReadFuture<'_, Option<LedgerBlock>>;
 

@@ -14,7 +14,7 @@ mod node;
 mod rows;
 
 pub use error::ReadError;
-pub use ledger::{LedgerReader, ReadFuture};
+pub use ledger::{LedgerReader, ReadFuture, TipReader};
 pub use local_tx::{LocalSource, LocalTxError, LocalTxOutcome, LocalTxSink, RecordFuture};
 pub use node::{V2Account, V2BurnBlock, V2Contract, V2InfoState, V2Microblock, V2Reader, V2Tip};
-pub use rows::{AccountAt, BlockContents, BlockEventRow, LedgerBlock, LedgerTx, OpRow, TxRef};
+pub use rows::{AccountAt, BlockContents, BlockEventRow, EventRow, LedgerBlock, LedgerTx, OpRow, TxRef};

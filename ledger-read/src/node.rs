@@ -3,8 +3,7 @@
 //! [`LedgerReader`](crate::LedgerReader) so that `/v2` can be served (and tested) from an
 //! implementation of just these reads.
 
-use crate::ledger::ReadFuture;
-use crate::rows::LedgerBlock;
+use crate::ledger::{ReadFuture, TipReader};
 
 /// The canonical Stacks tip with the consensus data `/v2/info` reports.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,11 +68,9 @@ pub struct V2Contract {
     pub publish_height: i64,
 }
 
-/// The reads behind the `/v2` answers served from the ledger.
-pub trait V2Reader: Send + Sync {
-    /// The canonical tip (what "at the tip" and "caught up with the node" compare with).
-    fn v2_tip(&self) -> ReadFuture<'_, Option<LedgerBlock>>;
-
+/// The reads behind the `/v2` answers served from the ledger, the canonical tip
+/// ([`TipReader`]) included.
+pub trait V2Reader: TipReader {
     /// What `/v2/info` needs, or `None` before the first canonical block.
     fn v2_info_state(&self) -> ReadFuture<'_, Option<V2InfoState>>;
 

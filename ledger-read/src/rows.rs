@@ -68,6 +68,36 @@ impl OpRow {
     }
 }
 
+/// One transaction event (`events`): the row ingestion derives and writes
+/// (`src/ledger/rows.rs` re-exports it) and the one `/extended` renders (`stacks_extended::tx`
+/// re-exports it as `TxEvent`). Integers are the store's BIGINT columns; the renderers print
+/// them as JSON numbers, which are the same digits whatever their Rust type.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EventRow {
+    pub tx_id: String,
+    /// The transaction's index in its block as stored (block 1's boot rows after its own).
+    pub tx_index: i64,
+    /// Renumbered 0..n−1 per transaction.
+    pub event_index: i64,
+    /// `stx_transfer`, `stx_mint`, `stx_burn`, `stx_lock`, `ft_transfer`, `ft_mint`, `ft_burn`,
+    /// `nft_transfer`, `nft_mint`, `nft_burn`, `contract_log`.
+    pub kind: String,
+    pub sender: Option<String>,
+    pub recipient: Option<String>,
+    /// Decimal text (u128-safe).
+    pub amount: Option<String>,
+    pub asset_identifier: Option<String>,
+    /// NFT token id or contract-log value: consensus-serialized Clarity, 0x hex.
+    pub value_hex: Option<String>,
+    /// Log emitter, or the locking PoX contract for `stx_lock`.
+    pub contract_identifier: Option<String>,
+    pub topic: Option<String>,
+    /// 0x hex.
+    pub memo: Option<String>,
+    /// `stx_lock`: the burn height the lock ends at.
+    pub unlock_height: Option<i64>,
+}
+
 /// A block's transactions and STX operations, in ledger order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BlockContents {

@@ -36,7 +36,10 @@ pub fn routes(store: Arc<Store>) -> impl Filter<Extract = (impl Reply,), Error =
 pub fn faucets_from_env(store: &Arc<Store>) -> Arc<Faucets> {
     let config =
         Config::from_process_env(&ConfigArgs::default()).unwrap_or_else(|e| panic!("configuration: {e}"));
-    Arc::new(Faucets::new(Arc::clone(store), config.faucet).unwrap_or_else(|e| panic!("faucets: {e}")))
+    let local_txs: Arc<dyn ledger_read::LocalTxSink> = Arc::clone(store) as _;
+    Arc::new(
+        Faucets::new(Arc::clone(store), local_txs, config.faucet).unwrap_or_else(|e| panic!("faucets: {e}")),
+    )
 }
 
 /// The whole public API as `serve` runs it, every part from `config`: `/v2` and Rosetta
@@ -47,7 +50,8 @@ pub fn app(
     config: &Config,
     live: &crate::live::Live,
 ) -> Result<App<impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone>, FaucetError> {
-    let faucets = Arc::new(Faucets::new(Arc::clone(&store), config.faucet.clone())?);
+    let local_txs: Arc<dyn ledger_read::LocalTxSink> = Arc::clone(&store) as _;
+    let faucets = Arc::new(Faucets::new(Arc::clone(&store), local_txs, config.faucet.clone())?);
     let cache = Arc::new(ResponseCache::with_stale(config.response_cache_bytes, config.load.cache_stale));
     let admission = admission_for(&store, config);
     let readiness =

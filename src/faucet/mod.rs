@@ -21,6 +21,8 @@ pub use config::{FaucetConfig, FaucetConfigError};
 pub use error::FaucetError;
 pub use routes::routes;
 
+use ledger_read::LocalTxSink;
+
 use crate::ledger::Network;
 use crate::store::{FaucetRequest, RateLimit, Reservation, Store};
 use btc::{BtcFaucet, BtcSent};
@@ -37,7 +39,11 @@ pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
 
 /// Everything the faucet routes need.
 pub struct Faucets {
+    /// Nonces and the faucet's own request rows (rate limits).
     store: Arc<Store>,
+    /// Where a sent STX transfer is recorded in our mempool: the one write path of the
+    /// transactions we put into the node's mempool (`ledger_read::LocalTxSink`).
+    local_txs: Arc<dyn LocalTxSink>,
     network: Network,
     stx_enabled: bool,
     btc_enabled: bool,
@@ -55,12 +61,18 @@ pub struct Requester {
 }
 
 impl Faucets {
-    /// The faucets on `store`'s network. Fails only on an unusable key.
-    pub fn new(store: Arc<Store>, config: FaucetConfig) -> Result<Faucets, FaucetError> {
+    /// The faucets on `store`'s network, recording the transfers they send through
+    /// `local_txs` (the store itself when served). Fails only on an unusable key.
+    pub fn new(
+        store: Arc<Store>,
+        local_txs: Arc<dyn LocalTxSink>,
+        config: FaucetConfig,
+    ) -> Result<Faucets, FaucetError> {
         let http = reqwest::Client::new();
         Ok(Faucets {
             network: store.network(),
             store,
+            local_txs,
             stx_enabled: config.stx_enabled,
             btc_enabled: config.btc_enabled,
             rate_limit_enabled: config.rate_limit_enabled,
@@ -114,7 +126,8 @@ impl Faucets {
         let recipient = parse_stx_address(address)?;
         let (kind, limit) = if stacking { ("stacking", STX_STACKING_LIMIT) } else { ("regular", STX_LIMIT) };
         let req = self.request(recipient.to_string(), "stx", kind, who);
-        self.limited(req, limit, self.stx.send(&self.store, &self.node, recipient, stacking)).await
+        let send = self.stx.send(&self.store, self.local_txs.as_ref(), &self.node, recipient, stacking);
+        self.limited(req, limit, send).await
     }
 
     pub async fn send_btc(&self, who: &Requester, address: &str, sats: u64) -> Result<BtcSent, FaucetError> {

@@ -16,7 +16,8 @@ use tokio::sync::Mutex;
 
 use super::node::NodeClient;
 use super::FaucetError;
-use crate::store::{LocalSource, Store};
+use crate::store::Store;
+use ledger_read::{LocalSource, LocalTxSink};
 
 /// 500 STX, the incumbent's default.
 pub const DEFAULT_AMOUNT_USTX: u64 = 500_000_000;
@@ -62,10 +63,13 @@ impl StxFaucet {
         self.keys.iter().map(|k| k.address).collect()
     }
 
-    /// Sends `amount` µSTX (the PoX minimum plus 20% when `stacking`) to `recipient`.
+    /// Sends `amount` µSTX (the PoX minimum plus 20% when `stacking`) to `recipient`: the
+    /// nonce read from `store`, the sent transaction recorded in our mempool through
+    /// `local_txs` (the write path Rosetta submit and `/v2` broadcasts take).
     pub async fn send(
         &self,
         store: &Store,
+        local_txs: &dyn LocalTxSink,
         node: &NodeClient,
         recipient: Principal,
         stacking: bool,
@@ -96,7 +100,7 @@ impl StxFaucet {
                     let raw_hex = hex::encode(&raw);
                     // Our mempool has it at once, so the next send reads the next nonce. It was
                     // sent whatever happens here: a failure is logged, not the request's.
-                    if let Err(e) = store.record_local_tx(&raw, LocalSource::Faucet).await {
+                    if let Err(e) = local_txs.record(&raw, LocalSource::Faucet).await {
                         tracing::error!(error = %e, txid = %tx.txid_hex(), "faucet tx not recorded in the mempool");
                     }
                     *next_key = index;

@@ -103,29 +103,8 @@ pub struct TxRow {
     pub raw_size: i64,
 }
 
-/// `events`: a transaction event, `event_index` renumbered 0..n−1 per transaction.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct EventRow {
-    pub tx_id: String,
-    pub tx_index: i64,
-    pub event_index: i64,
-    /// `stx_transfer`, `stx_mint`, `stx_burn`, `stx_lock`, `ft_transfer`, `ft_mint`, `ft_burn`,
-    /// `nft_transfer`, `nft_mint`, `nft_burn`, `contract_log`.
-    pub kind: String,
-    pub sender: Option<String>,
-    pub recipient: Option<String>,
-    /// Decimal text (u128-safe).
-    pub amount: Option<String>,
-    pub asset_identifier: Option<String>,
-    /// NFT token id or contract-log value: consensus-serialized Clarity, 0x hex.
-    pub value_hex: Option<String>,
-    /// Log emitter, or the locking PoX contract for `stx_lock`.
-    pub contract_identifier: Option<String>,
-    pub topic: Option<String>,
-    /// 0x hex.
-    pub memo: Option<String>,
-    pub unlock_height: Option<i64>,
-}
+/// `events`: declared in the read interface, the row ingestion writes and `/extended` renders.
+pub use ledger_read::EventRow;
 
 /// `operations`: declared in the read interface, the one model ingestion writes and the
 /// surfaces read.

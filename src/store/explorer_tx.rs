@@ -157,13 +157,15 @@ pub(super) fn called_contract(r: &impl Cols) -> Result<Option<String>, sqlx::Err
 }
 
 pub(super) const EVENT_COLUMNS: &str =
-    "tx_id, event_index, kind, sender, recipient, amount, asset_identifier, \
+    "tx_id, tx_index, event_index, kind, sender, recipient, amount, asset_identifier, \
     value_hex, contract_identifier, topic, memo, unlock_height";
 
+/// A row selected with [`EVENT_COLUMNS`]: the `events` row as stored.
 pub(super) fn tx_event(r: &DbRow) -> Result<TxEvent, sqlx::Error> {
     Ok(TxEvent {
         tx_id: r.try_get("tx_id")?,
-        event_index: u(r.try_get("event_index")?),
+        tx_index: r.try_get("tx_index")?,
+        event_index: r.try_get("event_index")?,
         kind: r.try_get("kind")?,
         sender: r.try_get("sender")?,
         recipient: r.try_get("recipient")?,
@@ -173,7 +175,7 @@ pub(super) fn tx_event(r: &DbRow) -> Result<TxEvent, sqlx::Error> {
         contract_identifier: r.try_get("contract_identifier")?,
         topic: r.try_get("topic")?,
         memo: r.try_get("memo")?,
-        unlock_height: r.try_get::<Option<i64>, _>("unlock_height")?.map(u),
+        unlock_height: r.try_get("unlock_height")?,
     })
 }
 

@@ -3,7 +3,8 @@
 //! txs by block, balance rows by account and height).
 
 use ledger_read::{
-    AccountAt, BlockContents, BlockEventRow, LedgerBlock, LedgerReader, LedgerTx, OpRow, ReadFuture, TxRef,
+    AccountAt, BlockContents, BlockEventRow, LedgerBlock, LedgerReader, LedgerTx, OpRow, ReadFuture,
+    TipReader, TxRef,
 };
 
 use super::db_row::DbRow;
@@ -239,12 +240,15 @@ impl Store {
     }
 }
 
-/// The reader over the inherent reads above (kept callable directly for the store's own tests).
-impl LedgerReader for Store {
+/// The canonical tip, for Rosetta and `/v2` alike.
+impl TipReader for Store {
     fn tip(&self) -> ReadFuture<'_, Option<LedgerBlock>> {
         Box::pin(async move { Ok(self.rosetta_tip().await?) })
     }
+}
 
+/// The reader over the inherent reads above (kept callable directly for the store's own tests).
+impl LedgerReader for Store {
     fn genesis(&self) -> ReadFuture<'_, Option<LedgerBlock>> {
         Box::pin(async move { Ok(self.rosetta_genesis().await?) })
     }

@@ -3,7 +3,7 @@
 //! `ledger_read::LocalTxSink`.)
 
 use ledger_read::{
-    LedgerBlock, ReadFuture, V2Account, V2BurnBlock, V2Contract, V2InfoState, V2Microblock, V2Reader, V2Tip,
+    ReadFuture, V2Account, V2BurnBlock, V2Contract, V2InfoState, V2Microblock, V2Reader, V2Tip,
 };
 
 use super::sql::select;
@@ -134,12 +134,8 @@ impl Store {
     }
 }
 
-/// The reader over the inherent reads above; the tip is Rosetta's ([`Store::rosetta_tip`]).
+/// The reader over the inherent reads above; the tip is the one `TipReader` (Rosetta's too).
 impl V2Reader for Store {
-    fn v2_tip(&self) -> ReadFuture<'_, Option<LedgerBlock>> {
-        Box::pin(async move { Ok(self.rosetta_tip().await?) })
-    }
-
     fn v2_info_state(&self) -> ReadFuture<'_, Option<V2InfoState>> {
         Box::pin(async move { Ok(self.info_state_at_tip().await?) })
     }

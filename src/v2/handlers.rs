@@ -99,7 +99,7 @@ impl Ctx {
     async fn caught_up(&self) -> bool {
         let Some(cache) = &self.node_tip else { return true };
         let Some(node) = cache.node_tip().await else { return true };
-        let Ok(Some(tip)) = self.reader.v2_tip().await else { return false };
+        let Ok(Some(tip)) = self.reader.tip().await else { return false };
         let Ok(ours) = u64::try_from(tip.block_height) else { return false };
         let same_block = || {
             !node
@@ -207,7 +207,7 @@ async fn account(ctx: &Ctx, principal: &str, q: &Query) -> Answer {
         Err(e) => return Ok(e.into_response()),
     };
     let proof = params::proof(q);
-    let tip = match ctx.reader.v2_tip().await {
+    let tip = match ctx.reader.tip().await {
         Ok(tip) => tip,
         Err(e) => return Ok(V2Error::Read(e).into_response()),
     };
@@ -252,7 +252,7 @@ async fn contract(ctx: &Ctx, kind: &str, address: &str, name: &str, q: &Query) -
     };
     // The interface carries no proof; the source does unless `proof=0`.
     let proof = if kind == "interface" { Proof::Off } else { params::proof(q) };
-    let tip = match ctx.reader.v2_tip().await {
+    let tip = match ctx.reader.tip().await {
         Ok(tip) => tip,
         Err(e) => return Ok(V2Error::Read(e).into_response()),
     };

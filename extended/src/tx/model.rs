@@ -62,23 +62,6 @@ pub enum AnyTx {
     Mempool(MempoolTx),
 }
 
-/// One transaction event (a row of `events`).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct TxEvent {
-    pub tx_id: String,
-    pub event_index: u64,
-    /// `stx_transfer`, `stx_mint`, `stx_burn`, `stx_lock`, `ft_transfer`, `ft_mint`, `ft_burn`,
-    /// `nft_transfer`, `nft_mint`, `nft_burn`, `contract_log`.
-    pub kind: String,
-    pub sender: Option<String>,
-    pub recipient: Option<String>,
-    /// Decimal text.
-    pub amount: Option<String>,
-    pub asset_identifier: Option<String>,
-    /// NFT value or log value, consensus-serialized Clarity hex.
-    pub value_hex: Option<String>,
-    pub contract_identifier: Option<String>,
-    pub topic: Option<String>,
-    pub memo: Option<String>,
-    pub unlock_height: Option<u64>,
-}
+/// One transaction event: the `events` row, declared once in the read interface (ingestion
+/// writes the same type).
+pub use ledger_read::EventRow as TxEvent;

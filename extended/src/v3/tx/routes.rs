@@ -180,7 +180,7 @@ async fn events<R: ExtendedReader>(
             Some(first) => Cursors {
                 next,
                 previous: (first.event_index > 0)
-                    .then(|| first.event_index.saturating_sub(u64::from(limit)).to_string()),
+                    .then(|| first.event_index.saturating_sub(i64::from(limit)).max(0).to_string()),
                 current: Some(first.event_index.to_string()),
             },
         };
