@@ -281,6 +281,8 @@ async fn follow_local_txs(store: Arc<Store>, tx: mpsc::UnboundedSender<Change>) 
         tokio::time::sleep(FOLLOW_EVERY).await;
         let rows = match store.local_txs_after(last, 256).await {
             Ok(rows) => rows,
+            // The store was closed (shutdown): nothing more will commit.
+            Err(e) if closed(&e) => return,
             Err(e) => {
                 tracing::warn!(error = %e, "live: reading new local transactions failed");
                 continue;
@@ -293,6 +295,12 @@ async fn follow_local_txs(store: Arc<Store>, tx: mpsc::UnboundedSender<Change>) 
             return;
         }
     }
+}
+
+/// Whether `e` says the store was closed (`Store::close`, at shutdown): a loop that follows it
+/// ends there, rather than warning every [`FOLLOW_EVERY`] until the process exits.
+fn closed(e: &StoreError) -> bool {
+    matches!(e, StoreError::Sql(sqlx::Error::PoolClosed))
 }
 
 /// Announces every raw event committed after the newest one now, in id order, looking every
@@ -309,6 +317,7 @@ async fn follow_raw_events(store: Arc<Store>, tx: mpsc::UnboundedSender<Change>)
         tokio::time::sleep(FOLLOW_EVERY).await;
         let events = match store.raw_events_after(last, 256).await {
             Ok(events) => events,
+            Err(IngestError::Store(e)) if e.downcast_ref::<StoreError>().is_some_and(closed) => return,
             Err(e) => {
                 tracing::warn!(error = %e, "live: reading the writer's new events failed");
                 continue;
@@ -344,5 +353,25 @@ mod tests {
             }
         }
         assert_eq!(back, ids);
+    }
+
+    /// The loops that follow a store end once it is closed (at shutdown `serve` closes the store
+    /// while they still run: each then warned that it read a closed pool, every FOLLOW_EVERY).
+    #[tokio::test]
+    async fn followers_end_when_the_store_closes() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}/db.sqlite", dir.path().display());
+        let store = Arc::new(Store::open(&url, crate::ledger::Network::Testnet).await.unwrap());
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let local = tokio::spawn(follow_local_txs(Arc::clone(&store), tx.clone()));
+        let raw = tokio::spawn(follow_raw_events(Arc::clone(&store), tx));
+        // Both past their first read, polling.
+        tokio::time::sleep(FOLLOW_EVERY * 4).await;
+        assert!(!local.is_finished() && !raw.is_finished());
+        store.close().await;
+        let ended = tokio::time::timeout(FOLLOW_EVERY * 40, async { (local.await, raw.await) }).await;
+        let (local, raw) = ended.expect("a follower kept polling the closed store");
+        local.unwrap();
+        raw.unwrap();
     }
 }
