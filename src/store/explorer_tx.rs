@@ -60,46 +60,36 @@ fn u(v: i64) -> u64 {
 /// (`&mut DbRow`: texts moved out, so each column is read once). A page's rows are read
 /// once, and copying every text of 50 rows again (a `String` each) was ~4 % of a page's CPU.
 pub(super) trait TxCols {
+    type Row: Cols + ?Sized;
+    /// The row, for the reads that copy nothing (numbers, flags).
+    fn row(&self) -> &Self::Row;
     fn text(&mut self, col: &str) -> Result<String, sqlx::Error>;
     fn opt_text(&mut self, col: &str) -> Result<Option<String>, sqlx::Error>;
-    fn int(&mut self, col: &str) -> Result<i64, sqlx::Error>;
-    fn opt_int(&mut self, col: &str) -> Result<Option<i64>, sqlx::Error>;
-    fn flag(&mut self, col: &str) -> Result<bool, sqlx::Error>;
 }
 
 impl<R: Cols + ?Sized> TxCols for &R {
+    type Row = R;
+    fn row(&self) -> &R {
+        self
+    }
     fn text(&mut self, col: &str) -> Result<String, sqlx::Error> {
         Cols::text(*self, col)
     }
     fn opt_text(&mut self, col: &str) -> Result<Option<String>, sqlx::Error> {
         Cols::opt_text(*self, col)
     }
-    fn int(&mut self, col: &str) -> Result<i64, sqlx::Error> {
-        Cols::int(*self, col)
-    }
-    fn opt_int(&mut self, col: &str) -> Result<Option<i64>, sqlx::Error> {
-        Cols::opt_int(*self, col)
-    }
-    fn flag(&mut self, col: &str) -> Result<bool, sqlx::Error> {
-        Cols::flag(*self, col)
-    }
 }
 
 impl TxCols for &mut DbRow {
+    type Row = DbRow;
+    fn row(&self) -> &DbRow {
+        self
+    }
     fn text(&mut self, col: &str) -> Result<String, sqlx::Error> {
         self.take_text(col)
     }
     fn opt_text(&mut self, col: &str) -> Result<Option<String>, sqlx::Error> {
         self.take_opt_text(col)
-    }
-    fn int(&mut self, col: &str) -> Result<i64, sqlx::Error> {
-        Cols::int(*self, col)
-    }
-    fn opt_int(&mut self, col: &str) -> Result<Option<i64>, sqlx::Error> {
-        Cols::opt_int(*self, col)
-    }
-    fn flag(&mut self, col: &str) -> Result<bool, sqlx::Error> {
-        Cols::flag(*self, col)
     }
 }
 
@@ -113,36 +103,36 @@ pub(super) fn mined_tx(mut r: impl TxCols) -> Result<MinedTx, sqlx::Error> {
     };
     let index_block_hash = r.text("index_block_hash")?;
     let block_hash = r.opt_text("block_hash")?.unwrap_or_default();
-    let mut opt = |c: &str| r.opt_int(c).map(|v| v.map(u).unwrap_or_default());
+    let opt = |c: &str| r.row().opt_int(c).map(|v| v.map(u).unwrap_or_default());
     let (block_time, burn_block_time, parent_burn_block_time) =
         (opt("block_time")?, opt("burn_block_time")?, opt("parent_burn_block_time")?);
-    let microblock_sequence = r.opt_int("microblock_sequence")?;
+    let microblock_sequence = r.row().opt_int("microblock_sequence")?;
     Ok(MinedTx {
         tx_id: r.text("tx_id")?,
         raw_tx,
-        is_burnchain_op: r.flag("is_burnchain_op")?,
+        is_burnchain_op: r.row().flag("is_burnchain_op")?,
         block_hash: if index_block_hash.is_empty() { "0x".into() } else { block_hash },
         index_block_hash,
-        block_height: u(r.int("block_height")?),
+        block_height: u(r.row().int("block_height")?),
         block_time,
         burn_block_time,
-        burn_block_height: u(r.int("burn_block_height")?),
+        burn_block_height: u(r.row().int("burn_block_height")?),
         parent_burn_block_time,
         parent_block_hash: r.opt_text("parent_block_hash")?.unwrap_or_default(),
-        canonical: r.flag("canonical")?,
-        tx_index: u32::try_from(r.int("tx_index")?).unwrap_or_default(),
+        canonical: r.row().flag("canonical")?,
+        tx_index: u32::try_from(r.row().int("tx_index")?).unwrap_or_default(),
         status: r.text("status")?,
         raw_result: r.text("raw_result")?,
-        event_count: u(r.int("event_count")?),
+        event_count: u(r.row().int("event_count")?),
         microblock_hash: r.text("microblock_hash")?,
         microblock_sequence: microblock_sequence.and_then(|s| u32::try_from(s).ok()),
         microblock_canonical: true,
         execution_cost: [
-            u(r.int("execution_cost_read_count")?),
-            u(r.int("execution_cost_read_length")?),
-            u(r.int("execution_cost_runtime")?),
-            u(r.int("execution_cost_write_count")?),
-            u(r.int("execution_cost_write_length")?),
+            u(r.row().int("execution_cost_read_count")?),
+            u(r.row().int("execution_cost_read_length")?),
+            u(r.row().int("execution_cost_runtime")?),
+            u(r.row().int("execution_cost_write_count")?),
+            u(r.row().int("execution_cost_write_length")?),
         ],
         vm_error: r.opt_text("vm_error")?,
         contract_abi: None,
@@ -151,8 +141,20 @@ pub(super) fn mined_tx(mut r: impl TxCols) -> Result<MinedTx, sqlx::Error> {
     })
 }
 
+/// Each row's transaction ([`mined_tx`]) and called contract ([`called_contract`]).
+fn decode_calls<T: TxCols>(
+    rows: impl IntoIterator<Item = T>,
+) -> Result<(Vec<MinedTx>, Vec<Option<String>>), sqlx::Error> {
+    let (mut out, mut calls) = (Vec::new(), Vec::new());
+    for r in rows {
+        calls.push(called_contract(r.row())?);
+        out.push(mined_tx(r)?);
+    }
+    Ok((out, calls))
+}
+
 /// The called contract of a contract-call row, if it is one.
-pub(super) fn called_contract(r: &impl Cols) -> Result<Option<String>, sqlx::Error> {
+pub(super) fn called_contract(r: &(impl Cols + ?Sized)) -> Result<Option<String>, sqlx::Error> {
     Ok(if r.text("tx_type")? == "contract_call" { r.opt_text("contract_id")? } else { None })
 }
 
@@ -318,30 +320,15 @@ impl Store {
     /// Fills each contract call's ABI (one statement for the distinct contracts) and shows the
     /// boot block's transactions as the incumbent does ([`BootShift`]).
     pub(super) async fn with_abis<R: Cols + Sync>(&self, rows: &[R]) -> Result<Vec<MinedTx>, StoreError> {
-        let mut out = self.with_abis_only(rows).await?;
-        self.show_boot_txs(&mut out).await?;
-        Ok(out)
-    }
-
-    async fn with_abis_only<R: Cols + Sync>(&self, rows: &[R]) -> Result<Vec<MinedTx>, StoreError> {
-        let mut out = Vec::with_capacity(rows.len());
-        let mut calls = Vec::with_capacity(rows.len());
-        for r in rows {
-            calls.push(called_contract(r)?);
-            out.push(mined_tx(r)?);
-        }
+        let (mut out, calls) = decode_calls(rows)?;
         self.fill_abis(&mut out, calls).await?;
+        self.show_boot_txs(&mut out).await?;
         Ok(out)
     }
 
     /// [`Store::with_abis`] of rows read for this alone: their texts are moved, not copied.
     pub(super) async fn with_abis_owned(&self, mut rows: Vec<DbRow>) -> Result<Vec<MinedTx>, StoreError> {
-        let mut out = Vec::with_capacity(rows.len());
-        let mut calls = Vec::with_capacity(rows.len());
-        for r in &mut rows {
-            calls.push(called_contract(&*r)?);
-            out.push(mined_tx(r)?);
-        }
+        let (mut out, calls) = decode_calls(&mut rows)?;
         drop(rows);
         self.fill_abis(&mut out, calls).await?;
         self.show_boot_txs(&mut out).await?;
