@@ -85,11 +85,18 @@ fn id_array_shape(b: &[u8]) -> bool {
                         && id[0] == b'"'
                         && id[ID - 1] == b'"'
                         && &id[1..3] == b"0x"
-                        && id[3..ID - 1].iter().all(|&h| h.is_ascii_digit() || (b'a'..=b'f').contains(&h))
+                        && lower_hex(&id[3..ID - 1])
                 })
         }
         _ => false,
     }
+}
+
+/// Whether every byte is a lowercase hex digit. Without a branch per byte, so that it compiles
+/// to vector compares: this check over the 2,000 ids of a 1M-chain `/block` page was 28 % of its
+/// CPU with `all` (which stops at the first miss, one branch per byte).
+fn lower_hex(b: &[u8]) -> bool {
+    b.iter().fold(true, |ok, &h| ok & ((h.wrapping_sub(b'0') < 10) | (h.wrapping_sub(b'a') < 6)))
 }
 
 impl Default for TxIds {
@@ -355,6 +362,15 @@ mod tx_ids_tests {
             t.write_json(&mut out);
             assert_eq!(String::from_utf8(out).unwrap(), text);
         }
+    }
+
+    #[test]
+    fn lower_hex_takes_only_lowercase_hex_digits() {
+        for b in 0..=255u8 {
+            let want = b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
+            assert_eq!(super::lower_hex(&[b'0', b, b'f']), want, "{b}");
+        }
+        assert!(super::lower_hex(b""));
     }
 
     #[test]
