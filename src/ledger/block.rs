@@ -126,7 +126,52 @@ pub fn derive_block(
 
     let cost = b.anchored_cost.as_ref().map(cost_of).unwrap_or(summed_cost);
     out.block = block_row(b, cost, out.txs.len() as i64, size)?;
+    for t in &mut out.txs {
+        t.api_json = row_text(t, &out.block);
+    }
     Ok(out)
+}
+
+/// A mined transaction's whole stored text under `b` (`stacks_extended::tx::row_text`: its
+/// list JSON but for what can change), from its materialized parts and the fields the store
+/// reads back for it (`store::explorer_tx::mined_tx`; `check_invariants` compares the two).
+/// Kept as the three parts if they do not render, which reads then render from the fields.
+fn row_text(t: &mut TxRow, b: &BlockRow) -> String {
+    let u = |v: i64| u64::try_from(v).unwrap_or_default();
+    let view = stacks_extended::tx::MinedTx {
+        tx_id: t.tx_id.clone(),
+        is_burnchain_op: t.is_burnchain_op,
+        index_block_hash: b.index_block_hash.clone(),
+        block_hash: b.block_hash.clone(),
+        block_height: u(b.block_height),
+        block_time: u(b.block_time),
+        burn_block_time: u(b.burn_block_time),
+        burn_block_height: u(b.burn_block_height),
+        parent_burn_block_time: u(b.parent_burn_block_time),
+        parent_block_hash: b.parent_block_hash.clone(),
+        canonical: true,
+        tx_index: u32::try_from(t.tx_index).unwrap_or_default(),
+        status: t.status.clone(),
+        raw_result: t.raw_result.clone(),
+        event_count: u(t.event_count),
+        microblock_hash: t.microblock_hash.clone(),
+        microblock_sequence: t.microblock_sequence.and_then(|s| u32::try_from(s).ok()),
+        microblock_canonical: true,
+        execution_cost: [
+            u(t.cost.read_count),
+            u(t.cost.read_length),
+            u(t.cost.runtime),
+            u(t.cost.write_count),
+            u(t.cost.write_length),
+        ],
+        vm_error: t.vm_error.clone(),
+        api_json: Some(std::mem::take(&mut t.api_json)),
+        ..Default::default()
+    };
+    match stacks_extended::tx::row_text(&view) {
+        Ok(text) => text,
+        Err(_) => view.api_json.unwrap_or_default(),
+    }
 }
 
 fn block_row(b: &NewBlock, cost: Cost, tx_count: i64, tx_total_size: i64) -> Result<BlockRow, LedgerError> {

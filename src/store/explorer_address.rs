@@ -4,14 +4,14 @@
 use std::collections::BTreeMap;
 
 use stacks_codec::tx::{Payload, Transaction};
-use stacks_extended::tx::{MinedTx, TxEvent};
+use stacks_extended::tx::{MinedTx, PageTx, TxEvent};
 use stacks_extended::{
     AddressReader, AssetTotals, FtHolder, MempoolDelta, NonceState, Paging, PrincipalActivity, ReadError,
     StxInbound, StxTotals, UntilBlock,
 };
 
 use super::amount::ft_parse;
-use super::explorer_tx::{tx_event, EVENT_COLUMNS, SEQ};
+use super::explorer_tx::{tx_event, PageRows, EVENT_COLUMNS, SEQ};
 use super::sql::{select, Val};
 use super::{Store, StoreError};
 use crate::ledger::Network;
@@ -427,7 +427,19 @@ impl AddressReader for Store {
         to: Option<u64>,
         paging: Paging,
     ) -> Result<(u64, Vec<MinedTx>), ReadError> {
-        Ok(self.address_txs_page(principal, false, from, to, paging).await?)
+        let (total, rows) = self.address_txs_page(principal, false, from, to, paging).await?;
+        Ok((total, self.page_rows_mined(rows).await?))
+    }
+
+    async fn address_txs_listed(
+        &self,
+        principal: &str,
+        from: u64,
+        to: Option<u64>,
+        paging: Paging,
+    ) -> Result<(u64, Vec<PageTx>), ReadError> {
+        let (total, rows) = self.address_txs_page(principal, false, from, to, paging).await?;
+        Ok((total, self.page_rows_listed(rows).await?))
     }
 
     async fn address_txs_with_boot(
@@ -437,7 +449,8 @@ impl AddressReader for Store {
         to: Option<u64>,
         paging: Paging,
     ) -> Result<(u64, Vec<MinedTx>), ReadError> {
-        Ok(self.address_txs_page(principal, true, from, to, paging).await?)
+        let (total, rows) = self.address_txs_page(principal, true, from, to, paging).await?;
+        Ok((total, self.page_rows_mined(rows).await?))
     }
 
     async fn principal_tx_events(
@@ -600,7 +613,7 @@ impl Store {
         from: u64,
         to: Option<u64>,
         paging: Paging,
-    ) -> Result<(u64, Vec<MinedTx>), StoreError> {
+    ) -> Result<(u64, PageRows), StoreError> {
         let to = to.map_or(i64::MAX, |h| i64::try_from(h).unwrap_or(i64::MAX));
         let from = i64::try_from(from).unwrap_or(i64::MAX);
         let offset = i64::try_from(paging.offset).unwrap_or(i64::MAX);
@@ -635,7 +648,7 @@ impl Store {
         )
         .fetch_optional(self)
         .await?;
-        let Some(row) = row else { return Ok((0, Vec::new())) };
+        let Some(row) = row else { return Ok((0, PageRows::Txs(Vec::new()))) };
         let hi: (i64, i64) = (row.try_get("cum")?, row.try_get("cum_boot")?);
         // Boot entries are all in block 1, below every other: `cum_boot` is the same on every row.
         let boot = if with_boot { 0 } else { hi.1 };
@@ -643,7 +656,7 @@ impl Store {
         let total = hi.0 - boot - lo;
         let total_u = u64::try_from(total).unwrap_or_default();
         if offset >= total {
-            return Ok((total_u, Vec::new()));
+            return Ok((total_u, PageRows::Txs(Vec::new())));
         }
         let (Some(start), Some(start_cum)) =
             (row.try_get::<Option<i64>, _>("start_height")?, row.try_get::<Option<i64>, _>("start_cum")?)
@@ -684,8 +697,7 @@ impl Store {
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             keys.sort_unstable_by_key(|k| std::cmp::Reverse(k.0));
-            let rids: Vec<i64> = keys.iter().map(|k| k.1).collect();
-            return Ok((total_u, self.mined_by_rowid(&rids).await?));
+            return Ok((total_u, PageRows::Rids(keys.iter().map(|k| k.1).collect())));
         }
         let from_where = format!(
             "FROM ({page}) p JOIN txs t ON t.tx_id = p.tx_id AND t.index_block_hash = p.index_block_hash \
@@ -693,7 +705,7 @@ impl Store {
         );
         let page = Paging { limit: paging.limit, offset: 0 };
         let (_, txs) = self.mined_page(&from_where, &order, vals, page, false).await?;
-        Ok((total_u, txs))
+        Ok((total_u, PageRows::Txs(txs)))
     }
 
     async fn address_assets_page(

@@ -2,7 +2,8 @@
 
 use super::db_row::DbRow;
 use stacks_extended::tx::{
-    AnyTx, BlockRef, MempoolFilter, MempoolSort, MempoolTx, MinedTx, TxEvent, TxListFilter, TxReader, TxSort,
+    AnyTx, BlockRef, ListedTx, MempoolFilter, MempoolSort, MempoolTx, MinedTx, PageTx, TxEvent, TxListFilter,
+    TxReader, TxSort,
 };
 use stacks_extended::{Paging, ReadError};
 
@@ -50,6 +51,18 @@ pub(super) const PAGE_TX_COLUMNS: &str = mined_tx_columns!(
 fn mined_tx_names() -> &'static [String] {
     static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     NAMES.get_or_init(|| column_names(PAGE_TX_COLUMNS))
+}
+
+/// The columns of a listed transaction ([`ListedTx`]): its stored row text, and what can change
+/// or decides whether it can be served from the text.
+const LISTED_COLUMNS: &str = "t.tx_id, (CASE WHEN t.canonical THEN 1 ELSE 0 END) AS canonical, \
+    t.block_height, t.tx_type, t.contract_id, t.api_json";
+
+/// A page of transactions picked by their `txs` rowids (SQLite), in order, not read yet; or
+/// read already (PostgreSQL, or an empty page).
+pub(super) enum PageRows {
+    Rids(Vec<i64>),
+    Txs(Vec<MinedTx>),
 }
 
 fn u(v: i64) -> u64 {
@@ -338,16 +351,72 @@ impl Store {
     /// Sets each contract call's ABI (`calls`: the called contract per transaction), one
     /// statement for the distinct contracts; each ABI's text is shared, not copied per call.
     async fn fill_abis(&self, out: &mut [MinedTx], calls: Vec<Option<String>>) -> Result<(), StoreError> {
+        for (tx, abi) in out.iter_mut().zip(self.call_abis(calls).await?) {
+            tx.contract_abi = abi;
+        }
+        Ok(())
+    }
+
+    /// The ABI of each called contract of `calls` (one statement for the distinct contracts).
+    async fn call_abis(
+        &self,
+        calls: Vec<Option<String>>,
+    ) -> Result<Vec<Option<std::sync::Arc<str>>>, StoreError> {
         let mut ids: Vec<String> = calls.iter().flatten().cloned().collect();
         ids.sort();
         ids.dedup();
         let abis = self.contract_abis(&ids).await?;
-        for (tx, call) in out.iter_mut().zip(calls) {
-            if let Some(c) = call {
-                tx.contract_abi = abis.get(&c).cloned().flatten();
+        Ok(calls.into_iter().map(|c| c.and_then(|c| abis.get(&c).cloned().flatten())).collect())
+    }
+
+    /// The transactions of a page read by rowid ([`PageRows`]), with their fields.
+    pub(super) async fn page_rows_mined(&self, rows: PageRows) -> Result<Vec<MinedTx>, StoreError> {
+        match rows {
+            PageRows::Rids(rids) => self.mined_by_rowid(&rids).await,
+            PageRows::Txs(txs) => Ok(txs),
+        }
+    }
+
+    /// The transactions of a page as lists render them: from their stored row texts
+    /// ([`Store::listed_by_rowid`]) when every row has one, else with their fields.
+    pub(super) async fn page_rows_listed(&self, rows: PageRows) -> Result<Vec<PageTx>, StoreError> {
+        if let PageRows::Rids(rids) = &rows {
+            if let Some(listed) = self.listed_by_rowid(rids).await? {
+                return Ok(listed.into_iter().map(PageTx::Listed).collect());
             }
         }
-        Ok(())
+        Ok(self.page_rows_mined(rows).await?.into_iter().map(PageTx::Mined).collect())
+    }
+
+    /// The transactions of `rids` (`txs` rowids, SQLite) as listed rows ([`ListedTx`]: 6
+    /// columns a row, where the whole row is ~30), in that order, with their ABIs. `None` when
+    /// one has no stored row text (not materialized yet, or a streamed row, which has none: no
+    /// block yet) or is in block 1, whose boot block rows are shown otherwise ([`BootShift`]):
+    /// the page is then read whole.
+    async fn listed_by_rowid(&self, rids: &[i64]) -> Result<Option<Vec<ListedTx>>, StoreError> {
+        let mut rows = self.rows_by_rowid(LISTED_COLUMNS, rids).await?;
+        let mut out = Vec::with_capacity(rows.len());
+        let mut calls = Vec::with_capacity(rows.len());
+        for r in &mut rows {
+            if r.int("block_height")? == 1 {
+                return Ok(None);
+            }
+            let api_json = r.take_opt_text("api_json")?.unwrap_or_default();
+            if !stacks_extended::tx::is_row_text(&api_json) {
+                return Ok(None);
+            }
+            calls.push(called_contract(&*r)?);
+            out.push(ListedTx {
+                tx_id: r.take_text("tx_id")?,
+                canonical: r.flag("canonical")?,
+                contract_abi: None,
+                api_json,
+            });
+        }
+        for (tx, abi) in out.iter_mut().zip(self.call_abis(calls).await?) {
+            tx.contract_abi = abi;
+        }
+        Ok(Some(out))
     }
 
     /// A page of mined transactions of `FROM … WHERE …` (`from_where`, its values `vals`) in
@@ -357,10 +426,36 @@ impl Store {
         &self,
         from_where: &str,
         order: &str,
-        mut vals: Vec<Val>,
+        vals: Vec<Val>,
         paging: Paging,
         count: bool,
     ) -> Result<(u64, Vec<MinedTx>), StoreError> {
+        let (total, rows) = self.tx_page_rows(from_where, order, vals, paging, count).await?;
+        Ok((total, self.page_rows_mined(rows).await?))
+    }
+
+    /// [`Store::mined_page`] as lists render it ([`Store::page_rows_listed`]).
+    async fn listed_page(
+        &self,
+        from_where: &str,
+        order: &str,
+        vals: Vec<Val>,
+        paging: Paging,
+        count: bool,
+    ) -> Result<(u64, Vec<PageTx>), StoreError> {
+        let (total, rows) = self.tx_page_rows(from_where, order, vals, paging, count).await?;
+        Ok((total, self.page_rows_listed(rows).await?))
+    }
+
+    /// [`Store::mined_page`], its rows not read yet on SQLite ([`PageRows`]).
+    pub(super) async fn tx_page_rows(
+        &self,
+        from_where: &str,
+        order: &str,
+        mut vals: Vec<Val>,
+        paging: Paging,
+        count: bool,
+    ) -> Result<(u64, PageRows), StoreError> {
         let n = vals.len();
         vals.push(i64::from(paging.limit).into());
         vals.push(i64::try_from(paging.offset).unwrap_or(i64::MAX).into());
@@ -397,15 +492,14 @@ impl Store {
                 None => 0,
             };
             let rids = keys.iter().map(|r| r.try_get::<i64, _>("page_rid")).collect::<Result<Vec<_>, _>>()?;
-            let rows = self.tx_rows_by_rowid(&rids).await?;
-            return Ok((total, self.with_abis_owned(rows).await?));
+            return Ok((total, PageRows::Rids(rids)));
         }
         let sql = format!("SELECT {total} AS n, {} AS rows", rows_sql(self.engine, names, &inner));
         let row = select(&sql, vals).fetch_one(self).await?;
         let total = u(row.try_get("n")?);
         let text: Option<String> = row.try_get("rows")?;
         let rows = decode_rows(names, text.as_deref().unwrap_or("[]"))?;
-        Ok((total, self.with_abis(&rows).await?))
+        Ok((total, PageRows::Txs(self.with_abis(&rows).await?)))
     }
 
     /// The transactions of `rids` (`txs` rowids, SQLite), in that order, with their ABIs.
@@ -417,13 +511,18 @@ impl Store {
     /// The page rows of `rids` (`txs` rowids, SQLite), in that order. One statement text per
     /// page size: the list is padded with NULLs, which match nothing.
     async fn tx_rows_by_rowid(&self, rids: &[i64]) -> Result<Vec<DbRow>, StoreError> {
+        self.rows_by_rowid(PAGE_TX_COLUMNS, rids).await
+    }
+
+    /// [`Store::tx_rows_by_rowid`] with `columns` of `txs t`.
+    async fn rows_by_rowid(&self, columns: &str, rids: &[i64]) -> Result<Vec<DbRow>, StoreError> {
         if rids.is_empty() {
             return Ok(Vec::new());
         }
         let slots = rids.len().next_power_of_two();
         let list: Vec<String> = (1..=slots).map(|i| format!("${i}")).collect();
         let sql = format!(
-            "SELECT t.rowid AS page_rid, {PAGE_TX_COLUMNS} FROM txs t WHERE t.rowid IN ({})",
+            "SELECT t.rowid AS page_rid, {columns} FROM txs t WHERE t.rowid IN ({})",
             list.join(", ")
         );
         let mut vals: Vec<Val> = rids.iter().map(|&r| Val::I(r)).collect();
@@ -477,6 +576,29 @@ impl Store {
                 ))
             })
             .collect()
+    }
+
+    /// The `txs` rows under a block whose stored row text (migration 0044) is not the one
+    /// derived again from the row's raw transaction and fields, as `tx_id@index_block_hash`:
+    /// for consistency checks (what ingestion and the backfill wrote against what the fields
+    /// path renders).
+    pub async fn tx_row_text_mismatches(&self) -> Result<Vec<String>, StoreError> {
+        let rows = select(
+            &format!("SELECT {MINED_TX_COLUMNS} FROM txs t WHERE t.index_block_hash <> '' ORDER BY t.tx_id, t.index_block_hash"),
+            vec![],
+        )
+        .fetch_all(self)
+        .await?;
+        let mut bad = Vec::new();
+        for r in &rows {
+            let mut tx = mined_tx(r)?;
+            let stored = tx.api_json.take().unwrap_or_default();
+            let derived = stacks_extended::tx::row_text(&tx).unwrap_or_default();
+            if derived.is_empty() || stored != derived {
+                bad.push(format!("{}@{}", tx.tx_id, tx.index_block_hash));
+            }
+        }
+        Ok(bad)
     }
 
     /// The transaction's canonical mined row, or with `any_fork` else its latest row on another
@@ -862,7 +984,7 @@ impl TxReader for Store {
         Ok(rows.iter().map(tx_event).collect::<Result<_, _>>().map_err(StoreError::from)?)
     }
 
-    async fn tx_list(&self, filter: &TxListFilter, paging: Paging) -> Result<(u64, Vec<MinedTx>), ReadError> {
+    async fn tx_list(&self, filter: &TxListFilter, paging: Paging) -> Result<(u64, Vec<PageTx>), ReadError> {
         let w = list_where(filter);
         // The tip, then what the memo keeps for it (one statement once it is kept).
         let (tip, memo, shift) = self.memo_with_shift().await?;
@@ -892,12 +1014,13 @@ impl TxReader for Store {
         // The previews have the highest block height: first when newest first, else last.
         let before = if filter.ascending || filter.sort != TxSort::BlockHeight { 0 } else { n };
         let anchored_offset = paging.offset.saturating_sub(before);
-        let head: Vec<MinedTx> = if before > 0 {
+        let head: Vec<PageTx> = if before > 0 {
             previews
                 .iter()
                 .skip(usize::try_from(paging.offset).unwrap_or(usize::MAX))
                 .take(paging.limit as usize)
                 .cloned()
+                .map(PageTx::Mined)
                 .collect()
         } else {
             Vec::new()
@@ -912,10 +1035,12 @@ impl TxReader for Store {
         // Every canonical transaction: the count is kept per chain tip (a COUNT over the
         // whole table per request cost seconds on a 1M-tx chain).
         let count = !unfiltered(filter);
-        let (mut total, mut rows) =
-            self.mined_page(&w.sql, fast.as_ref().unwrap_or(&order), w.vals.clone(), anchored, count).await?;
-        if fast.is_some() && rows.iter().any(|t| t.block_height == 1) {
-            (total, rows) = self.mined_page(&w.sql, &order, w.vals, anchored, count).await?;
+        let (mut total, mut rows) = self
+            .listed_page(&w.sql, fast.as_ref().unwrap_or(&order), w.vals.clone(), anchored, count)
+            .await?;
+        // Listed rows are never block 1's (`listed_by_rowid`).
+        if fast.is_some() && rows.iter().any(|t| matches!(t, PageTx::Mined(m) if m.block_height == 1)) {
+            (total, rows) = self.listed_page(&w.sql, &order, w.vals, anchored, count).await?;
         }
         if !count {
             total = match memo.tx_total {
@@ -931,7 +1056,12 @@ impl TxReader for Store {
             let skip = paging.offset.saturating_sub(total);
             let room = (paging.limit as usize).saturating_sub(page.len());
             page.extend(
-                previews.into_iter().rev().skip(usize::try_from(skip).unwrap_or(usize::MAX)).take(room),
+                previews
+                    .into_iter()
+                    .rev()
+                    .skip(usize::try_from(skip).unwrap_or(usize::MAX))
+                    .take(room)
+                    .map(PageTx::Mined),
             );
         }
         Ok((total + n, page))

@@ -9,6 +9,7 @@ mod amount;
 mod backfill_0031;
 mod backfill_0032;
 mod backfill_0035;
+mod backfill_0044;
 mod bns;
 mod bns_import;
 mod bulk;
@@ -439,6 +440,7 @@ impl Store {
         backfill_0031::backfill(&mut Conn::pooled(pool.acquire().await?), network).await?;
         backfill_0032::backfill(&mut Conn::pooled(pool.acquire().await?)).await?;
         backfill_0035::backfill(&mut Conn::pooled(pool.acquire().await?)).await?;
+        backfill_0044::backfill(&mut Conn::pooled(pool.acquire().await?)).await?;
         let checkpointer = match engine {
             Engine::Sqlite => Some(Checkpointer::start(&options).await?),
             Engine::Postgres => None,

@@ -269,6 +269,9 @@ pub async fn check_invariants(store: &Store, label: &str, from_genesis: bool) {
     // Each transaction row's copy of its block's fields is the block's (migration 0043).
     let bad = store.tx_block_field_mismatches().await.unwrap();
     assert!(bad.is_empty(), "{label}: txs block fields ≠ their block's: {bad:?}");
+    // Each mined row's stored row text is the JSON its fields and raw bytes render (0044).
+    let bad = store.tx_row_text_mismatches().await.unwrap();
+    assert!(bad.is_empty(), "{label}: stored row texts ≠ rendered: {bad:?}");
 
     // Nonces: each account's canonical nonces are one contiguous run, and the next nonce is
     // one past it (genesis boot transactions all use nonce 0, so the boot address is exempt).

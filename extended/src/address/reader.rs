@@ -4,7 +4,7 @@
 use std::future::Future;
 
 use crate::reader::{ExplorerReader, ReadError};
-use crate::tx::{MinedTx, TxEvent};
+use crate::tx::{MinedTx, PageTx, TxEvent};
 use crate::Paging;
 
 /// A block named by a request (`until_block`, `block_height`, `block_hash`).
@@ -139,6 +139,21 @@ pub trait AddressReader: ExplorerReader {
         to: Option<u64>,
         paging: Paging,
     ) -> impl Future<Output = Result<(u64, Vec<MinedTx>), ReadError>> + Send;
+
+    /// [`AddressReader::address_txs`] as the v1 page renders it: each transaction from its
+    /// stored row text where the store has it ([`PageTx`]).
+    fn address_txs_listed(
+        &self,
+        principal: &str,
+        from: u64,
+        to: Option<u64>,
+        paging: Paging,
+    ) -> impl Future<Output = Result<(u64, Vec<PageTx>), ReadError>> + Send {
+        async move {
+            let (total, txs) = self.address_txs(principal, from, to, paging).await?;
+            Ok((total, txs.into_iter().map(PageTx::Mined).collect()))
+        }
+    }
 
     /// [`AddressReader::address_txs`] with the boot block's transactions, as the incumbent's
     /// `transactions_with_transfers` lists them.

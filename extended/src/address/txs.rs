@@ -7,7 +7,7 @@ use super::{cached_json_text, principal, principal_etag, AddressReader};
 use crate::error::ApiError;
 use crate::params::{LimitRule, Page, Query};
 use crate::reply::{deprecated, page_text};
-use crate::tx::mined_tx_text;
+use crate::tx::page_tx_text;
 
 pub(crate) const ADDRESS_TXS: LimitRule = LimitRule::new(20, 50);
 
@@ -23,8 +23,8 @@ pub(super) async fn v1_transactions<R: AddressReader>(
     q.bool("unanchored")?;
     let opts = crate::tx::render_options(q)?;
     let (from, to) = heights(r, q).await?;
-    let (total, txs) = r.address_txs(&p, from, to, paging).await?;
-    let results = txs.iter().map(|t| mined_tx_text(t, None, opts)).collect::<Result<Vec<_>, _>>()?;
+    let (total, txs) = r.address_txs_listed(&p, from, to, paging).await?;
+    let results = txs.iter().map(|t| page_tx_text(t, opts)).collect::<Result<Vec<_>, _>>()?;
     // The total as `Page::first_row_total` reads it: 0 on an empty page.
     let total = if results.is_empty() { 0 } else { total };
     let body = page_text(&Page::<String>::new(paging, total, vec![]), &results);

@@ -266,7 +266,7 @@ impl crate::tx::TxReader for Fake {
         &self,
         _: &crate::tx::TxListFilter,
         _: crate::params::Paging,
-    ) -> Result<(u64, Vec<crate::tx::MinedTx>), ReadError> {
+    ) -> Result<(u64, Vec<crate::tx::PageTx>), ReadError> {
         Ok((0, vec![]))
     }
     async fn block_txs(

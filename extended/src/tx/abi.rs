@@ -118,6 +118,29 @@ pub(crate) fn function_signature(abi: &str, name: &str) -> Option<Arc<Signature>
     parsed(abi).functions.get(name).cloned().flatten()
 }
 
+/// [`function_signature`] of an ABI shared by the rows of a page (the store reads each called
+/// contract's ABI once per page, as one `Arc` for all its calls): the thread remembers the last
+/// one, so the rows after the first find it by pointer. The cache's lookup hashes the ABI's
+/// ends and compares its whole text (kilobytes), which was ~4 % of a contract's page.
+pub(crate) fn shared_function_signature(abi: &Arc<str>, name: &str) -> Option<Arc<Signature>> {
+    thread_local! {
+        // The `Arc` kept here keeps its text alive, so an equal pointer is the same text.
+        static LAST: std::cell::RefCell<Option<(Arc<str>, Arc<Parsed>)>> = const { std::cell::RefCell::new(None) };
+    }
+    let p = LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        match &*last {
+            Some((a, p)) if Arc::ptr_eq(a, abi) => Arc::clone(p),
+            _ => {
+                let p = parsed(abi);
+                *last = Some((Arc::clone(abi), Arc::clone(&p)));
+                p
+            }
+        }
+    });
+    p.functions.get(name).cloned().flatten()
+}
+
 /// Fills `function_signature` and each argument's `name`/`type` of a `contract_call` payload
 /// from `abi` (the contract's ABI JSON). Leaves the payload as it is when the ABI does not
 /// describe the function.
@@ -137,6 +160,22 @@ pub fn apply_abi(call: &mut Map<String, Json>, abi: &str) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn shared_signatures_follow_the_abi_given() {
+        let abi = |arg: &str| -> Arc<str> {
+            Arc::from(format!(
+                r#"{{"functions":[{{"name":"f","access":"public","args":[{{"name":"{arg}","type":"bool"}}]}}]}}"#
+            ))
+        };
+        let (a, b) = (abi("x"), abi("y"));
+        // Alternating, and an equal text in another allocation: each answers from its own text.
+        for (given, want) in [(&a, "x"), (&b, "y"), (&a, "x"), (&abi("y"), "y"), (&b, "y")] {
+            let sig = shared_function_signature(given, "f").unwrap();
+            assert_eq!(sig.text, format!("(define-public (f ({want} bool)))"));
+        }
+        assert!(shared_function_signature(&a, "g").is_none());
+    }
 
     #[test]
     fn abi_types_render_as_clarity_source() {

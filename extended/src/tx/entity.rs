@@ -6,8 +6,10 @@ use serde_json::{json, Map, Value as Json};
 use stacks_codec::clarity::Value as Clarity;
 use stacks_codec::tx::Transaction;
 
-use super::abi::{apply_abi, function_signature};
-use super::model::{AnyTx, MempoolTx, MinedTx, TxEvent};
+use std::sync::Arc;
+
+use super::abi::{apply_abi, shared_function_signature};
+use super::model::{AnyTx, ListedTx, MempoolTx, MinedTx, PageTx, TxEvent};
 use crate::text::EXECUTION_COST_NAMES;
 use crate::time::{iso8601, iso8601_into};
 
@@ -138,38 +140,110 @@ fn iso(t: u64) -> String {
 
 /// The three materialized parts of a stored row's JSON ([`materialized_json`]): the members
 /// before the block's, the `tx_result` object and the members after; `None` for a row not
-/// materialized (or malformed), which renders through [`mined_tx_text`].
+/// materialized (or malformed), which renders through [`mined_tx_text`]. A row's stored
+/// [`row_text`] holds the same three parts among its six.
 pub fn materialized_parts(tx: &MinedTx) -> Option<(&str, &str, &str)> {
-    let mut parts = tx.api_json.as_deref()?.splitn(3, '\n');
-    Some((parts.next()?, parts.next()?, parts.next()?))
+    stored_parts(tx.api_json.as_deref()?)
 }
 
-/// A mined transaction as JSON text: the materialized parts ([`materialized_json`]) with what
-/// can change (block, canonical and microblock fields) spliced in. `events` is `None` in lists
-/// (served as `[]`) and the page of events on single-transaction lookups.
-pub fn mined_tx_text(
-    tx: &MinedTx,
-    events: Option<&[TxEvent]>,
-    opts: RenderOptions,
-) -> Result<String, RenderError> {
-    let computed;
-    let stored = match &tx.api_json {
-        Some(s) => s.as_str(),
-        None => {
-            // Not materialized (a row built outside the store): derived here the same way.
-            computed = materialized_from_raw(&tx.tx_id, &tx.raw_tx, tx.is_burnchain_op, &tx.raw_result)?;
-            computed.as_str()
-        }
-    };
+/// The head, result and tail of a stored text: the three parts of [`materialized_json`], or
+/// the first (without its `{`), fourth and sixth of a [`row_text`].
+fn stored_parts(stored: &str) -> Option<(&str, &str, &str)> {
+    if let Some(p) = row_parts(stored) {
+        return Some((p[0].strip_prefix('{')?, p[3], p[5]));
+    }
     let mut parts = stored.splitn(3, '\n');
-    let (head, result, tail) = match (parts.next(), parts.next(), parts.next()) {
-        (Some(h), Some(r), Some(t)) => (h, r, t),
-        _ => return Err(RenderError { tx_id: tx.tx_id.clone(), reason: "malformed stored api_json".into() }),
-    };
-    // Written as bytes (`serde_json` writes each value straight in, no String per member).
-    let mut m = Members(Vec::with_capacity(stored.len() + 1024));
+    let found = (parts.next()?, parts.next()?, parts.next()?);
+    (!found.2.contains('\n')).then_some(found)
+}
+
+/// The six parts of a [`row_text`], or `None` for another text (a [`materialized_json`]).
+fn row_parts(stored: &str) -> Option<[&str; 6]> {
+    if !is_row_text(stored) {
+        return None;
+    }
+    let mut cuts = memchr::memchr_iter(b'\n', stored.as_bytes());
+    let mut parts = [""; 6];
+    let mut from = 0;
+    for part in parts.iter_mut().take(5) {
+        let at = cuts.next()?;
+        *part = &stored[from..at];
+        from = at + 1;
+    }
+    parts[5] = &stored[from..];
+    cuts.next().is_none().then_some(parts)
+}
+
+/// Whether `stored` is a row's whole text ([`row_text`]), which [`listed_tx_text`] serves: it
+/// starts with `{`, which the three parts of [`materialized_json`] never do (their first is
+/// members without braces), nor the empty text of a row that did not decode. (Its six parts are
+/// checked when it is served.)
+pub fn is_row_text(stored: &str) -> bool {
+    stored.starts_with('{')
+}
+
+/// A transaction's head, result and tail ([`stored_parts`]) in its stored text, or in the
+/// text derived from its raw bytes when it has none (a row built outside the store).
+struct Parts<'a> {
+    text: std::borrow::Cow<'a, str>,
+    head: std::ops::Range<usize>,
+    result: std::ops::Range<usize>,
+    tail: std::ops::Range<usize>,
+}
+
+impl<'a> Parts<'a> {
+    fn of(tx: &'a MinedTx) -> Result<Parts<'a>, RenderError> {
+        let text = match &tx.api_json {
+            Some(s) => std::borrow::Cow::Borrowed(s.as_str()),
+            None => std::borrow::Cow::Owned(materialized_from_raw(
+                &tx.tx_id,
+                &tx.raw_tx,
+                tx.is_burnchain_op,
+                &tx.raw_result,
+            )?),
+        };
+        let bad = || RenderError { tx_id: tx.tx_id.clone(), reason: "malformed stored api_json".into() };
+        let (head, result, tail) = stored_parts(&text).ok_or_else(bad)?;
+        // Offsets into the text, so that an owned text can move into the struct.
+        let range = |p: &str| {
+            let at = p.as_ptr() as usize - text.as_ptr() as usize;
+            at..at + p.len()
+        };
+        let (head, result, tail) = (range(head), range(result), range(tail));
+        Ok(Parts { text, head, result, tail })
+    }
+
+    fn head(&self) -> &str {
+        &self.text[self.head.clone()]
+    }
+
+    fn result(&self) -> &str {
+        &self.text[self.result.clone()]
+    }
+
+    fn tail(&self) -> &str {
+        &self.text[self.tail.clone()]
+    }
+}
+
+/// Where the values that can change go: served (the values), or stored (a `\n` each).
+#[derive(Clone, Copy)]
+enum Slots<'a> {
+    Served { canonical: bool, events: Option<&'a [TxEvent]> },
+    Stored,
+}
+
+/// Writes a mined transaction's JSON from `{` to the `events` member, in the incumbent's key
+/// order, with `head` and `result` from its stored parts. Stored ([`row_text`]), a `\n` is
+/// written after `head`, before and after `result`, and in place of the values of `canonical`
+/// and `events`.
+fn write_row(m: &mut Members, tx: &MinedTx, head: &str, result: &str, slots: Slots<'_>) {
+    let stored = matches!(slots, Slots::Stored);
     m.0.push(b'{');
     m.text(head);
+    if stored {
+        m.0.push(b'\n');
+    }
     m.member("block_hash", &tx.block_hash);
     m.member("block_height", tx.block_height);
     m.member("block_time", tx.block_time);
@@ -186,11 +260,21 @@ pub fn mined_tx_text(
     }
     m.member("parent_burn_block_time", tx.parent_burn_block_time);
     m.iso_member("parent_burn_block_time_iso", tx.parent_burn_block_time);
-    m.member("canonical", tx.canonical);
+    m.key("canonical");
+    match slots {
+        Slots::Served { canonical, .. } => m.value(canonical),
+        Slots::Stored => m.0.push(b'\n'),
+    }
     m.member("tx_index", tx.tx_index);
     m.member("tx_status", &tx.status);
-    m.0.extend_from_slice(b",\"tx_result\":");
+    m.key("tx_result");
+    if stored {
+        m.0.push(b'\n');
+    }
     m.0.extend_from_slice(result.as_bytes());
+    if stored {
+        m.0.push(b'\n');
+    }
     m.member("event_count", tx.event_count);
     m.member("parent_block_hash", &tx.parent_block_hash);
     m.member("is_unanchored", tx.block_hash == "0x");
@@ -202,29 +286,101 @@ pub fn mined_tx_text(
         m.member(name, v);
     }
     m.member("vm_error", &tx.vm_error);
-    match events {
-        Some(events) if !events.is_empty() => {
+    m.key("events");
+    match slots {
+        Slots::Served { events: Some(events), .. } if !events.is_empty() => {
             let events: Vec<Json> = events.iter().map(event_json).collect();
-            m.member("events", events);
+            m.value(events);
         }
-        _ => m.0.extend_from_slice(b",\"events\":[]"),
+        Slots::Served { .. } => m.0.extend_from_slice(b"[]"),
+        Slots::Stored => m.0.push(b'\n'),
     }
+}
+
+/// Appends the members after the block's (`tail`, stored), with the called contract's `abi`
+/// and the route's options applied to a contract call's.
+fn write_tail(
+    m: &mut Members,
+    tail: &str,
+    abi: Option<&Arc<str>>,
+    opts: RenderOptions,
+    tx_id: &str,
+) -> Result<(), RenderError> {
     // Only a contract call's tail changes when served (its ABI, the route's options).
     let call = tail.starts_with("\"tx_type\":\"contract_call\"");
-    let abi = tx.contract_abi.as_deref().filter(|_| call && !opts.exclude_function_args);
-    if abi.is_some_and(|abi| m.call_tail(tail, abi)) {
+    let applied = abi.filter(|_| call && !opts.exclude_function_args);
+    if applied.is_some_and(|abi| m.call_tail(tail, abi)) {
         // Written from the stored text.
-    } else if call && (tx.contract_abi.is_some() || opts.exclude_function_args) {
+    } else if call && (abi.is_some() || opts.exclude_function_args) {
         let mut t: JsonMap = serde_json::from_str(&format!("{{{tail}}}"))
-            .map_err(|e| RenderError { tx_id: tx.tx_id.clone(), reason: e.to_string() })?;
-        finish_tail(&mut t, tx.contract_abi.as_deref(), opts);
+            .map_err(|e| RenderError { tx_id: tx_id.to_string(), reason: e.to_string() })?;
+        finish_tail(&mut t, abi.map(|a| &**a), opts);
         m.text(&members(&t));
     } else {
         m.text(tail);
     }
+    Ok(())
+}
+
+/// A mined transaction as JSON text: the materialized parts ([`materialized_json`]) with what
+/// can change (block, canonical and microblock fields) spliced in. `events` is `None` in lists
+/// (served as `[]`) and the page of events on single-transaction lookups.
+pub fn mined_tx_text(
+    tx: &MinedTx,
+    events: Option<&[TxEvent]>,
+    opts: RenderOptions,
+) -> Result<String, RenderError> {
+    let p = Parts::of(tx)?;
+    // Written as bytes (`serde_json` writes each value straight in, no String per member).
+    let mut m = Members(Vec::with_capacity(p.text.len() + 1024));
+    write_row(&mut m, tx, p.head(), p.result(), Slots::Served { canonical: tx.canonical, events });
+    write_tail(&mut m, p.tail(), tx.contract_abi.as_ref(), opts, &tx.tx_id)?;
     m.0.push(b'}');
     // Every piece is UTF-8 (`str`s and `serde_json`'s output).
     String::from_utf8(m.0).map_err(|e| RenderError { tx_id: tx.tx_id.clone(), reason: e.to_string() })
+}
+
+/// What a mined transaction's row stores when its block is applied (docs/store.md,
+/// "Transactions materialized at ingest"): its whole list JSON but for what can change, in six
+/// parts separated by `\n` (compact JSON text has none): `{` and the members before the
+/// block's; the block's fields up to `"canonical":`; `tx_index` … `"tx_result":`; the result;
+/// `event_count` … `"events":`; the members after (the payload without the called contract's
+/// ABI). [`listed_tx_text`] serves it with `canonical`, the ABI and the route's options, the
+/// same bytes as [`mined_tx_text`] of the row's fields. A block's fields never change, and a
+/// row is stored once per block it is in.
+pub fn row_text(tx: &MinedTx) -> Result<String, RenderError> {
+    let p = Parts::of(tx)?;
+    let mut m = Members(Vec::with_capacity(p.text.len() + 768));
+    write_row(&mut m, tx, p.head(), p.result(), Slots::Stored);
+    m.0.extend_from_slice(p.tail().as_bytes());
+    String::from_utf8(m.0).map_err(|e| RenderError { tx_id: tx.tx_id.clone(), reason: e.to_string() })
+}
+
+/// A listed transaction as JSON text: its stored [`row_text`] with `canonical`, no events
+/// (`[]`, as lists show them), and its tail as [`mined_tx_text`] writes it.
+pub fn listed_tx_text(tx: &ListedTx, opts: RenderOptions) -> Result<String, RenderError> {
+    let p = row_parts(&tx.api_json)
+        .ok_or_else(|| RenderError { tx_id: tx.tx_id.clone(), reason: "not a stored row text".into() })?;
+    let mut m = Members(Vec::with_capacity(tx.api_json.len() + 64));
+    for (i, part) in p[..5].iter().enumerate() {
+        m.0.extend_from_slice(part.as_bytes());
+        match i {
+            1 => m.value(tx.canonical),
+            4 => m.0.extend_from_slice(b"[]"),
+            _ => {}
+        }
+    }
+    write_tail(&mut m, p[5], tx.contract_abi.as_ref(), opts, &tx.tx_id)?;
+    m.0.push(b'}');
+    String::from_utf8(m.0).map_err(|e| RenderError { tx_id: tx.tx_id.clone(), reason: e.to_string() })
+}
+
+/// A page's transaction as JSON text ([`listed_tx_text`] or [`mined_tx_text`] without events).
+pub fn page_tx_text(tx: &PageTx, opts: RenderOptions) -> Result<String, RenderError> {
+    match tx {
+        PageTx::Listed(t) => listed_tx_text(t, opts),
+        PageTx::Mined(t) => mined_tx_text(t, None, opts),
+    }
 }
 
 /// A JSON object's text being written: members appended with their commas.
@@ -233,13 +389,22 @@ struct Members(Vec<u8>);
 impl Members {
     /// Appends `"key":value` (and a comma before it unless first in the object).
     fn member(&mut self, key: &str, value: impl serde::Serialize) {
+        self.key(key);
+        self.value(value);
+    }
+
+    /// Appends `"key":` (and a comma before it unless first in the object).
+    fn key(&mut self, key: &str) {
         if self.0.last() != Some(&b'{') {
             self.0.push(b',');
         }
         self.0.push(b'"');
         self.0.extend_from_slice(key.as_bytes());
         self.0.extend_from_slice(b"\":");
-        // Serializing a string, number, bool or option into a Vec cannot fail.
+    }
+
+    fn value(&mut self, value: impl serde::Serialize) {
+        // Serializing a string, number, bool, option or JSON value into a Vec cannot fail.
         let _ = serde_json::to_writer(&mut self.0, &value);
     }
 
@@ -267,7 +432,7 @@ impl Members {
     /// applying the ABI and serializing it (a parse and a serialization per contract call were
     /// ~10 % of a transaction list's CPU). `false`, with nothing appended, when the text is
     /// not in the shape materialization writes (the caller then takes the tree path).
-    fn call_tail(&mut self, tail: &str, abi: &str) -> bool {
+    fn call_tail(&mut self, tail: &str, abi: &Arc<str>) -> bool {
         let mark = self.0.len();
         if self.0.last() != Some(&b'{') {
             self.0.push(b',');
@@ -314,7 +479,7 @@ fn string_token(s: &str) -> Option<(&str, &str)> {
 /// "function_args":[{"hex":…,"repr":…,"name":…,"type":…},…]}…` with the signature and each
 /// argument's name and type from the ABI (as [`apply_abi`] sets them, in place), the rest
 /// copied. `None` (part written) when the text has another shape.
-fn write_call_tail(tail: &str, abi: &str, out: &mut Vec<u8>) -> Option<()> {
+fn write_call_tail(tail: &str, abi: &Arc<str>, out: &mut Vec<u8>) -> Option<()> {
     const CALL: &str = "\"tx_type\":\"contract_call\",\"contract_call\":{\"contract_id\":";
     let (_, rest) = string_token(tail.strip_prefix(CALL)?)?;
     let (name, rest) = string_token(rest.strip_prefix(",\"function_name\":")?)?;
@@ -322,7 +487,7 @@ fn write_call_tail(tail: &str, abi: &str, out: &mut Vec<u8>) -> Option<()> {
     if name.contains('\\') {
         return None;
     }
-    let Some(sig) = function_signature(abi, name) else {
+    let Some(sig) = shared_function_signature(abi, name) else {
         // The ABI does not describe the function: the payload as stored.
         out.extend_from_slice(tail.as_bytes());
         return Some(());
@@ -519,6 +684,62 @@ mod tests {
     }
 
     #[test]
+    fn stored_row_texts_serve_as_the_fields_render() {
+        let tx = decode_tx("0x01", MINT).unwrap();
+        let parts = materialized_json(&tx, &row().tx_id, false, "0x0703");
+        let rows = [
+            MinedTx { api_json: Some(parts.clone()), ..row() },
+            // In a microblock, with a VM error and block fields of every kind.
+            MinedTx {
+                api_json: Some(parts.clone()),
+                microblock_hash: format!("0x{}", "cd".repeat(32)),
+                microblock_sequence: Some(3),
+                vm_error: Some("x \"y\"\n".into()),
+                parent_block_hash: "0x99".into(),
+                parent_burn_block_time: 7,
+                event_count: 4,
+                execution_cost: [1, 2, 3, 4, 5],
+                tx_index: 9,
+                ..row()
+            },
+            // Not materialized: derived from the raw bytes.
+            row(),
+        ];
+        for tx in &rows {
+            let text = row_text(tx).unwrap();
+            assert!(is_row_text(&text) && !is_row_text(&parts), "{text}");
+            // The stored text keeps the three parts a v3 summary reads.
+            let stored = MinedTx { api_json: Some(text.clone()), ..tx.clone() };
+            let computed = MinedTx { api_json: Some(parts.clone()), ..tx.clone() };
+            assert_eq!(materialized_parts(&stored), materialized_parts(&computed));
+            for canonical in [true, false] {
+                for abi in [None, Some(std::sync::Arc::<str>::from(ABI))] {
+                    for opts in [RenderOptions::default(), RenderOptions { exclude_function_args: true }] {
+                        let mined = MinedTx { canonical, contract_abi: abi.clone(), ..stored.clone() };
+                        let listed = ListedTx {
+                            tx_id: tx.tx_id.clone(),
+                            canonical,
+                            contract_abi: abi.clone(),
+                            api_json: text.clone(),
+                        };
+                        let want = mined_tx_text(&mined, None, opts).unwrap();
+                        assert_eq!(listed_tx_text(&listed, opts).unwrap(), want);
+                        assert_eq!(page_tx_text(&PageTx::Listed(listed), opts).unwrap(), want);
+                        assert_eq!(
+                            mined_tx_text(&MinedTx { api_json: None, ..mined }, None, opts).unwrap(),
+                            want
+                        );
+                        serde_json::from_str::<Json>(&want).unwrap();
+                    }
+                }
+            }
+        }
+        // A three-part text is not served as a row text.
+        let bad = ListedTx { tx_id: "0x01".into(), api_json: parts, ..ListedTx::default() };
+        assert!(listed_tx_text(&bad, RenderOptions::default()).is_err());
+    }
+
+    #[test]
     fn call_tails_written_from_the_text_equal_the_tree_path() {
         let tree = |tail: &str, abi: &str| {
             let mut t: JsonMap = serde_json::from_str(&format!("{{{tail}}}")).unwrap();
@@ -527,7 +748,7 @@ mod tests {
         };
         let text = |tail: &str, abi: &str| {
             let mut out = Vec::new();
-            write_call_tail(tail, abi, &mut out).map(|()| String::from_utf8(out).unwrap())
+            write_call_tail(tail, &Arc::from(abi), &mut out).map(|()| String::from_utf8(out).unwrap())
         };
         let tx = decode_tx("0x01", MINT).unwrap();
         let stored = materialized_json(&tx, "0x01", false, "0x0703");

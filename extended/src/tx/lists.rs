@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value as Json};
 use stacks_codec::address::{Principal, StacksAddress};
 use warp::reply::Response;
 
-use super::entity::{any_tx_json, mempool_tx_json, mined_tx_text, RenderOptions};
+use super::entity::{any_tx_json, mempool_tx_json, mined_tx_text, page_tx_text, RenderOptions};
 use super::params::{parse_tx_id_in, EVENT_LIMIT};
 use super::reader::{BlockRef, MempoolFilter, MempoolSort, TxListFilter, TxReader, TxSort};
 use crate::error::{ApiError, In, Rule, HASH_PATTERN};
@@ -131,7 +131,7 @@ pub(super) async fn tx_list<R: TxReader>(
     let filter = tx_list_filter(&q)?;
     let opts = options(&q)?;
     let (total, txs) = reader.tx_list(&filter, paging).await?;
-    let results = txs.iter().map(|t| mined_tx_text(t, None, opts)).collect::<Result<Vec<_>, _>>()?;
+    let results = txs.iter().map(|t| page_tx_text(t, opts)).collect::<Result<Vec<_>, _>>()?;
     let body = page_text(&Page::<String>::new(paging, total, vec![]), &results);
     Ok(deprecated(json_text_with_etag(body, etag.as_deref())))
 }

@@ -13,12 +13,13 @@ pub(crate) mod routes;
 mod stats;
 
 pub use entity::{
-    any_tx_json, clarity_json, event_json, materialized_from_raw, materialized_json, materialized_parts,
-    mempool_tx_json, mined_tx_json, mined_tx_text, RenderError, RenderOptions,
+    any_tx_json, clarity_json, event_json, is_row_text, listed_tx_text, materialized_from_raw,
+    materialized_json, materialized_parts, mempool_tx_json, mined_tx_json, mined_tx_text, page_tx_text,
+    row_text, RenderError, RenderOptions,
 };
 /// `exclude_function_args` of a request, for every route that renders transactions.
 pub(crate) use lists::options as render_options;
-pub use model::{AnyTx, MempoolTx, MinedTx, TxEvent};
+pub use model::{AnyTx, ListedTx, MempoolTx, MinedTx, PageTx, TxEvent};
 pub use params::{parse_tx_id, parse_tx_id_in, raw_query};
 pub use reader::{
     BlockRef, EventFilter, EventOwner, MempoolFilter, MempoolSort, MempoolStatRow, TxListFilter, TxReader,

@@ -40,6 +40,39 @@ pub struct MinedTx {
     pub api_json: Option<String>,
 }
 
+/// A mined transaction as a list page shows it, from its stored row text
+/// (`entity::row_text`, materialized when its block was applied), with only what can change
+/// read apart: `canonical` and the called contract's ABI.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ListedTx {
+    pub tx_id: String,
+    pub canonical: bool,
+    /// The called contract's ABI (JSON text) for a contract call, when it is known.
+    pub contract_abi: Option<std::sync::Arc<str>>,
+    /// The row's stored text (`txs.api_json` in its six-part form).
+    pub api_json: String,
+}
+
+/// A transaction of a list page: from its stored row text when the store has it, else from the
+/// row's fields (a streamed transaction, the boot block's, a row not yet materialized).
+// A page's worth at most (50): boxing the larger variant would add an allocation per row of the
+// pages that need it and save a few kilobytes.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PageTx {
+    Listed(ListedTx),
+    Mined(MinedTx),
+}
+
+impl PageTx {
+    pub fn tx_id(&self) -> &str {
+        match self {
+            PageTx::Listed(t) => &t.tx_id,
+            PageTx::Mined(t) => &t.tx_id,
+        }
+    }
+}
+
 /// A transaction in the mempool (pending or dropped).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct MempoolTx {

@@ -2,7 +2,7 @@
 
 use std::future::Future;
 
-use super::model::{AnyTx, MempoolTx, MinedTx, TxEvent};
+use super::model::{AnyTx, MempoolTx, MinedTx, PageTx, TxEvent};
 use crate::reader::ReadError;
 use crate::Paging;
 
@@ -85,12 +85,13 @@ pub trait TxReader: Send + Sync + 'static {
         paging: Paging,
     ) -> impl Future<Output = Result<Vec<TxEvent>, ReadError>> + Send;
 
-    /// Canonical transactions matching `filter`, and how many there are.
+    /// Canonical transactions matching `filter`, and how many there are: each from its stored
+    /// row text where the store has it ([`PageTx`]).
     fn tx_list(
         &self,
         filter: &TxListFilter,
         paging: Paging,
-    ) -> impl Future<Output = Result<(u64, Vec<MinedTx>), ReadError>> + Send;
+    ) -> impl Future<Output = Result<(u64, Vec<PageTx>), ReadError>> + Send;
 
     /// The transactions of a canonical block (newest microblock first, the anchor block's own
     /// first of all), and how many there are.
