@@ -82,6 +82,27 @@ async fn failures(db: Db) {
     assert_eq!(store.last_event_id().await.unwrap(), Some(events[3].id + 1));
     let raw = store.raw_events_after(Some(events[3].id), 10).await.unwrap();
     assert_eq!((raw.len(), raw[0].path.as_str()), (1, "/stackerdb_chunks"));
+
+    // A one-transaction mempool post (on PostgreSQL one statement over a one-row table,
+    // `sql::pg_row`, and two of them: the plan kept after five executions is exercised too):
+    // under a taken id it writes nothing; under new ids each adds its raw event, and the
+    // transaction's row once.
+    let coinbase_raw = serde_json::from_str::<serde_json::Value>(&events[1].payload).unwrap()["transactions"]
+        [0]["raw_tx"]
+        .clone();
+    let post = serde_json::json!([coinbase_raw]).to_string();
+    let before = store.table_counts().await.unwrap();
+    let taken = store.ingest(event(Some(events[3].id), EventPath::NewMempoolTx, post.clone())).await.unwrap();
+    assert_eq!(taken, IngestOutcome::AlreadyStored { id: events[3].id });
+    assert_eq!(store.table_counts().await.unwrap(), before, "a post under a taken id wrote something");
+    for k in 0..7i64 {
+        let ok = store.ingest(event(None, EventPath::NewMempoolTx, post.clone())).await.unwrap();
+        assert_eq!(ok, IngestOutcome::Applied { id: events[3].id + 2 + k });
+    }
+    let after = store.table_counts().await.unwrap();
+    let count = |c: &std::collections::BTreeMap<&str, i64>, t: &str| c.get(t).copied().unwrap_or(0);
+    assert_eq!(count(&after, "raw_events"), count(&before, "raw_events") + 7);
+    assert_eq!(count(&after, "mempool_txs"), count(&before, "mempool_txs") + 1);
     ts.finish().await;
 
     // Another network's transactions are refused, blocks and mempool alike.

@@ -55,8 +55,15 @@ pub const BLOCK_COLS: &[&str] = &[
 ];
 
 /// A block's stored columns; `txs` are the `txs` rows stored under it (their ids are kept in
-/// `tx_ids`, see [`block_tx_ids`]).
-pub fn block_vals(b: &BlockRow, txs: &[TxRow], canonical: bool, raw_event_id: i64) -> Vec<Val> {
+/// `tx_ids`, see [`block_tx_ids`]). `materialized`: its lock operations and balance rows are
+/// written in the same transaction (a canonical block on arrival).
+pub fn block_vals(
+    b: &BlockRow,
+    txs: &[TxRow],
+    canonical: bool,
+    materialized: bool,
+    raw_event_id: i64,
+) -> Vec<Val> {
     vec![
         (&b.index_block_hash).into(),
         (&b.block_hash).into(),
@@ -93,7 +100,7 @@ pub fn block_vals(b: &BlockRow, txs: &[TxRow], canonical: bool, raw_event_id: i6
         b.pox_v3_unlock_height.into(),
         b.pox_v4_unlock_height.into(),
         canonical.into(),
-        false.into(),
+        materialized.into(),
         raw_event_id.into(),
         block_tx_ids(txs).into(),
     ]

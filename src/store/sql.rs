@@ -567,6 +567,31 @@ pub fn pg_unnest(width: usize, rows: Vec<Vec<Val>>, first: usize) -> (String, Ve
     (sql, vals)
 }
 
+/// One row as a one-row table `(SELECT CAST($first AS BIGINT), ...)`, its values bound as they
+/// are (no array literal): the one-row counterpart of [`pg_unnest`], for a statement that
+/// selects from it (alias its columns). PostgreSQL estimates an `UNNEST` of array parameters
+/// at 10 rows in a generic plan and at the array's length in a custom one, so a prepared
+/// statement over `UNNEST` is planned again at every execution whenever a per-row subquery
+/// makes the 10-row estimate the dearer; over this table both plans cost the same, and the
+/// generic one is kept after five executions.
+pub fn pg_row(row: Vec<Val>, first: usize) -> (String, Vec<Val>) {
+    use std::fmt::Write;
+    let mut sql = String::from("(SELECT ");
+    for (c, v) in row.iter().enumerate() {
+        if c > 0 {
+            sql.push_str(", ");
+        }
+        let kind = match v {
+            Val::I(_) | Val::OI(_) => "BIGINT",
+            Val::T(_) | Val::OT(_) => "TEXT",
+            Val::B(_) => "BOOLEAN",
+        };
+        let _ = write!(sql, "CAST(${} AS {kind})", c + first);
+    }
+    sql.push(')');
+    (sql, row)
+}
+
 /// `"item"` with `\` and `"` escaped, as an element of a PostgreSQL array literal.
 fn push_quoted(out: &mut String, item: &str) {
     out.push('"');
@@ -821,6 +846,19 @@ mod tests {
              CAST($3 AS BIGINT[]), CAST($4 AS BOOLEAN[]), CAST($5 AS TEXT[])) ON CONFLICT DO NOTHING"
         );
         assert_eq!(texts(&vals), ["{1,-2}", r#"{"a\"b",""}"#, "{NULL,7}", "{t,f}", r#"{NULL,"NULL"}"#]);
+    }
+
+    #[test]
+    fn pg_row_binds_each_value_as_is() {
+        let row = vec![1i64.into(), "a\"b".into(), Val::OI(None), true.into(), Val::OT(None)];
+        let (sql, vals) = pg_row(row, 4);
+        assert_eq!(
+            sql,
+            "(SELECT CAST($4 AS BIGINT), CAST($5 AS TEXT), CAST($6 AS BIGINT), CAST($7 AS BOOLEAN), \
+             CAST($8 AS TEXT))"
+        );
+        // The values themselves (no array literal, nothing quoted): a NULL stays a NULL.
+        assert_eq!(texts(&vals), ["1", "a\"b", "OI(None)", "B(true)", "OT(None)"]);
     }
 
     #[test]

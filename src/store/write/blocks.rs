@@ -6,9 +6,9 @@ use super::super::rows::*;
 use super::super::sql::insert_rows;
 use super::super::totals::Pending;
 use super::super::ApplyError;
-use super::canonical::{canonicalize, restore_chain};
-use super::chain::{at_of, genesis_of, log_block_event, stored_block, tip, BLOCK_ADDED};
-use super::mempool::gc_mempool;
+use super::canonical::{canonicalize, restore_chain, Materialize};
+use super::chain::{at_of, block_reads, genesis_of};
+use super::mempool::log_added_and_gc;
 use super::{Ctx, Inserts, Receipt};
 use crate::events::payload::NewBlock;
 use crate::ledger::block::DerivedBlock;
@@ -23,13 +23,14 @@ pub(super) async fn apply_block(
     totals: &mut Pending,
 ) -> Result<(), ApplyError> {
     let ibh = normalize_hex(&b.index_block_hash);
-    if stored_block(conn, &ibh).await?.is_some() {
+    let parent_ibh = normalize_hex(&b.parent_index_block_hash);
+    let reads = block_reads(conn, &ibh, &parent_ibh).await?;
+    if reads.this.is_some() {
         tracing::info!(index_block_hash = %ibh, "block already stored; event kept in the raw log only");
         return Ok(());
     }
     let height = int(b.block_height);
-    let parent_ibh = normalize_hex(&b.parent_index_block_hash);
-    let parent = stored_block(conn, &parent_ibh).await?.filter(|p| p.block_height == height - 1);
+    let parent = reads.parent.filter(|p| p.block_height == height - 1);
     if height > 1 && parent.is_none() {
         return Err(ApplyError::Rejected(format!(
             "DB does not contain a parent block at height {} with index_block_hash {parent_ibh}",
@@ -52,13 +53,13 @@ pub(super) async fn apply_block(
             "blocks",
             BLOCK_COLS,
             // Its transactions are stored under block 1, none under its own hash.
-            vec![block_vals(&derived.block, &[], false, ctx.raw_event_id)],
+            vec![block_vals(&derived.block, &[], false, false, ctx.raw_event_id)],
             "",
         )
         .await?;
         return Ok(());
     }
-    let tip = tip(conn).await?;
+    let tip = reads.tip;
     let canonical = tip.as_ref().map_or(true, |t| height > t.block_height);
     // For a canonical block the tip is its parent's height (one canonical block per height).
     let receipt =
@@ -66,14 +67,14 @@ pub(super) async fn apply_block(
     if let Some(p) = parent.as_ref().filter(|p| canonical && !p.canonical && p.block_height >= 1) {
         restore_chain(conn, ctx, p, receipt, totals).await?;
     }
+    // A canonical block is materialized below, in this transaction: its row says so from the
+    // start (no UPDATE of it afterwards).
     insert_static(conn, derived, canonical, ctx.raw_event_id).await?;
     super::super::bns::write_block(conn, derived, ctx.network, canonical).await?;
     super::super::staking::write_block(conn, derived, canonical).await?;
     if canonical {
-        canonicalize(conn, derived, false, true, receipt, totals).await?;
-        let d = &derived.block;
-        log_block_event(conn, BLOCK_ADDED, &d.index_block_hash, &d.block_hash, d.block_height).await?;
-        gc_mempool(conn, tip.map_or(0, |t| t.block_height)).await?;
+        canonicalize(conn, derived, Materialize::Now { marked: true }, true, receipt, totals).await?;
+        log_added_and_gc(conn, &derived.block, tip.map_or(0, |t| t.block_height)).await?;
     }
     Ok(())
 }
@@ -87,7 +88,7 @@ async fn insert_static(
 ) -> Result<(), sqlx::Error> {
     let at = at_of(&d.block, canonical);
     let mut ins = Inserts::default();
-    ins.add("blocks", BLOCK_COLS, vec![block_vals(&d.block, &d.txs, canonical, raw_event_id)]);
+    ins.add("blocks", BLOCK_COLS, vec![block_vals(&d.block, &d.txs, canonical, canonical, raw_event_id)]);
     ins.add("txs", TX_COLS, d.txs.iter().map(|t| tx_vals(t, &at, Some(&d.block))).collect());
     let micro_of: HashMap<&str, &str> =
         d.txs.iter().map(|t| (t.tx_id.as_str(), t.microblock_hash.as_str())).collect();

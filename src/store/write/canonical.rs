@@ -21,6 +21,16 @@ use crate::ledger::block::DerivedBlock;
 use crate::ledger::state::{touched_accounts, BlockContext};
 use crate::ledger::{self, AccountState};
 
+/// Whether [`canonicalize`] finds a block's lock operations and balance rows stored.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Materialize {
+    /// Stored (`blocks.materialized`): the tip cache is set from them.
+    Stored,
+    /// Computed and written now; `marked`: the block's row already says `materialized` (it
+    /// was inserted so in this transaction), else it is updated.
+    Now { marked: bool },
+}
+
 /// Makes a block's effects part of the canonical state: computes its lock/unlock operations
 /// and balance rows the first time, then updates the tip caches (accounts, FT balances, NFT
 /// custody), prunes its transactions from the mempool and settles the microblock stream it
@@ -28,14 +38,14 @@ use crate::ledger::{self, AccountState};
 pub(super) async fn canonicalize(
     conn: &mut Conn,
     d: &DerivedBlock,
-    materialized: bool,
+    materialized: Materialize,
     nft_direct: bool,
     receipt: Receipt,
     totals: &mut Pending,
 ) -> Result<(), ApplyError> {
     let b = &d.block;
     let at = at_of(b, true);
-    if materialized {
+    if let Materialize::Stored = materialized {
         let sql = format!(
             "INSERT INTO stx_accounts ({cols}) SELECT {cols} FROM stx_balances WHERE index_block_hash = $1 {ACCOUNT_UPSERT}",
             cols = ACCOUNT_COLS.join(", ")
@@ -61,12 +71,14 @@ pub(super) async fn canonicalize(
         let acc = m.balances.iter().map(|r| account_vals(&r.account, &r.state, b.block_height));
         ins.add_with("stx_accounts", ACCOUNT_COLS, acc.collect(), ACCOUNT_UPSERT);
         ins.send(conn).await?;
-        exec(
-            conn,
-            "UPDATE blocks SET materialized = true WHERE index_block_hash = $1",
-            vec![(&b.index_block_hash).into()],
-        )
-        .await?;
+        if let Materialize::Now { marked: false } = materialized {
+            exec(
+                conn,
+                "UPDATE blocks SET materialized = true WHERE index_block_hash = $1",
+                vec![(&b.index_block_hash).into()],
+            )
+            .await?;
+        }
     }
     apply_ft(conn, &ft_deltas(&d.token_ops), 1).await?;
     note_stx_holders(totals, d);
@@ -226,7 +238,8 @@ pub(super) async fn restore_chain(
     for b in &fork {
         let d = derive_stored(conn, b, ctx.network).await?;
         flip(conn, std::slice::from_ref(&b.index_block_hash), true).await?;
-        canonicalize(conn, &d, b.materialized, false, receipt, totals).await?;
+        let m = if b.materialized { Materialize::Stored } else { Materialize::Now { marked: false } };
+        canonicalize(conn, &d, m, false, receipt, totals).await?;
         log_block_event(conn, BLOCK_ADDED, &b.index_block_hash, &b.block_hash, b.block_height).await?;
         nft.extend(nft_pairs(&d));
     }

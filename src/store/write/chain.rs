@@ -52,6 +52,36 @@ pub(super) async fn tip(conn: &mut Conn) -> Result<Option<StoredBlock>, sqlx::Er
     sql::fetch_optional(conn, &sql, vec![]).await?.as_ref().map(stored_block_of).transpose()
 }
 
+/// What a `/new_block` reads before it writes: the block itself (already stored?), its
+/// parent and the canonical tip, by **one** statement instead of three (each statement is a
+/// round trip on PostgreSQL).
+pub(super) struct BlockReads {
+    pub(super) this: Option<StoredBlock>,
+    pub(super) parent: Option<StoredBlock>,
+    pub(super) tip: Option<StoredBlock>,
+}
+
+pub(super) async fn block_reads(conn: &mut Conn, ibh: &str, parent: &str) -> Result<BlockReads, sqlx::Error> {
+    let one = |k: i64| STORED_BLOCK.replacen("SELECT ", &format!("SELECT CAST({k} AS BIGINT) AS k, "), 1);
+    let sql = format!(
+        "{} WHERE index_block_hash = $1 UNION ALL {} WHERE index_block_hash = $2 \
+         UNION ALL SELECT * FROM ({} WHERE canonical = true ORDER BY block_height DESC LIMIT 1) t",
+        one(0),
+        one(1),
+        one(2)
+    );
+    let mut out = BlockReads { this: None, parent: None, tip: None };
+    for r in sql::fetch_all(conn, &sql, vec![ibh.into(), parent.into()]).await? {
+        let b = Some(stored_block_of(&r)?);
+        match r.try_get::<i64, _>("k")? {
+            0 => out.this = b,
+            1 => out.parent = b,
+            _ => out.tip = b,
+        }
+    }
+    Ok(out)
+}
+
 /// The canonical tip's height (0 before any block).
 /// The canonical tip's height (no row for a store without blocks): [`tip_height`], and the
 /// one-statement mempool POST's subquery (`mempool::post_alone`).
@@ -115,6 +145,11 @@ pub(super) fn at_of(b: &ledger::BlockRow, canonical: bool) -> At<'_> {
 pub(super) const BLOCK_ADDED: &str = "block_added";
 pub(super) const BLOCK_REMOVED: &str = "block_removed";
 
+/// [`log_block_event`]'s INSERT (`$1..$4`: kind, index block hash, block hash, height).
+pub(super) const LOG_BLOCK_EVENT: &str =
+    "INSERT INTO block_events (sequence, kind, index_block_hash, block_hash, block_height) \
+     SELECT COALESCE(MAX(sequence), 0) + 1, $1, $2, $3, $4 FROM block_events";
+
 /// Appends one change of the canonical chain to the block event log (`/events/blocks`), with
 /// the next sequence. Runs inside the transaction that flips the flags, so the log and the
 /// chain never disagree; the write path is the only writer, and the primary key refuses a
@@ -128,8 +163,7 @@ pub(super) async fn log_block_event(
 ) -> Result<(), sqlx::Error> {
     exec(
         conn,
-        "INSERT INTO block_events (sequence, kind, index_block_hash, block_hash, block_height) \
-         SELECT COALESCE(MAX(sequence), 0) + 1, $1, $2, $3, $4 FROM block_events",
+        LOG_BLOCK_EVENT,
         vec![kind.into(), index_block_hash.into(), block_hash.into(), block_height.into()],
     )
     .await?;
