@@ -5,12 +5,14 @@
 //! 0041 gives `account_txs` its transaction's microblock sequence (`seq`, backfilled by the
 //! migration); 0042 keeps each block's transaction ids (`blocks.tx_ids`, backfilled by the
 //! migration from the `txs` rows, the same text the write path stores); 0043 copies each
-//! block's fields onto its transactions' rows. A store holding a ledger at the schema before them must come out of the
-//! migrations with exactly the ledger, the indexes and the primary keys of a store created at
-//! the new schema: a forking devnet chain is ingested into a new store, its rows copied into a
-//! store migrated only up to 0029 (sponsor links unlisted and no token operations, as older
-//! stores hold them), and that store opened (which migrates it, 0035's token-operation backfill
-//! included). On SQLite and PostgreSQL.
+//! block's fields onto its transactions' rows; 0044 stores each mined row's whole list JSON
+//! (`txs.api_json`, after 0032's backfill of its parts: both backfilled when the store opens).
+//! A store holding a ledger at the schema before them must come out of the migrations with
+//! exactly the ledger, the indexes and the primary keys of a store created at the new schema: a
+//! forking devnet chain is ingested into a new store, its rows copied into a store migrated only
+//! up to 0029 (sponsor links unlisted and no token operations, as older stores hold them), and
+//! that store opened (which migrates it, 0035's token-operation backfill included). On SQLite
+//! and PostgreSQL.
 
 mod common;
 

@@ -10,6 +10,7 @@ mod backfill_0031;
 mod backfill_0032;
 mod backfill_0035;
 mod backfill_0044;
+mod backfill_txs;
 mod bns;
 mod bns_import;
 mod bulk;
