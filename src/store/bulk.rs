@@ -43,6 +43,7 @@ const READ_ONLY_INDEXES: &[&str] = &[
     "operations_tx",
     "account_txs_page",
     "account_txs_listed_seq",
+    "account_txs_listed_rid",
     "account_block_txs_cum",
     "mempool_pending",
     "mempool_sender",

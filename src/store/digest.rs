@@ -8,7 +8,9 @@
 //! particular database, and the checksum of each engine's own migration text, so it is per
 //! store and per engine by nature; and `deferred_indexes`, the indexes a bulk replay has set
 //! aside (`bulk`), which say how the store was filled, not what it holds. Neither holds
-//! ledger data.
+//! ledger data. Nor does `account_txs.tx_rid` (SQLite only, migration 0045): a row's address
+//! in this file, which a restore may renumber; `Store::account_tx_rid_mismatches` checks it
+//! against the rows instead.
 //!
 //! Values are compared as text, the same on both engines: `CAST(col AS TEXT)`, except that
 //! PostgreSQL booleans are rendered `1`/`0` as SQLite stores them; NULL is distinct from `''`.
@@ -27,6 +29,9 @@ use super::{Engine, Store, StoreError};
 
 /// Schema bookkeeping, not ledger data (see the module docs).
 const NOT_LEDGER: &[&str] = &["_sqlx_migrations", "deferred_indexes"];
+
+/// Columns (table, column) that hold row addresses of one store, not ledger data.
+const ADDRESSES: &[(&str, &str)] = &[("account_txs", "tx_rid")];
 
 impl Store {
     /// Per table: `(row count, hex SHA-256 of its rows)`. See the module docs for what is
@@ -134,6 +139,9 @@ impl Store {
             let ty: String = r.try_get("type")?;
             if !is_identifier(&name) {
                 return Err(StoreError::Corrupt(format!("unexpected column name {name:?} in {table}")));
+            }
+            if ADDRESSES.contains(&(table, name.as_str())) {
+                continue;
             }
             let boolean = self.engine == Engine::Postgres && ty.eq_ignore_ascii_case("boolean");
             columns.push((name, boolean));

@@ -512,14 +512,16 @@ fn listed_order(t: &str) -> String {
 }
 
 /// The v1 address page of a principal's listed transactions, picked from
-/// `account_txs_listed_seq` alone: `$1` the principal, heights `$2..=$3`, `$4` rows after
-/// skipping `$5`; with the boot block's transactions, each half (`boot` false, true) read in
-/// order up to `$6` (= `$4 + $5`) rows and the two merged. Its columns `tx_id`,
-/// `index_block_hash` and the order keys, and the order of its rows over `p`.
-fn listed_page(with_boot: bool) -> (String, String) {
+/// `account_txs_listed_seq` (PostgreSQL) or `account_txs_listed_rid` (SQLite) alone: `$1` the
+/// principal, heights `$2..=$3`, `$4` rows after skipping `$5`; with the boot block's
+/// transactions, each half (`boot` false, true) read in order up to `$6` (= `$4 + $5`) rows and
+/// the two merged. Its columns the order keys and `tx_id`, `index_block_hash` (`by_key`) or
+/// `tx_rid` (SQLite, on the index), in its order; and the order of its rows over `p`.
+fn listed_page(with_boot: bool, by_key: bool) -> (String, String) {
+    let ids = if by_key { "a.tx_id, a.index_block_hash" } else { "a.tx_rid" };
     let half = |boot: bool, limit: &str| {
         format!(
-            "SELECT a.tx_id, a.index_block_hash, a.block_height, a.seq, a.tx_index FROM account_txs a \
+            "SELECT {ids}, a.block_height, a.seq, a.tx_index FROM account_txs a \
              WHERE a.principal = $1 AND a.listed = true AND a.canonical = true AND a.boot = {boot} \
              AND a.block_height >= $2 AND a.block_height <= $3 ORDER BY {} {limit}",
             listed_order("a")
@@ -571,7 +573,8 @@ impl Store {
         principal: &str,
         mempool: bool,
     ) -> Result<PrincipalActivity, StoreError> {
-        // One statement: the newest listed transaction (one `account_txs_listed_seq` seek:
+        // One statement: the newest listed transaction (one `account_txs_listed_seq` seek, or
+        // `account_txs_listed_rid` on SQLite:
         // `account_txs.seq` and `canonical` are the tx row's, migration 0041), the newest
         // mempool transaction when asked, and the lock.
         let mempool_sql = if mempool {
@@ -603,7 +606,7 @@ impl Store {
     /// The total and the block holding a deep `offset` come from the running counts kept at
     /// ingest (`account_block_txs`, migration 0017; `totals::add_tx_lists`): three index seeks
     /// whatever the principal's history or the offset. Only the page itself (at most one block's
-    /// entries plus `limit`) walks `account_txs_listed_seq`, in the list's order (the microblock
+    /// entries plus `limit`) walks `account_txs_listed_seq` (`_rid` on SQLite), in the list's order (the microblock
     /// sequence is `account_txs.seq`, migration 0041), and only the page's rows are joined to
     /// `txs` and `blocks`. The boot block's transactions only `with_boot`.
     async fn address_txs_page(
@@ -667,7 +670,7 @@ impl Store {
         };
         let above = total - (start_cum - boot - lo);
         let skip = offset - above;
-        let (page, order) = listed_page(with_boot);
+        let (page, order) = listed_page(with_boot, true);
         let limit = i64::from(paging.limit);
         let mut vals = vec![principal.into(), from.into(), start.into(), limit.into(), skip.into()];
         if with_boot {
@@ -677,27 +680,22 @@ impl Store {
             // SQLite: the page's `txs` rowids with their order keys (no sort of joined rows
             // nor `blocks` seek in SQL: 2,594 → 1,133 VM steps for realnode-2's hot page),
             // ordered here, then the rows whole (`mined_page` does the same after its sort).
-            let sql = format!(
+            // Found by key only when the entries' own pointers (`tx_rid`) are missing or stale.
+            let by_key = format!(
                 "SELECT t.rowid AS page_rid, p.block_height AS k_h, p.seq AS k_s, p.tx_index AS k_i \
                  FROM ({page}) p JOIN txs t ON t.tx_id = p.tx_id AND t.index_block_hash = p.index_block_hash"
             );
-            let mut keys = select(&sql, vals)
-                .fetch_all(self)
-                .await?
-                .iter()
-                .map(|r| {
-                    Ok::<_, sqlx::Error>((
-                        (
-                            r.try_get::<i64, _>("k_h")?,
-                            r.try_get::<i64, _>("k_s")?,
-                            r.try_get::<i64, _>("k_i")?,
-                        ),
-                        r.try_get::<i64, _>("page_rid")?,
-                    ))
-                })
-                .collect::<Result<Vec<_>, _>>()?;
-            keys.sort_unstable_by_key(|k| std::cmp::Reverse(k.0));
-            return Ok((total_u, PageRows::Rids(keys.iter().map(|k| k.1).collect())));
+            let (pointed, _) = listed_page(with_boot, false);
+            let picked = select(&pointed, vals.clone()).fetch_all(self).await?;
+            let mut rows = Vec::with_capacity(picked.len());
+            for r in &picked {
+                let Some(rid) = r.try_get::<Option<i64>, _>("tx_rid")? else {
+                    return Ok((total_u, self.page_rids_by_key(&by_key, vals).await?));
+                };
+                let at = [r.try_get("block_height")?, r.try_get("seq")?, r.try_get("tx_index")?];
+                rows.push((rid, at));
+            }
+            return Ok((total_u, PageRows::Pointed { rows, by_key: (by_key, vals) }));
         }
         let from_where = format!(
             "FROM ({page}) p JOIN txs t ON t.tx_id = p.tx_id AND t.index_block_hash = p.index_block_hash \

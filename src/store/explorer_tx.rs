@@ -62,8 +62,20 @@ const LISTED_COLUMNS: &str = "t.tx_id, (CASE WHEN t.canonical THEN 1 ELSE 0 END)
 /// read already (PostgreSQL, or an empty page).
 pub(super) enum PageRows {
     Rids(Vec<i64>),
+    /// Rowids taken from the entries that picked the page (`account_txs.tx_rid`, migration
+    /// 0045), each with the position (height, microblock sequence, index) of the canonical row
+    /// it must lead to; and the statement (with its values) that picks the same page's rowids
+    /// by key, for when one does not (`rowid` is an address: a restore may renumber `txs`).
+    Pointed {
+        rows: Vec<(i64, [i64; 3])>,
+        by_key: (String, Vec<Val>),
+    },
     Txs(Vec<MinedTx>),
 }
+
+/// What a pointed row ([`PageRows::Pointed`]) is checked against.
+const POINTED_CHECK: &str = "(CASE WHEN t.canonical THEN 1 ELSE 0 END) AS ptr_c, t.block_height AS ptr_h, \
+    COALESCE(t.microblock_sequence, 2147483647) AS ptr_s, t.tx_index AS ptr_i";
 
 fn u(v: i64) -> u64 {
     u64::try_from(v).unwrap_or_default()
@@ -373,28 +385,97 @@ impl Store {
     pub(super) async fn page_rows_mined(&self, rows: PageRows) -> Result<Vec<MinedTx>, StoreError> {
         match rows {
             PageRows::Rids(rids) => self.mined_by_rowid(&rids).await,
+            PageRows::Pointed { rows, by_key } => match self.pointed_rows(PAGE_TX_COLUMNS, &rows).await? {
+                Some(read) => self.with_abis_owned(read).await,
+                None => {
+                    Box::pin(self.page_rows_mined(self.page_rids_by_key(&by_key.0, by_key.1).await?)).await
+                }
+            },
             PageRows::Txs(txs) => Ok(txs),
         }
     }
 
     /// The transactions of a page as lists render them: from their stored row texts
-    /// ([`Store::listed_by_rowid`]) when every row has one, else with their fields.
+    /// ([`Store::listed_rows`]) when every row has one, else with their fields.
     pub(super) async fn page_rows_listed(&self, rows: PageRows) -> Result<Vec<PageTx>, StoreError> {
-        if let PageRows::Rids(rids) = &rows {
-            if let Some(listed) = self.listed_by_rowid(rids).await? {
-                return Ok(listed.into_iter().map(PageTx::Listed).collect());
+        let rows = match rows {
+            PageRows::Rids(rids) => {
+                let read = self.rows_by_rowid(LISTED_COLUMNS, &rids).await?;
+                match self.listed_rows(read).await? {
+                    Some(listed) => return Ok(listed.into_iter().map(PageTx::Listed).collect()),
+                    None => PageRows::Rids(rids),
+                }
             }
-        }
+            PageRows::Pointed { rows, by_key } => match self.pointed_rows(LISTED_COLUMNS, &rows).await? {
+                Some(read) => match self.listed_rows(read).await? {
+                    Some(listed) => return Ok(listed.into_iter().map(PageTx::Listed).collect()),
+                    // Checked above: the pointers hold.
+                    None => PageRows::Rids(rows.iter().map(|r| r.0).collect()),
+                },
+                None => {
+                    return Box::pin(self.page_rows_listed(self.page_rids_by_key(&by_key.0, by_key.1).await?))
+                        .await
+                }
+            },
+            txs @ PageRows::Txs(_) => txs,
+        };
         Ok(self.page_rows_mined(rows).await?.into_iter().map(PageTx::Mined).collect())
     }
 
-    /// The transactions of `rids` (`txs` rowids, SQLite) as listed rows ([`ListedTx`]: 6
-    /// columns a row, where the whole row is ~30), in that order, with their ABIs. `None` when
-    /// one has no stored row text (not materialized yet, or a streamed row, which has none: no
-    /// block yet) or is in block 1, whose boot block rows are shown otherwise ([`BootShift`]):
-    /// the page is then read whole.
-    async fn listed_by_rowid(&self, rids: &[i64]) -> Result<Option<Vec<ListedTx>>, StoreError> {
-        let mut rows = self.rows_by_rowid(LISTED_COLUMNS, rids).await?;
+    /// The rowids of a page picked by `sql` (SQLite; columns `page_rid` and the order keys
+    /// `k_h`, `k_s`, `k_i`), newest first.
+    pub(super) async fn page_rids_by_key(&self, sql: &str, vals: Vec<Val>) -> Result<PageRows, StoreError> {
+        let mut keys = select(sql, vals)
+            .fetch_all(self)
+            .await?
+            .iter()
+            .map(|r| {
+                Ok::<_, sqlx::Error>((
+                    (r.try_get::<i64, _>("k_h")?, r.try_get::<i64, _>("k_s")?, r.try_get::<i64, _>("k_i")?),
+                    r.try_get::<i64, _>("page_rid")?,
+                ))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        keys.sort_unstable_by_key(|k| std::cmp::Reverse(k.0));
+        Ok(PageRows::Rids(keys.iter().map(|k| k.1).collect()))
+    }
+
+    /// The rows (`columns` of `txs t`) a pointed page's rowids lead to ([`PageRows::Pointed`]),
+    /// in order; `None` when one is missing or is not the canonical row at its entry's
+    /// position (one per chain position), i.e. when the pointers are stale.
+    async fn pointed_rows(
+        &self,
+        columns: &str,
+        rows: &[(i64, [i64; 3])],
+    ) -> Result<Option<Vec<DbRow>>, StoreError> {
+        let rids: Vec<i64> = rows.iter().map(|r| r.0).collect();
+        let read = self.rows_by_rowid(&format!("{columns}, {POINTED_CHECK}"), &rids).await?;
+        if read.len() != rows.len() {
+            return Ok(self.stale_pointers());
+        }
+        for (r, (rid, at)) in read.iter().zip(rows) {
+            let found = [r.int("ptr_h")?, r.int("ptr_s")?, r.int("ptr_i")?];
+            if r.int("page_rid")? != *rid || r.int("ptr_c")? != 1 || found != *at {
+                return Ok(self.stale_pointers());
+            }
+        }
+        Ok(Some(read))
+    }
+
+    /// Logs that a page's `account_txs.tx_rid` pointers are stale (read by key instead).
+    fn stale_pointers(&self) -> Option<Vec<DbRow>> {
+        tracing::warn!(
+            "account_txs.tx_rid does not lead to its transaction's row (txs renumbered?): page read by key"
+        );
+        None
+    }
+
+    /// The `txs` rows read for a page (with [`LISTED_COLUMNS`]) as listed rows ([`ListedTx`]:
+    /// 6 columns a row, where the whole row is ~30), in that order, with their ABIs. `None`
+    /// when one has no stored row text (not materialized yet, or a streamed row, which has
+    /// none: no block yet) or is in block 1, whose boot block rows are shown otherwise
+    /// ([`BootShift`]): the page is then read whole.
+    async fn listed_rows(&self, mut rows: Vec<DbRow>) -> Result<Option<Vec<ListedTx>>, StoreError> {
         let mut out = Vec::with_capacity(rows.len());
         let mut calls = Vec::with_capacity(rows.len());
         for r in &mut rows {

@@ -463,6 +463,38 @@ impl Store {
         Ok(out)
     }
 
+    /// `account_txs.tx_rid` against the rows it points at (SQLite, migration 0045): the
+    /// entries, as `principal tx_id@index_block_hash`, whose pointer leads to another row or
+    /// none, or that have none while their transaction has one row under the block (for
+    /// consistency checks; readers check each pointer they follow and read by key instead).
+    pub async fn account_tx_rid_mismatches(&self) -> Result<Vec<String>, StoreError> {
+        if self.engine != super::Engine::Sqlite {
+            return Ok(Vec::new());
+        }
+        let rows = select(
+            "SELECT a.principal, a.tx_id, a.index_block_hash FROM account_txs a \
+             LEFT JOIN txs t ON t.rowid = a.tx_rid \
+             WHERE (a.tx_rid IS NOT NULL AND (t.tx_id IS NOT a.tx_id OR t.index_block_hash IS NOT a.index_block_hash)) \
+             OR (a.tx_rid IS NULL AND (SELECT COUNT(*) FROM txs u \
+               WHERE u.tx_id = a.tx_id AND u.index_block_hash = a.index_block_hash) = 1) \
+             LIMIT 20",
+            vec![],
+        )
+        .fetch_all(self)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(format!(
+                    "{} {}@{}",
+                    r.try_get::<String, _>("principal")?,
+                    r.try_get::<String, _>("tx_id")?,
+                    r.try_get::<String, _>("index_block_hash")?
+                ))
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(StoreError::from)
+    }
+
     /// `account_txs.seq` against its transaction's row (migration 0041): the rows whose `seq`
     /// is a microblock's, and those whose `seq` is not `COALESCE(microblock_sequence,
     /// 2147483647)` of their `txs` row or have none (for consistency checks).

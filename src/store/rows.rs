@@ -371,6 +371,16 @@ pub const ACCOUNT_TX_COLS: &[&str] = &[
     "seq",
 ];
 
+/// SQLite's `account_txs` columns: [`ACCOUNT_TX_COLS`] and `tx_rid`, the rowid of the
+/// transaction's `txs` row (migration 0045).
+pub static ACCOUNT_TX_COLS_WITH_RID: std::sync::LazyLock<Vec<&'static str>> =
+    std::sync::LazyLock::new(|| [ACCOUNT_TX_COLS, &["tx_rid"]].concat());
+
+/// SQLite's `txs` columns as a block's rows are inserted: [`TX_COLS`] and the `rowid` chosen
+/// for each (see `account_txs.tx_rid`).
+pub static TX_COLS_WITH_ROWID: std::sync::LazyLock<Vec<&'static str>> =
+    std::sync::LazyLock::new(|| [TX_COLS, &["rowid"]].concat());
+
 pub fn account_tx_vals(a: &AccountTxRow, at: &At) -> Vec<Val> {
     vec![
         (&a.principal).into(),

@@ -25,7 +25,8 @@ use super::{Store, StoreError};
 use crate::ledger::effect::{self, AssetClass};
 
 /// The principal's listed set as the v3 lists read it (`account_txs_listed_seq`, migration
-/// 0041: the order and the positions are on `account_txs` alone).
+/// 0041, on SQLite `account_txs_listed_rid`, 0045: the order and the positions are on
+/// `account_txs` alone).
 const LISTED: &str = "a.principal = $1 AND a.listed = true AND a.canonical = true AND a.boot = false";
 
 /// The position filter of a page: at or before `($2, $3, $4)` newest first. A row-value

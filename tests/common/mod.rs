@@ -262,6 +262,10 @@ pub async fn check_invariants(store: &Store, label: &str, from_genesis: bool) {
     let (_, bad_seqs) = store.account_tx_seqs().await.unwrap();
     assert_eq!(bad_seqs, 0, "{label}: account_txs.seq ≠ its transaction's microblock sequence");
 
+    // Each principal link points at its transaction's row (SQLite, migration 0045).
+    let bad = store.account_tx_rid_mismatches().await.unwrap();
+    assert!(bad.is_empty(), "{label}: account_txs.tx_rid ≠ its transaction's rowid: {bad:?}");
+
     // Each block's materialized transaction ids are what its rows and the queries they replace
     // derive (migration 0042).
     let bad = store.block_tx_id_mismatches().await.unwrap();

@@ -3,7 +3,7 @@
 
 use super::super::conn::Conn;
 use super::super::rows::*;
-use super::super::sql::insert_rows;
+use super::super::sql::{fetch_one, insert_rows};
 use super::super::totals::Pending;
 use super::super::ApplyError;
 use super::canonical::{canonicalize, restore_chain, Materialize};
@@ -12,7 +12,7 @@ use super::mempool::log_added_and_gc;
 use super::{Ctx, Inserts, Receipt};
 use crate::events::payload::NewBlock;
 use crate::ledger::block::DerivedBlock;
-use crate::ledger::{self, int, normalize_hex};
+use crate::ledger::{self, int, normalize_hex, TxRow};
 use std::collections::HashMap;
 
 pub(super) async fn apply_block(
@@ -89,7 +89,24 @@ async fn insert_static(
     let at = at_of(&d.block, canonical);
     let mut ins = Inserts::default();
     ins.add("blocks", BLOCK_COLS, vec![block_vals(&d.block, &d.txs, canonical, canonical, raw_event_id)]);
-    ins.add("txs", TX_COLS, d.txs.iter().map(|t| tx_vals(t, &at, Some(&d.block))).collect());
+    let txs = d.txs.iter().map(|t| tx_vals(t, &at, Some(&d.block)));
+    // SQLite: each row's rowid is chosen here, so that its principals' `account_txs` rows
+    // point at it (`tx_rid`, migration 0045). One writer: nothing else inserts meanwhile.
+    let tx_rids = if conn.is_postgres() { None } else { Some(next_tx_rowid(conn).await?) };
+    let rid_of: HashMap<&str, Option<i64>> = match tx_rids {
+        Some(first) => tx_rowids(&d.txs, first),
+        None => HashMap::new(),
+    };
+    match tx_rids {
+        Some(first) => {
+            let rows = txs.zip(first..).map(|(mut v, rid)| {
+                v.push(rid.into());
+                v
+            });
+            ins.add("txs", &TX_COLS_WITH_ROWID, rows.collect());
+        }
+        None => ins.add("txs", TX_COLS, txs.collect()),
+    }
     let micro_of: HashMap<&str, &str> =
         d.txs.iter().map(|t| (t.tx_id.as_str(), t.microblock_hash.as_str())).collect();
     let events =
@@ -97,7 +114,16 @@ async fn insert_static(
     ins.add("events", EVENT_COLS, events.collect());
     let ops = d.ops.iter().chain(&d.token_ops).map(|o| op_vals(o, &at));
     ins.add("operations", OP_COLS, ops.collect());
-    ins.add("account_txs", ACCOUNT_TX_COLS, d.account_txs.iter().map(|a| account_tx_vals(a, &at)).collect());
+    let links = d.account_txs.iter().map(|a| account_tx_vals(a, &at));
+    if tx_rids.is_some() {
+        let rows = links.zip(&d.account_txs).map(|(mut v, a)| {
+            v.push(rid_of.get(a.tx_id.as_str()).copied().flatten().into());
+            v
+        });
+        ins.add("account_txs", &ACCOUNT_TX_COLS_WITH_RID, rows.collect());
+    } else {
+        ins.add("account_txs", ACCOUNT_TX_COLS, links.collect());
+    }
     ins.add("smart_contracts", CONTRACT_COLS, d.contracts.iter().map(|c| contract_vals(c, &at)).collect());
     let rewards = d.miner_rewards.iter().enumerate().map(|(i, r)| miner_reward_vals(i, r, &at));
     ins.add("miner_rewards", MINER_REWARD_COLS, rewards.collect());
@@ -105,4 +131,21 @@ async fn insert_static(
     let micro = d.microblocks.iter().map(|m| microblock_vals(m, &at, true));
     ins.add("microblocks", MICROBLOCK_COLS, micro.collect());
     ins.send(conn).await
+}
+
+/// The rowid the next `txs` row gets (SQLite).
+async fn next_tx_rowid(conn: &mut Conn) -> Result<i64, sqlx::Error> {
+    let r = fetch_one(conn, "SELECT COALESCE(MAX(rowid), 0) + 1 AS next FROM txs", vec![]).await?;
+    r.try_get("next")
+}
+
+/// Each transaction id of a block's rows with the rowid its row gets (rows numbered from
+/// `first` in order); `None` for an id stored twice under the block (two microblocks), which
+/// its `account_txs` rows then cannot point at alone.
+fn tx_rowids(txs: &[TxRow], first: i64) -> HashMap<&str, Option<i64>> {
+    let mut out: HashMap<&str, Option<i64>> = HashMap::with_capacity(txs.len());
+    for (t, rid) in txs.iter().zip(first..) {
+        out.entry(t.tx_id.as_str()).and_modify(|r| *r = None).or_insert(Some(rid));
+    }
+    out
 }
