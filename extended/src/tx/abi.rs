@@ -46,6 +46,15 @@ pub fn type_string(t: &Json) -> Option<String> {
 pub(crate) struct Signature {
     pub(crate) text: String,
     pub(crate) params: Vec<(String, String)>,
+    /// `text` and `params` as JSON string tokens (quoted, escaped): written as they are for
+    /// every call of a page (`entity::write_call_tail`) rather than escaped again each time.
+    pub(crate) text_json: String,
+    pub(crate) params_json: Vec<(String, String)>,
+}
+
+/// A JSON string token of `s`.
+fn json_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| String::from("\"\""))
 }
 
 /// One parsed ABI: its text (compared on every hit, so a hash collision can never serve another
@@ -81,7 +90,10 @@ fn signature(name: &str, func: &Json) -> Option<Signature> {
         .collect::<Option<Vec<_>>>()?;
     let access = func["access"].as_str().unwrap_or("public").replace('_', "-");
     let args = params.iter().map(|(n, t)| format!("({n} {t})")).collect::<Vec<_>>().join(" ");
-    Some(Signature { text: format!("(define-{access} ({name} {args}))"), params })
+    let text = format!("(define-{access} ({name} {args}))");
+    let text_json = json_string(&text);
+    let params_json = params.iter().map(|(n, t)| (json_string(n), json_string(t))).collect();
+    Some(Signature { text, params, text_json, params_json })
 }
 
 /// The parsed `abi`, from the cache or parsed now (and kept).

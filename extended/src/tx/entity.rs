@@ -463,12 +463,16 @@ fn string_token(s: &str) -> Option<(&str, &str)> {
         return None;
     }
     let mut i = 1;
-    while i < b.len() {
+    // Hex arguments run to hundreds of bytes: found by `memchr`, not byte by byte.
+    while let Some(k) = memchr::memchr2(b'"', b'\\', &b[i..]) {
+        i += k;
         match b[i] {
             // An escape's next byte is ASCII (`\"`, `\\`, `\n`, `\u…`): never the closing quote.
             b'\\' => i += 2,
-            b'"' => return Some((&s[..=i], &s[i + 1..])),
-            _ => i += 1,
+            _ => return Some((&s[..=i], &s[i + 1..])),
+        }
+        if i >= b.len() {
+            return None;
         }
     }
     None
@@ -495,9 +499,9 @@ fn write_call_tail(tail: &str, abi: &Arc<str>, out: &mut Vec<u8>) -> Option<()> 
     let mut args = rest.strip_prefix(",\"function_signature\":\"\",\"function_args\":[")?;
     out.extend_from_slice(&tail.as_bytes()[..tail.len() - rest.len()]);
     out.extend_from_slice(b",\"function_signature\":");
-    serde_json::to_writer(&mut *out, &sig.text).ok()?;
+    out.extend_from_slice(sig.text_json.as_bytes());
     out.extend_from_slice(b",\"function_args\":[");
-    let mut params = sig.params.iter();
+    let mut params = sig.params_json.iter();
     let mut first = true;
     while !args.starts_with(']') {
         if !first {
@@ -517,9 +521,9 @@ fn write_call_tail(tail: &str, abi: &Arc<str>, out: &mut Vec<u8>) -> Option<()> 
         out.extend_from_slice(b",\"name\":");
         match params.next() {
             Some((n, t)) => {
-                serde_json::to_writer(&mut *out, n).ok()?;
+                out.extend_from_slice(n.as_bytes());
                 out.extend_from_slice(b",\"type\":");
-                serde_json::to_writer(&mut *out, t).ok()?;
+                out.extend_from_slice(t.as_bytes());
             }
             // More arguments than the ABI's parameters: the rest as stored.
             None => {
@@ -737,6 +741,19 @@ mod tests {
         // A three-part text is not served as a row text.
         let bad = ListedTx { tx_id: "0x01".into(), api_json: parts, ..ListedTx::default() };
         assert!(listed_tx_text(&bad, RenderOptions::default()).is_err());
+    }
+
+    #[test]
+    fn string_tokens_end_at_the_unescaped_quote() {
+        assert_eq!(string_token(r#""abc",x"#), Some((r#""abc""#, ",x")));
+        assert_eq!(string_token(r#""a\"b",x"#), Some((r#""a\"b""#, ",x")));
+        assert_eq!(string_token(r#""a\\",x"#), Some((r#""a\\""#, ",x")));
+        assert_eq!(string_token(r#""\u0022\\\"""#), Some((r#""\u0022\\\"""#, "")));
+        let long = format!("\"0x{}\"}}", "ab".repeat(300));
+        assert_eq!(string_token(&long), Some((&long[..long.len() - 1], "}")));
+        for bad in [r#"abc""#, r#""abc"#, r#""a\"#, r#""a\""#, r#"""#, ""] {
+            assert_eq!(string_token(bad), None, "{bad}");
+        }
     }
 
     #[test]
