@@ -541,6 +541,29 @@ fn listed_page(with_boot: bool, by_key: bool) -> (String, String) {
     (page, listed_order("p"))
 }
 
+/// SQLite's two statements of a v1 address page ([`listed_page`]), which depend on `with_boot`
+/// alone: built once. `pointed`: the page's entries with their `tx_rid`; `by_key`: the same
+/// page's `txs` rowids (`page_rid`) found by key, with its order keys (`k_h`, `k_s`, `k_i`).
+struct LitePageSql {
+    pointed: String,
+    by_key: String,
+}
+
+fn lite_page_sql(with_boot: bool) -> &'static LitePageSql {
+    static SQL: [std::sync::OnceLock<LitePageSql>; 2] =
+        [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
+    SQL[usize::from(with_boot)].get_or_init(|| {
+        let (page, _) = listed_page(with_boot, true);
+        LitePageSql {
+            pointed: listed_page(with_boot, false).0,
+            by_key: format!(
+                "SELECT t.rowid AS page_rid, p.block_height AS k_h, p.seq AS k_s, p.tx_index AS k_i \
+                 FROM ({page}) p JOIN txs t ON t.tx_id = p.tx_id AND t.index_block_hash = p.index_block_hash"
+            ),
+        }
+    })
+}
+
 /// `LIMIT` / `OFFSET` values of a page.
 fn page_vals(paging: Paging) -> [Val; 2] {
     [i64::from(paging.limit).into(), i64::try_from(paging.offset).unwrap_or(i64::MAX).into()]
@@ -670,7 +693,6 @@ impl Store {
         };
         let above = total - (start_cum - boot - lo);
         let skip = offset - above;
-        let (page, order) = listed_page(with_boot, true);
         let limit = i64::from(paging.limit);
         let mut vals = vec![principal.into(), from.into(), start.into(), limit.into(), skip.into()];
         if with_boot {
@@ -681,22 +703,19 @@ impl Store {
             // nor `blocks` seek in SQL: 2,594 → 1,133 VM steps for realnode-2's hot page),
             // ordered here, then the rows whole (`mined_page` does the same after its sort).
             // Found by key only when the entries' own pointers (`tx_rid`) are missing or stale.
-            let by_key = format!(
-                "SELECT t.rowid AS page_rid, p.block_height AS k_h, p.seq AS k_s, p.tx_index AS k_i \
-                 FROM ({page}) p JOIN txs t ON t.tx_id = p.tx_id AND t.index_block_hash = p.index_block_hash"
-            );
-            let (pointed, _) = listed_page(with_boot, false);
-            let picked = select(&pointed, vals.clone()).fetch_all(self).await?;
+            let sql = lite_page_sql(with_boot);
+            let picked = select(&sql.pointed, vals.clone()).fetch_all(self).await?;
             let mut rows = Vec::with_capacity(picked.len());
             for r in &picked {
                 let Some(rid) = r.try_get::<Option<i64>, _>("tx_rid")? else {
-                    return Ok((total_u, self.page_rids_by_key(&by_key, vals).await?));
+                    return Ok((total_u, self.page_rids_by_key(&sql.by_key, vals).await?));
                 };
                 let at = [r.try_get("block_height")?, r.try_get("seq")?, r.try_get("tx_index")?];
                 rows.push((rid, at));
             }
-            return Ok((total_u, PageRows::Pointed { rows, by_key: (by_key, vals) }));
+            return Ok((total_u, PageRows::Pointed { rows, by_key: (&sql.by_key, vals) }));
         }
+        let (page, order) = listed_page(with_boot, true);
         let from_where = format!(
             "FROM ({page}) p JOIN txs t ON t.tx_id = p.tx_id AND t.index_block_hash = p.index_block_hash \
              JOIN blocks b ON b.index_block_hash = t.index_block_hash"

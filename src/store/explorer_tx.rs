@@ -68,7 +68,7 @@ pub(super) enum PageRows {
     /// by key, for when one does not (`rowid` is an address: a restore may renumber `txs`).
     Pointed {
         rows: Vec<(i64, [i64; 3])>,
-        by_key: (String, Vec<Val>),
+        by_key: (&'static str, Vec<Val>),
     },
     Txs(Vec<MinedTx>),
 }
@@ -388,7 +388,7 @@ impl Store {
             PageRows::Pointed { rows, by_key } => match self.pointed_rows(PAGE_TX_COLUMNS, &rows).await? {
                 Some(read) => self.with_abis_owned(read).await,
                 None => {
-                    Box::pin(self.page_rows_mined(self.page_rids_by_key(&by_key.0, by_key.1).await?)).await
+                    Box::pin(self.page_rows_mined(self.page_rids_by_key(by_key.0, by_key.1).await?)).await
                 }
             },
             PageRows::Txs(txs) => Ok(txs),
@@ -413,7 +413,7 @@ impl Store {
                     None => PageRows::Rids(rows.iter().map(|r| r.0).collect()),
                 },
                 None => {
-                    return Box::pin(self.page_rows_listed(self.page_rids_by_key(&by_key.0, by_key.1).await?))
+                    return Box::pin(self.page_rows_listed(self.page_rids_by_key(by_key.0, by_key.1).await?))
                         .await
                 }
             },
