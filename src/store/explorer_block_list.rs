@@ -17,20 +17,21 @@ use super::sql::{get_bool, select, select_in};
 use super::{Store, StoreError};
 
 impl Store {
-    pub(crate) async fn list_contents(
+    /// The list's contents of `blocks`, given the ids read from `blocks.tx_ids` (keyed by
+    /// block) of those [`reads_stored_ids`] takes them from.
+    pub(super) async fn list_contents(
         &self,
         blocks: &[BlockRecord],
+        mut tx_ids: BTreeMap<String, TxIds>,
     ) -> Result<Vec<BlockContents>, StoreError> {
         if blocks.is_empty() {
             return Ok(vec![]);
         }
-        let own: Vec<String> = blocks.iter().map(|b| b.index_block_hash.clone()).collect();
-        let mut near: Vec<String> = own.clone();
+        let mut near: Vec<String> = blocks.iter().map(|b| b.index_block_hash.clone()).collect();
         near.extend(blocks.iter().map(|b| b.parent_index_block_hash.clone()));
         near.sort();
         near.dedup();
 
-        let mut tx_ids = self.stored_tx_ids(blocks).await?;
         let derived: Vec<String> =
             blocks.iter().filter(|b| !reads_stored_ids(b)).map(|b| b.index_block_hash.clone()).collect();
         let block_one = blocks.iter().any(|b| b.block_height == 1);
@@ -111,9 +112,9 @@ impl Store {
             &hashes,
         )
         .await?;
-        for r in &rows {
+        for mut r in rows {
             let ibh: String = r.try_get("index_block_hash")?;
-            let text: String = r.try_get("tx_ids")?;
+            let text = r.take_text("tx_ids")?;
             let ids = TxIds::from_json(text)
                 .map_err(|e| StoreError::Corrupt(format!("blocks.tx_ids of {ibh}: {e}")))?;
             out.insert(ibh, ids);

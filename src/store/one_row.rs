@@ -92,6 +92,16 @@ impl Store {
     }
 }
 
+impl PageRow<'_> {
+    /// Column `col`'s text, moved out of a SQLite row ([`DbRow::take_text`]), else copied.
+    pub(super) fn take_text(&mut self, col: &str) -> Result<String, sqlx::Error> {
+        match self {
+            PageRow::Db(r) => r.take_text(col),
+            PageRow::Json(r) => r.text(col),
+        }
+    }
+}
+
 impl Cols for PageRow<'_> {
     fn text(&self, col: &str) -> Result<String, sqlx::Error> {
         match self {

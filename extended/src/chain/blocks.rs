@@ -39,15 +39,12 @@ pub(crate) async fn v1<R: ExplorerReader + ChainReader>(r: &R, req: &Req, rest: 
                     None => (0, Vec::new()),
                     Some(tip) => match tip.checked_sub(paging.offset) {
                         None => (tip, Vec::new()),
-                        Some(start) => (tip, r.blocks_below(start, paging.limit).await?),
+                        Some(start) => (tip, r.block_list(start, paging.limit).await?),
                     },
                 };
-                let contents = r.list_block_contents(&blocks).await?;
                 // Written as text into one buffer (no `Value` tree per block, nor of the page).
                 let envelope = Page::new(paging, total, Vec::<()>::new());
-                let body = page_bytes(&envelope, blocks.iter().zip(&contents), |(b, c), out| {
-                    block_v1_text(b, c, out)
-                });
+                let body = page_bytes(&envelope, &blocks, |(b, c), out| block_v1_text(b, c, out));
                 Ok(json_bytes(body))
             })
             .await

@@ -326,12 +326,14 @@ pub trait ChainReader: Send + Sync + 'static {
         limit: u32,
         offset: u64,
     ) -> impl Future<Output = Result<(u64, Vec<RewardSlotHolder>), ReadError>> + Send;
-    /// The contents of the blocks of one v1 `/block` list page, as the incumbent's list shows
-    /// them (its list query differs from its by-id one; see the store).
-    fn list_block_contents(
+    /// One v1 `/block` list page: the canonical blocks at or below `height`, newest first (at
+    /// most `limit`), each with its contents as the incumbent's list shows them (its list
+    /// query differs from its by-id one; see the store).
+    fn block_list(
         &self,
-        blocks: &[BlockRecord],
-    ) -> impl Future<Output = Result<Vec<BlockContents>, ReadError>> + Send;
+        height: u64,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<(BlockRecord, BlockContents)>, ReadError>> + Send;
     /// Canonical PoX payout outputs, newest burn block first, and how many there are (an
     /// unknown burn block has none).
     fn pox_txs(

@@ -113,10 +113,15 @@ impl ChainReader for Fake {
     ) -> Result<(u64, Vec<RewardSlotHolder>), ReadError> {
         Ok((0, vec![]))
     }
-    async fn list_block_contents(&self, blocks: &[BlockRecord]) -> Result<Vec<BlockContents>, ReadError> {
+    async fn block_list(
+        &self,
+        height: u64,
+        limit: u32,
+    ) -> Result<Vec<(BlockRecord, BlockContents)>, ReadError> {
         let mut out = Vec::new();
-        for b in blocks {
-            out.push(self.block_contents(b).await?);
+        for b in self.blocks_below(height, limit).await? {
+            let c = self.block_contents(&b).await?;
+            out.push((b, c));
         }
         Ok(out)
     }
