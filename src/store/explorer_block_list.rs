@@ -114,9 +114,7 @@ impl Store {
         .await?;
         for mut r in rows {
             let ibh: String = r.try_get("index_block_hash")?;
-            let text = r.take_text("tx_ids")?;
-            let ids = TxIds::from_json(text)
-                .map_err(|e| StoreError::Corrupt(format!("blocks.tx_ids of {ibh}: {e}")))?;
+            let ids = stored_ids(&ibh, r.take_text("tx_ids")?)?;
             out.insert(ibh, ids);
         }
         Ok(out)
@@ -263,6 +261,12 @@ impl Store {
             .collect::<Result<_, sqlx::Error>>()
             .map_err(StoreError::from)
     }
+}
+
+/// Block `ibh`'s `blocks.tx_ids` text as ids; a text that is not a list of strings is a
+/// corrupt store.
+pub(super) fn stored_ids(ibh: &str, text: String) -> Result<TxIds, StoreError> {
+    TxIds::from_json(text).map_err(|e| StoreError::Corrupt(format!("blocks.tx_ids of {ibh}: {e}")))
 }
 
 /// Whether a block's transaction ids are read from `blocks.tx_ids`. That list holds every row

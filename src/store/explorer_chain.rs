@@ -5,9 +5,10 @@
 
 use stacks_extended::{
     BlockContents, BlockRecord, BlockRef, BlocksPage, BurnBlockRecord, BurnPoxTx, BurnRef, BurnchainReward,
-    ChainReader, PoxTxsOf, ReadError, RewardSlotHolder, SupplyRecord, TxIds,
+    ChainReader, PoxTxsOf, ReadError, RewardSlotHolder, SupplyRecord,
 };
 
+use super::explorer_block_list::{reads_stored_ids, stored_ids};
 use super::one_row::{column_names, Cols};
 use super::sql::{get_bool, select, Val};
 use super::{Store, StoreError};
@@ -96,11 +97,11 @@ impl Store {
         let mut stored = std::collections::BTreeMap::new();
         for mut r in rows {
             let b = block_record(&r)?;
-            if super::explorer_block_list::reads_stored_ids(&b) {
-                let ids = TxIds::from_json(r.take_text("tx_ids")?).map_err(|e| {
-                    StoreError::Corrupt(format!("blocks.tx_ids of {}: {e}", b.index_block_hash))
-                })?;
-                stored.insert(b.index_block_hash.clone(), ids);
+            if reads_stored_ids(&b) {
+                stored.insert(
+                    b.index_block_hash.clone(),
+                    stored_ids(&b.index_block_hash, r.take_text("tx_ids")?)?,
+                );
             }
             blocks.push(b);
         }
