@@ -93,31 +93,17 @@ impl Store {
         Ok(out)
     }
 
-    /// The transaction ids of `blocks` that [`reads_stored_ids`] takes from `blocks.tx_ids`
-    /// (materialized when each block was stored, migration 0042), keyed by block.
-    pub(super) async fn stored_tx_ids(
-        &self,
-        blocks: &[BlockRecord],
-    ) -> Result<BTreeMap<String, TxIds>, StoreError> {
-        let hashes: Vec<String> =
-            blocks.iter().filter(|b| reads_stored_ids(b)).map(|b| b.index_block_hash.clone()).collect();
-        let mut out = BTreeMap::new();
-        if hashes.is_empty() {
-            return Ok(out);
+    /// Block `ibh`'s transaction ids as stored with it (`blocks.tx_ids`, materialized when it
+    /// was stored, migration 0042), for a block [`reads_stored_ids`] takes them from; none for
+    /// an unknown block.
+    pub(super) async fn stored_tx_ids(&self, ibh: &str) -> Result<TxIds, StoreError> {
+        let row = select("SELECT tx_ids FROM blocks WHERE index_block_hash = $1", vec![ibh.into()])
+            .fetch_optional(self)
+            .await?;
+        match row {
+            Some(mut r) => stored_ids(ibh, r.take_text("tx_ids")?),
+            None => Ok(TxIds::default()),
         }
-        let rows = select_in(
-            self,
-            "SELECT index_block_hash, tx_ids FROM blocks WHERE index_block_hash IN ({in})",
-            vec![],
-            &hashes,
-        )
-        .await?;
-        for mut r in rows {
-            let ibh: String = r.try_get("index_block_hash")?;
-            let ids = stored_ids(&ibh, r.take_text("tx_ids")?)?;
-            out.insert(ibh, ids);
-        }
-        Ok(out)
     }
 
     /// The transaction ids of the blocks `hashes` derived from their `txs` rows, as the list

@@ -314,8 +314,8 @@ impl ChainReader for Store {
         let own = i(block.tx_count);
         // A canonical block's ids as stored with it (`blocks.tx_ids`, migration 0042); an
         // orphaned block's and block 1's derived from its rows (`reads_stored_ids`).
-        let tx_ids = match super::explorer_block_list::reads_stored_ids(block) {
-            true => self.stored_tx_ids(std::slice::from_ref(block)).await?.remove(ibh).unwrap_or_default(),
+        let tx_ids = match reads_stored_ids(block) {
+            true => self.stored_tx_ids(ibh).await?,
             // The canonical flag is tested through an expression, not `canonical = true`: given
             // the latter, SQLite's planner (no statistics) walked `txs_canonical_order`, i.e.
             // every canonical transaction, instead of seeking the block's rows (`txs_block`):
