@@ -20,6 +20,10 @@ const BLOCK_COLUMNS: &str = "(CASE WHEN canonical THEN 1 ELSE 0 END) AS canonica
     execution_cost_read_count, execution_cost_read_length, execution_cost_runtime, execution_cost_write_count, \
     execution_cost_write_length, tx_count";
 
+/// The canonical blocks at or below height `$1`, newest first, at most `$2`: the pages of
+/// `blocks_below`, the v1 list (`listed_blocks`) and the v2 list (`v2_page`).
+const BELOW: &str = "WHERE canonical = true AND block_height <= $1 ORDER BY block_height DESC LIMIT $2";
+
 /// The output names of [`BLOCK_COLUMNS`], for blocks read as one row.
 fn block_names() -> &'static [String] {
     static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
@@ -86,10 +90,7 @@ impl Store {
         let (names, sql) = SQL.get_or_init(|| {
             let mut names = block_names().to_vec();
             names.push("tx_ids".into());
-            let sql = format!(
-                "SELECT {BLOCK_COLUMNS}, tx_ids FROM blocks WHERE canonical = true AND block_height <= $1 \
-                 ORDER BY block_height DESC LIMIT $2"
-            );
+            let sql = format!("SELECT {BLOCK_COLUMNS}, tx_ids FROM blocks {BELOW}");
             (names, sql)
         });
         let rows = self.page_rows(names, sql, vec![i(height).into(), i64::from(limit).into()]).await?;
@@ -136,10 +137,7 @@ impl Store {
         // No height is −1: no older page.
         let prev = start.checked_sub(u64::from(limit)).map_or(-1, i);
         let vals: Vec<Val> = vec![i(start).into(), i64::from(limit).into(), next.into(), prev.into()];
-        let inner = format!(
-            "SELECT {BLOCK_COLUMNS}, {CURSORS} FROM blocks WHERE canonical = true AND block_height <= $1 \
-             ORDER BY block_height DESC LIMIT $2"
-        );
+        let inner = format!("SELECT {BLOCK_COLUMNS}, {CURSORS} FROM blocks {BELOW}");
         let rows = self.page_rows(names, &inner, vals).await?;
         let (next, prev) = match rows.first() {
             Some(r) => (r.opt_text("next_cursor")?, r.opt_text("prev_cursor")?),
@@ -387,12 +385,7 @@ impl ChainReader for Store {
     }
 
     async fn blocks_below(&self, height: u64, limit: u32) -> Result<Vec<BlockRecord>, ReadError> {
-        Ok(self
-            .block_rows(
-                "WHERE canonical = true AND block_height <= $1 ORDER BY block_height DESC LIMIT $2",
-                vec![i(height).into(), i64::from(limit).into()],
-            )
-            .await?)
+        Ok(self.block_rows(BELOW, vec![i(height).into(), i64::from(limit).into()]).await?)
     }
 
     async fn blocks_page(&self, start: u64, limit: u32) -> Result<BlocksPage, ReadError> {
