@@ -17,13 +17,14 @@ use sqlx::Row;
 
 use super::amount::{ft_parse, ft_text};
 use super::conn::Conn;
+use super::rows::{account_vals, ACCOUNT_COLS, ACCOUNT_UPSERT};
 use super::sql;
 use super::sql::{exec, exec_in, fetch_in, insert_rows, query, text_list_table, Val};
 use super::write::Inserts;
 use crate::ledger::block::DerivedBlock;
 use crate::ledger::effect;
 use crate::ledger::ops::token_operations;
-use crate::ledger::{EventRow, OpRow};
+use crate::ledger::{AccountState, EventRow, OpRow};
 
 /// STX sums of one account: sent, received, fees, miner rewards (µSTX).
 type Stx = [i64; 4];
@@ -68,7 +69,8 @@ fn add_token_op(out: &mut Assets, o: &OpRow, sign: i128) {
 /// running counts in the order their blocks became canonical, and a reorg flushes first
 /// (`write::canonical::restore_chain`), so that the rows it deletes are all stored and every pending row
 /// continues the canonical chain. Nothing reads these tables on the writer's connection
-/// between two flushes.
+/// between two flushes, but for `stx_accounts`, which the next block's materialization reads
+/// through [`Pending::account`] and [`Pending::accounts`] before the stored rows.
 #[derive(Default)]
 pub struct Pending {
     stx: HashMap<String, Stx>,
@@ -78,6 +80,12 @@ pub struct Pending {
     lists: HashMap<String, Vec<(i64, String, i64, i64)>>,
     /// Accounts for `stx_holders` (insert-only: a set, written once per flush).
     holders: BTreeSet<String>,
+    /// The tip's account states (`stx_accounts`) the blocks set, with the height that set
+    /// each: newer than the stored rows, read before them ([`Pending::account`]) and written
+    /// once at the flush. A busy account changes in most blocks of a batch, and on PostgreSQL
+    /// each upsert left a row version that the batch's later lookups (the per-block unlock
+    /// scan) still had to walk.
+    accounts: HashMap<String, (AccountState, i64)>,
 }
 
 impl Pending {
@@ -121,6 +129,26 @@ impl Pending {
         }
     }
 
+    /// The state of `account` set in this transaction, if any (newer than its stored row).
+    pub(super) fn account(&self, account: &str) -> Option<&AccountState> {
+        self.accounts.get(account).map(|(s, _)| s)
+    }
+
+    /// The accounts set in this transaction, with their states.
+    pub(super) fn accounts(&self) -> impl Iterator<Item = (&String, &AccountState)> {
+        self.accounts.iter().map(|(a, (s, _))| (a, s))
+    }
+
+    /// Sets the tip state of `account` after the block at `block_height`.
+    pub(super) fn set_account(&mut self, account: &str, state: AccountState, block_height: i64) {
+        match self.accounts.get_mut(account) {
+            Some(e) => *e = (state, block_height),
+            None => {
+                self.accounts.insert(account.to_string(), (state, block_height));
+            }
+        }
+    }
+
     /// Records accounts the incumbent keeps an 'stx' balance row for (`stx_holders`).
     pub(super) fn add_stx_holders<'a>(&mut self, accounts: impl Iterator<Item = &'a str>) {
         for a in accounts {
@@ -140,6 +168,7 @@ impl Pending {
         let assets = std::mem::take(&mut self.assets);
         let lists = std::mem::take(&mut self.lists);
         let holders = std::mem::take(&mut self.holders);
+        let accounts = account_rows(std::mem::take(&mut self.accounts));
         let asset_rows = add_assets(conn, assets).await?;
         let list_rows = add_lists(conn, lists).await?;
         let mut ins = Inserts::default();
@@ -148,8 +177,15 @@ impl Pending {
         ins.add_with("account_stx_totals", STX_COLS, add_stx(stx), STX_UPSERT);
         ins.add_with("account_asset_totals", ASSET_COLS, asset_rows, ASSET_UPSERT);
         ins.add("account_block_txs", TX_LIST_COLS, list_rows);
+        ins.add_with("stx_accounts", ACCOUNT_COLS, accounts, ACCOUNT_UPSERT);
         ins.send(conn).await
     }
+}
+
+/// The `stx_accounts` rows of `accounts`, sorted: the same key order in every transaction.
+fn account_rows(accounts: HashMap<String, (AccountState, i64)>) -> Vec<Vec<Val>> {
+    let accounts: BTreeMap<String, (AccountState, i64)> = accounts.into_iter().collect();
+    accounts.iter().map(|(a, (s, height))| account_vals(a, s, *height)).collect()
 }
 
 const STX_UPSERT: &str =

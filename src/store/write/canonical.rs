@@ -46,6 +46,9 @@ pub(super) async fn canonicalize(
     let b = &d.block;
     let at = at_of(b, true);
     if let Materialize::Stored = materialized {
+        // Writes over the accounts' table. No state set in this transaction is pending here:
+        // `restore_chain` flushes before it restores, and a restored fork's stored blocks come
+        // before its others (a block once canonical had a canonical parent).
         let sql = format!(
             "INSERT INTO stx_accounts ({cols}) SELECT {cols} FROM stx_balances WHERE index_block_hash = $1 {ACCOUNT_UPSERT}",
             cols = ACCOUNT_COLS.join(", ")
@@ -62,15 +65,16 @@ pub(super) async fn canonicalize(
                 b.pox_v4_unlock_height,
             ],
         };
-        let prior = load_prior(conn, &touched_accounts(&d.ops, &d.locks), &bctx).await?;
+        let prior = load_prior(conn, totals, &touched_accounts(&d.ops, &d.locks), &bctx).await?;
         let m = ledger::materialize(&bctx, &d.ops, &d.locks, &prior, d.next_block_op_index())?;
         let mut ins = Inserts::default();
         ins.add("operations", OP_COLS, m.ops.iter().map(|o| op_vals(o, &at)).collect());
         let bal = m.balances.iter().map(|r| balance_vals(&r.account, &r.state, &at));
         ins.add("stx_balances", BALANCE_COLS, bal.collect());
-        let acc = m.balances.iter().map(|r| account_vals(&r.account, &r.state, b.block_height));
-        ins.add_with("stx_accounts", ACCOUNT_COLS, acc.collect(), ACCOUNT_UPSERT);
         ins.send(conn).await?;
+        for r in &m.balances {
+            totals.set_account(&r.account, r.state.clone(), b.block_height);
+        }
         if let Materialize::Now { marked: false } = materialized {
             exec(
                 conn,
@@ -94,38 +98,48 @@ pub(super) async fn canonicalize(
 }
 
 /// The state before the block of the accounts it touches and of the locked accounts whose
-/// lock may end at its burn height.
+/// lock may end at its burn height: the states set earlier in this transaction (`totals`),
+/// else the stored ones.
 async fn load_prior(
     conn: &mut Conn,
+    totals: &Pending,
     touched: &[String],
     bctx: &BlockContext,
 ) -> Result<HashMap<String, AccountState>, sqlx::Error> {
     const COLS: &str =
         "account, liquid, locked, unlock_burn_height, lock_tx_id, lock_height, lock_burn_height, pox_version";
+    let mut out = HashMap::new();
+    let mut stored = Vec::new();
+    for a in touched {
+        match totals.account(a) {
+            Some(s) => {
+                out.insert(a.clone(), s.clone());
+            }
+            None => stored.push(a.clone()),
+        }
+    }
     let mut rows = fetch_in(
         conn,
         &format!("SELECT {COLS} FROM stx_accounts WHERE account IN ({{in}})"),
         vec![],
-        touched,
+        &stored,
     )
     .await?;
-    // Per PoX version, the burn height up to which a lock has ended: its own unlock height,
-    // or every lock of the version once the node's forced unlock height is reached.
-    let h = bctx.burn_block_height;
-    let mut limits = vec![Val::I(h)];
-    for forced in bctx.pox_unlock_heights {
-        limits.push(Val::I(if forced.is_some_and(|f| f <= h) { i64::MAX } else { h }));
-    }
+    let ends = lock_ends(bctx);
     let sql = format!(
         "SELECT {COLS} FROM stx_accounts WHERE locked <> 0 AND ((pox_version = 0 AND unlock_burn_height <= $1) \
          OR (pox_version = 1 AND unlock_burn_height <= $2) OR (pox_version = 2 AND unlock_burn_height <= $3) \
          OR (pox_version = 3 AND unlock_burn_height <= $4) OR (pox_version = 4 AND unlock_burn_height <= $5))"
     );
-    rows.extend(sql::fetch_all(conn, &sql, limits).await?);
-    let mut out = HashMap::new();
+    rows.extend(sql::fetch_all(conn, &sql, ends.iter().map(|&e| Val::I(e)).collect()).await?);
     for r in rows {
+        let account: String = r.try_get("account")?;
+        // A stored row of an account set in this transaction is older than its set state.
+        if totals.account(&account).is_some() {
+            continue;
+        }
         out.insert(
-            r.try_get::<String, _>("account")?,
+            account,
             AccountState {
                 liquid: r.try_get("liquid")?,
                 locked: r.try_get("locked")?,
@@ -137,7 +151,30 @@ async fn load_prior(
             },
         );
     }
+    for (a, s) in totals.accounts().filter(|(_, s)| lock_may_end(s, &ends)) {
+        out.insert(a.clone(), s.clone());
+    }
     Ok(out)
+}
+
+/// Per PoX version (0..=4), the burn height up to which a lock has ended at the block: its
+/// own unlock height, or every lock of the version once the node's forced unlock height is
+/// reached (the scan above and [`lock_may_end`] apply the same limits).
+fn lock_ends(bctx: &BlockContext) -> [i64; 5] {
+    let h = bctx.burn_block_height;
+    let mut ends = [h; 5];
+    for (e, forced) in ends[1..].iter_mut().zip(bctx.pox_unlock_heights) {
+        if forced.is_some_and(|f| f <= h) {
+            *e = i64::MAX;
+        }
+    }
+    ends
+}
+
+/// Whether `s` is a lock that [`lock_ends`] says may have ended.
+fn lock_may_end(s: &AccountState, ends: &[i64; 5]) -> bool {
+    let end = usize::try_from(s.pox_version).ok().and_then(|v| ends.get(v));
+    s.locked != 0 && end.is_some_and(|&e| s.unlock_burn_height <= e)
 }
 
 /// Records the accounts the incumbent keeps an 'stx' balance row for (`stx_holders`, never
@@ -177,7 +214,8 @@ pub(super) async fn restore_chain(
     totals: &mut Pending,
 ) -> Result<(), ApplyError> {
     // The principal-list rows of the blocks about to be orphaned must be stored to be deleted,
-    // and the restored blocks' rows continue the counts below the fork point.
+    // the restored blocks' rows continue the counts below the fork point, and the accounts'
+    // states are recomputed from the stored tables.
     totals.flush(conn).await?;
     let mut fork = vec![parent.clone()];
     while let Some(last) = fork.last().filter(|b| b.block_height > 1) {
@@ -259,4 +297,31 @@ async fn recompute_accounts(conn: &mut Conn, accounts: &[String]) -> Result<(), 
     );
     exec_in(conn, &sql, vec![], accounts).await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn locked(pox_version: i64, unlock_burn_height: i64) -> AccountState {
+        AccountState { locked: 10, unlock_burn_height, pox_version, ..AccountState::default() }
+    }
+
+    #[test]
+    fn a_lock_ends_at_its_height_or_at_its_versions_forced_unlock() {
+        let bctx = BlockContext {
+            block_height: 5,
+            burn_block_height: 100,
+            pox_unlock_heights: [Some(90), Some(120), None, None],
+        };
+        let ends = lock_ends(&bctx);
+        assert_eq!(ends, [100, i64::MAX, 100, 100, 100]);
+        // pox-1 is past its forced unlock: every lock of it ends, however late its own height.
+        assert!(lock_may_end(&locked(1, 500), &ends));
+        assert!(lock_may_end(&locked(2, 100), &ends));
+        assert!(!lock_may_end(&locked(2, 101), &ends));
+        assert!(!lock_may_end(&locked(4, 101), &ends));
+        assert!(!lock_may_end(&AccountState { liquid: 5, ..AccountState::default() }, &ends));
+        assert!(!lock_may_end(&locked(7, 0), &ends));
+    }
 }
