@@ -1,4 +1,5 @@
-//! The store generation as every cached request reads it, with at most one read in flight:
+//! The store generation as every cached request reads it, with at most one read in flight
+//! (PostgreSQL; on SQLite each request reads it, see [`Generations::read`]):
 //! requests that arrive while a read runs share the *next* one, which starts after they
 //! arrived. So each request still sees every change committed before it came (the guarantee
 //! of one read per request), and under any load the cache costs the database one small
@@ -41,8 +42,14 @@ impl Generations {
         Some(state.0)
     }
 
-    /// The generation, from a read that started after this call.
+    /// The generation, from a read that started after this call. Where the store's own read is
+    /// cheap (SQLite: a comparison in memory while nothing commits), each request reads it
+    /// itself, on its thread: waiting for another request's read would cost it a trip through
+    /// the runtime's queue, which under load is the longest part of its answer.
     pub async fn read(&self) -> Result<Generation, String> {
+        if self.store.generation_is_cheap() {
+            return self.store.generation().await.map_err(|e| e.to_string());
+        }
         let mut done = self.done.subscribe();
         // The first read to start from now on.
         let need = self.lock().0 + 1;

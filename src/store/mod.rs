@@ -230,6 +230,11 @@ pub struct Store {
     /// made every event re-read the B-tree pages it touched from the file.)
     /// On a SQLite file, a rusqlite connection (`conn`, `lite::LiteWriter`).
     writer: Mutex<Option<Conn>>,
+    /// SQLite: the last generation read and the wal-index header of its state
+    /// (`Store::generation`).
+    generation_seen: std::sync::Mutex<Option<(lite::WalHeader, Generation)>>,
+    /// Events ingested one by one (SQLite: when to size the writer's cache again).
+    live_events: std::sync::atomic::AtomicU64,
     /// The database URL as opened: live updates LISTEN on their own PostgreSQL connection.
     url: String,
     /// SQLite: the background WAL checkpointer (see [`Checkpointer`]).
@@ -253,7 +258,7 @@ pub struct Store {
 /// 1,000 pages, inside a commit: in a replay, those fsyncs took more than half the time.
 /// Here a connection of its own checkpoints in the background, on the other core, so the
 /// writer only appends to the WAL. The writer keeps an automatic checkpoint too, rarely
-/// (`WRITER_AUTOCHECKPOINT_BYTES`): the WAL file can only start over once a checkpoint has copied
+/// (`LIVE_WRITER_AUTOCHECKPOINT_BYTES`): the WAL file can only start over once a checkpoint has copied
 /// every frame, which one running beside a busy writer never quite does; the writer's own,
 /// right after its commit, does, and the background one has left it little to copy.
 struct Checkpointer {
@@ -263,8 +268,9 @@ struct Checkpointer {
 
 /// How often the background checkpointer runs.
 const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
-/// The writer's automatic checkpoint, in bytes of WAL (SQLite counts pages, whose size
-/// depends on how the file was created: `LIVE_PAGE_SIZE`, `REPLAY_PAGE_SIZE`).
+/// The writer's automatic checkpoint while it builds the indexes a replay deferred, in bytes of
+/// WAL (SQLite counts pages, whose size depends on how the file was created: `LIVE_PAGE_SIZE`,
+/// `REPLAY_PAGE_SIZE`).
 const WRITER_AUTOCHECKPOINT_BYTES: i64 = 64 << 20;
 /// The writer's automatic checkpoint during a bulk replay (`bulk`). One commit of a
 /// 2,000-event batch writes hundreds of MB of WAL, so at 64 MiB the writer checkpointed after
@@ -277,28 +283,62 @@ const WRITER_AUTOCHECKPOINT_BYTES: i64 = 64 << 20;
 /// checkpoint still fsyncs.
 const BULK_WRITER_AUTOCHECKPOINT_BYTES: i64 = 1 << 30;
 
-/// The writer's SQLite page cache, in KiB (readers keep 64 MiB each). Every transaction
-/// inserts into a dozen indexes keyed by random txids and addresses, so once the database
-/// outgrows the cache nearly every insert is a page read (a `pread` and a copy from the OS
-/// cache); a larger cache on the one connection that writes keeps the hot interior pages of
-/// those indexes. A fixed size: memory stays flat however long the chain.
-const WRITER_CACHE_KIB: u32 = 256 * 1024;
+/// The live writer's SQLite page cache: a quarter of the database file, between
+/// [`WRITER_CACHE_MIN_KIB`] and [`WRITER_CACHE_MAX_KIB`] (readers keep 64 MiB each). Every
+/// transaction inserts into a dozen indexes keyed by random txids and addresses, so once the
+/// database outgrows the cache nearly every insert is a page read (a `pread` and a copy from
+/// the OS cache); a large cache on the one connection that writes keeps the hot interior pages
+/// of those indexes. Below 1 GiB of file a large cache costs instead: a commit whose B-tree
+/// balance reordered pages (most blocks) walks the whole page cache (SQLite parks a page at
+/// the pending-byte page number for a moment, `pcache1TruncateUnsafe`), 7 % of the realnode-2
+/// POST benchmark's CPU with 256 MiB. Sized to the file, the cache holds the interior pages
+/// and the walk stays short; from 1 GiB on, the walk no longer happens and the cache is at
+/// its maximum. Re-sized as the file grows ([`WRITER_RESIZE_EVERY`]).
+fn writer_cache_kib(file_bytes: i64) -> i64 {
+    (file_bytes / 4 / 1024).clamp(WRITER_CACHE_MIN_KIB, WRITER_CACHE_MAX_KIB)
+}
+const WRITER_CACHE_MIN_KIB: i64 = 16 * 1024;
+const WRITER_CACHE_MAX_KIB: i64 = 256 * 1024;
+/// Live events between two sizings of the writer's cache.
+const WRITER_RESIZE_EVERY: u64 = 4096;
+/// The live writer's automatic checkpoint, in bytes of WAL. The background checkpointer copies
+/// the frames while the writer goes on, but the WAL can only start over after a checkpoint
+/// that saw no newer frame, which a node syncing from genesis (one POST right after the other)
+/// never leaves room for; the writer then checkpoints itself when the WAL reaches this size, in
+/// its commit, before the node gets its `200` (an fsync of the database file each time): 6 %
+/// of the POST benchmark's CPU at 64 MiB, under 1 % at 256 MiB. At a node's pace the background
+/// checkpointer completes and the WAL starts over long before. The WAL file keeps the size it
+/// reached (up to this, plus a commit): cutting it back when it starts over
+/// (`journal_size_limit`) cost an `ftruncate` and the file's regrowth each time, 3 % and more
+/// of the same benchmark.
+const LIVE_WRITER_AUTOCHECKPOINT_BYTES: i64 = 256 << 20;
 /// The writer's page cache during a bulk replay (`bulk`): a batch of thousands of transactions
 /// dirties a page of every random-key B-tree per few rows, and pages that do not fit are
-/// written to the WAL before the commit (and again when dirtied again). Fixed too.
-const BULK_WRITER_CACHE_KIB: u32 = 1024 * 1024;
+/// written to the WAL before the commit (and again when dirtied again). Fixed.
+const BULK_WRITER_CACHE_KIB: i64 = 1024 * 1024;
 
-/// The SQLite writer's page cache and automatic checkpoint: [`WRITER_CACHE_KIB`] and
-/// [`WRITER_AUTOCHECKPOINT_BYTES`], or during a bulk replay [`BULK_WRITER_CACHE_KIB`] and
+/// The SQLite writer's page cache and automatic checkpoint: live, [`writer_cache_kib`] and
+/// [`LIVE_WRITER_AUTOCHECKPOINT_BYTES`]; during a bulk replay [`BULK_WRITER_CACHE_KIB`] and
 /// [`BULK_WRITER_AUTOCHECKPOINT_BYTES`].
 async fn set_writer_mode(conn: &mut Conn, bulk: bool) -> Result<(), sqlx::Error> {
-    let (cache_kib, checkpoint_bytes) = if bulk {
-        (BULK_WRITER_CACHE_KIB, BULK_WRITER_AUTOCHECKPOINT_BYTES)
-    } else {
-        (WRITER_CACHE_KIB, WRITER_AUTOCHECKPOINT_BYTES)
-    };
-    set_autocheckpoint(conn, checkpoint_bytes).await?;
-    conn.batch(&format!("PRAGMA cache_size = -{cache_kib}")).await
+    if bulk {
+        set_autocheckpoint(conn, BULK_WRITER_AUTOCHECKPOINT_BYTES).await?;
+        return conn.batch(&format!("PRAGMA cache_size = -{BULK_WRITER_CACHE_KIB}")).await;
+    }
+    set_autocheckpoint(conn, LIVE_WRITER_AUTOCHECKPOINT_BYTES).await?;
+    size_writer_cache(conn).await
+}
+
+/// Sizes the live writer's page cache to the database file ([`writer_cache_kib`]).
+async fn size_writer_cache(conn: &mut Conn) -> Result<(), sqlx::Error> {
+    let row = sql::fetch_one(
+        conn,
+        "SELECT page_count * page_size AS n FROM pragma_page_count, pragma_page_size",
+        vec![],
+    )
+    .await?;
+    let kib = writer_cache_kib(row.try_get("n")?);
+    conn.batch(&format!("PRAGMA cache_size = -{kib}")).await
 }
 
 /// The SQLite connection's automatic checkpoint, in bytes of WAL.
@@ -489,6 +529,8 @@ impl Store {
             network,
             url,
             writer: Mutex::new(None),
+            live_events: std::sync::atomic::AtomicU64::new(0),
+            generation_seen: std::sync::Mutex::new(None),
             checkpointer: std::sync::Mutex::new(checkpointer),
             tip_memo: std::sync::Mutex::new(Default::default()),
             readonly,
@@ -585,6 +627,13 @@ impl Store {
         let result = self.apply_event(conn, &ev, &payload).await;
         if matches!(result, Err(ApplyError::Store(_))) {
             self.drop_writer(&mut writer).await;
+        } else if self.engine == Engine::Sqlite
+            && self.live_events.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % WRITER_RESIZE_EVERY
+                == WRITER_RESIZE_EVERY - 1
+        {
+            if let Err(e) = size_writer_cache(conn).await {
+                tracing::warn!(error = %e, "sizing the SQLite writer's page cache");
+            }
         }
         result
     }
@@ -934,5 +983,30 @@ mod tests {
         assert_eq!(format_pg_timestamp(1_610_645_304), "2021-01-14 17:28:24+00");
         assert_eq!(parse_pg_timestamp("2021-01-14 17:28:24.123456+00"), Some(1_610_645_304));
         assert_eq!(parse_pg_timestamp("2021-01-14 19:28:24+02"), Some(1_610_645_304));
+    }
+
+    #[test]
+    fn the_writer_cache_follows_the_file_within_its_bounds() {
+        assert_eq!(writer_cache_kib(0), 16 * 1024);
+        assert_eq!(writer_cache_kib(100 << 20), 25 * 1024);
+        assert_eq!(writer_cache_kib(1 << 30), 256 * 1024, "at 1 GiB the cache is at its maximum");
+        assert_eq!(writer_cache_kib(11 << 30), 256 * 1024);
+    }
+
+    /// The live writer's settings as `set_writer_mode` leaves them on a new store's writer.
+    #[tokio::test]
+    async fn the_live_writer_is_sized_to_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}/s.db", dir.path().display());
+        let store = Store::open(&url, crate::ledger::Network::Testnet).await.unwrap();
+        let mut writer = store.writer.lock().await;
+        let conn = store.writer_conn(&mut writer).await.unwrap();
+        let mut get = async |pragma: &str| -> i64 {
+            sql::fetch_one(conn, pragma, vec![]).await.unwrap().try_get(0).unwrap()
+        };
+        let cache = get("PRAGMA cache_size").await;
+        let checkpoint = get("PRAGMA wal_autocheckpoint").await;
+        assert_eq!(cache, -16 * 1024, "a new store's file is small: the minimum");
+        assert_eq!(checkpoint, (256 << 20) / i64::from(LIVE_PAGE_SIZE));
     }
 }

@@ -37,7 +37,8 @@ const IS_INIT: usize = 12;
 /// The size of the wal-index regions SQLite maps (`WALINDEX_PGSZ`).
 const REGION_BYTES: i32 = 32_768;
 
-type Header = [u8; HEADER_BYTES];
+/// The wal-index header: equal bytes, no commit in between (see the module doc).
+pub(in crate::store) type Header = [u8; HEADER_BYTES];
 
 /// SQLite's mapping of a connection's wal-index (its first region).
 struct WalIndex(NonNull<u8>);
@@ -102,28 +103,43 @@ impl WalIndex {
 pub(super) struct ReadConn {
     pub(super) conn: Connection,
     wal: Option<WalIndex>,
+    /// Whether it keeps read transactions across statements.
+    hold: bool,
     /// The wal-index header read just before the held transaction began; `None`: none held.
     held: Option<Header>,
 }
 
 impl ReadConn {
     /// `conn`, which keeps read transactions open when `hold` and its database is in WAL mode.
+    /// Without `hold` it still reads the wal-index header ([`ReadConn::header`]).
     pub(super) fn new(conn: Connection, hold: bool) -> rusqlite::Result<ReadConn> {
-        if !hold {
-            return Ok(ReadConn { conn, wal: None, held: None });
-        }
         // A first read opens the WAL (and maps the wal-index) of a WAL database.
         conn.query_row("PRAGMA schema_version", [], |r| r.get::<_, i64>(0))?;
         let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
         let wal = if mode.eq_ignore_ascii_case("wal") { WalIndex::of(&conn) } else { None };
-        Ok(ReadConn { conn, wal, held: None })
+        Ok(ReadConn { conn, wal, hold, held: None })
+    }
+
+    /// The wal-index header now (`None`: no wal-index, or a commit is writing it).
+    pub(super) fn header(&self) -> Option<Header> {
+        self.wal.as_ref().and_then(WalIndex::header)
+    }
+
+    /// The header of the state the next statement reads, read before that state's transaction
+    /// began (after [`ReadConn::refresh`]: the held one's, else the header now, as the
+    /// statement's own transaction begins after this).
+    pub(super) fn state_header(&self) -> Option<Header> {
+        self.held.or_else(|| self.header())
     }
 
     /// Readies the connection for a statement that must see every commit made before now: the
     /// held transaction is kept when nothing committed since it began, else ended, and another
     /// begun (none on a database without a wal-index: each statement is its own).
     pub(super) fn refresh(&mut self) -> rusqlite::Result<()> {
-        let now = self.wal.as_ref().and_then(WalIndex::header);
+        if !self.hold {
+            return Ok(());
+        }
+        let now = self.header();
         if self.held.is_some() && self.held == now {
             return Ok(());
         }

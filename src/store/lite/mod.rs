@@ -16,6 +16,12 @@
 //! (`connect` in `store/mod.rs`).
 
 mod held;
+mod wal_vfs;
+
+pub(super) use held::Header as WalHeader;
+
+/// Rows read because the database changed, and the header of the state they were read from.
+pub(super) type Changed = (Option<WalHeader>, Vec<DbRow>);
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -166,6 +172,39 @@ impl LiteReader {
 
     /// The rows of `sql` with `vals` (the first `max` at most), read on this thread.
     pub(super) fn fetch(&self, sql: &str, vals: Vec<Val>, max: usize) -> Result<Vec<DbRow>, sqlx::Error> {
+        self.with_conn(|conn| {
+            let (text, vals) = super::sql::sqlite_read(sql, vals);
+            conn.refresh().map_err(sql_error)?;
+            run(&conn.conn, text.sql(), &vals, max, Some(text.names())).map(|(rows, _)| rows)
+        })
+    }
+
+    /// `sql`'s rows (no parameters) unless the database is unchanged since the wal-index
+    /// header `last` was read (`Ok(None)`), with the header of the state they were read from
+    /// (`None`: unknown, no wal-index or a commit under way). Every commit, by any process,
+    /// rewrites the header (`held`): an equal header means the same committed state.
+    pub(super) fn fetch_if_changed(
+        &self,
+        sql: &str,
+        last: Option<&held::Header>,
+    ) -> Result<Option<Changed>, sqlx::Error> {
+        self.with_conn(|conn| {
+            if last.is_some() && conn.header().as_ref() == last {
+                return Ok(None);
+            }
+            let (text, vals) = super::sql::sqlite_read(sql, vec![]);
+            conn.refresh().map_err(sql_error)?;
+            let state = conn.state_header();
+            let rows = run(&conn.conn, text.sql(), &vals, usize::MAX, Some(text.names()))?.0;
+            Ok(Some((state, rows)))
+        })
+    }
+
+    /// `f` on an idle connection (or a new one), put back after unless it failed.
+    fn with_conn<T>(
+        &self,
+        f: impl FnOnce(&mut ReadConn) -> Result<T, sqlx::Error>,
+    ) -> Result<T, sqlx::Error> {
         let pool = &self.pool;
         if pool.closed.load(Ordering::SeqCst) {
             return Err(sqlx::Error::PoolClosed);
@@ -174,11 +213,7 @@ impl LiteReader {
             Some(c) => c,
             None => pool.connect()?,
         };
-        let (text, vals) = super::sql::sqlite_read(sql, vals);
-        let out = conn
-            .refresh()
-            .map_err(sql_error)
-            .and_then(|()| run(&conn.conn, text.sql(), &vals, max, Some(text.names())).map(|(rows, _)| rows));
+        let out = f(&mut conn);
         // A connection that failed is closed (an error here is rare: a broken file or a bug).
         if out.is_ok() && !pool.closed.load(Ordering::SeqCst) {
             // Under the lock that `WriteFence::enter` takes: a connection put back while the
@@ -366,7 +401,14 @@ impl LiteWriter {
     /// process's readers of the same file, if any.
     pub(super) fn open(path: &str, fence: Option<WriteFence>) -> Result<LiteWriter, sqlx::Error> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).map_err(sql_error)?;
+        let conn = match wal_vfs::register() {
+            Ok(()) => Connection::open_with_flags_and_vfs(path, flags, wal_vfs::NAME),
+            Err(rc) => {
+                tracing::warn!(rc, "SQLite writer: the one-write WAL frames are off (VFS not registered)");
+                Connection::open_with_flags(path, flags)
+            }
+        }
+        .map_err(sql_error)?;
         conn.busy_timeout(Duration::from_millis(10_000)).map_err(sql_error)?;
         conn.execute_batch(
             "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
@@ -482,6 +524,31 @@ mod tests {
         assert!(r.fetch_all("DELETE FROM t", vec![]).is_err());
         r.close();
         assert!(matches!(r.fetch_all("SELECT 1", vec![]), Err(sqlx::Error::PoolClosed)));
+    }
+
+    /// The header short cut of `fetch_if_changed`, in a process that holds transactions and in
+    /// one that does not (`readonly`): unchanged, no statement; any commit by another
+    /// connection, the statement again.
+    #[test]
+    fn a_read_is_skipped_only_while_nothing_commits() {
+        for hold in [true, false] {
+            let (_dir, path) = store_file();
+            let r = LiteReader::open(&path, hold).unwrap();
+            let sql = "SELECT COUNT(*) AS n FROM t";
+            let n = |rows: Vec<DbRow>| rows[0].try_get::<i64, _>("n").unwrap();
+            let (header, rows) = r.fetch_if_changed(sql, None).unwrap().expect("no header given: read");
+            let header = header.expect("a WAL database's header");
+            assert_eq!(n(rows), 3);
+            assert!(r.fetch_if_changed(sql, Some(&header)).unwrap().is_none(), "unchanged: not read");
+            let w = Connection::open(&path).unwrap();
+            w.execute("INSERT INTO t VALUES (4, 'w')", []).unwrap();
+            let (next, rows) = r.fetch_if_changed(sql, Some(&header)).unwrap().expect("a commit: read again");
+            assert_eq!(n(rows), 4, "hold {hold}");
+            assert_ne!(next, Some(header));
+            // A commit that changes nothing the statement reads still moves the header.
+            w.execute("CREATE TABLE other (a INTEGER)", []).unwrap();
+            assert!(r.fetch_if_changed(sql, next.as_ref()).unwrap().is_some());
+        }
     }
 
     fn count(r: &LiteReader) -> i64 {
