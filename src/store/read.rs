@@ -7,7 +7,7 @@ use sqlx::{AnyPool, Row};
 
 use super::db_row::DbRow;
 use super::sql::{get_bool, query, select};
-use super::{Store, StoreError};
+use super::{lite, Store, StoreError};
 use crate::events::RawEvent;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -576,11 +576,20 @@ impl Store {
             None => select(&GENERATION_SQL, vec![]).fetch_one(self).await?,
             Some(lite) => {
                 let seen = || self.generation_seen.lock().unwrap_or_else(|e| e.into_inner());
-                let last = seen().as_ref().map(|(header, _)| *header);
-                let Some((state, rows)) = lite.fetch_if_changed(&GENERATION_SQL, last.as_ref())? else {
-                    // Unchanged since `last` (the one kept now may be newer still: as good).
-                    return Ok(seen().as_ref().expect("a generation was kept with `last`").1.clone());
+                let kept_at = |header: &lite::WalHeader| {
+                    seen().as_ref().filter(|(h, _)| h == header).map(|(_, generation)| generation.clone())
                 };
+                let last = seen().as_ref().map(|(header, _)| *header);
+                let mut changed = lite.fetch_if_changed(&GENERATION_SQL, last.as_ref())?;
+                if changed.is_none() {
+                    // Unchanged since `last`: its generation, unless another thread has just kept
+                    // one of another state (it may be an older one, read before `last`'s).
+                    if let Some(generation) = last.as_ref().and_then(kept_at) {
+                        return Ok(generation);
+                    }
+                    changed = lite.fetch_if_changed(&GENERATION_SQL, None)?;
+                }
+                let (state, rows) = changed.expect("read when no header is given");
                 let row = rows.into_iter().next().ok_or(sqlx::Error::RowNotFound)?;
                 let generation = Self::generation_of(&row)?;
                 if let Some(state) = state {
