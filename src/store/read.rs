@@ -572,33 +572,30 @@ impl Store {
     /// read of shared memory, no lock), so a cached API request reads the generation on its own
     /// thread for the cost of a comparison, without waiting for another's read.
     pub async fn generation(&self) -> Result<Generation, StoreError> {
-        let row = match &self.lite {
-            None => select(&GENERATION_SQL, vec![]).fetch_one(self).await?,
-            Some(lite) => {
-                let seen = || self.generation_seen.lock().unwrap_or_else(|e| e.into_inner());
-                let kept_at = |header: &lite::WalHeader| {
-                    seen().as_ref().filter(|(h, _)| h == header).map(|(_, generation)| generation.clone())
-                };
-                let last = seen().as_ref().map(|(header, _)| *header);
-                let mut changed = lite.fetch_if_changed(&GENERATION_SQL, last.as_ref())?;
-                if changed.is_none() {
-                    // Unchanged since `last`: its generation, unless another thread has just kept
-                    // one of another state (it may be an older one, read before `last`'s).
-                    if let Some(generation) = last.as_ref().and_then(kept_at) {
-                        return Ok(generation);
-                    }
-                    changed = lite.fetch_if_changed(&GENERATION_SQL, None)?;
-                }
-                let (state, rows) = changed.expect("read when no header is given");
-                let row = rows.into_iter().next().ok_or(sqlx::Error::RowNotFound)?;
-                let generation = Self::generation_of(&row)?;
-                if let Some(state) = state {
-                    *seen() = Some((state, generation.clone()));
-                }
+        let Some(lite) = &self.lite else {
+            return Self::generation_of(&select(&GENERATION_SQL, vec![]).fetch_one(self).await?);
+        };
+        let seen = || self.generation_seen.lock().unwrap_or_else(|e| e.into_inner());
+        let kept_at = |header: &lite::WalHeader| {
+            seen().as_ref().filter(|(h, _)| h == header).map(|(_, generation)| generation.clone())
+        };
+        let last = seen().as_ref().map(|(header, _)| *header);
+        let mut changed = lite.fetch_if_changed(&GENERATION_SQL, last.as_ref())?;
+        if changed.is_none() {
+            // Unchanged since `last`: its generation, unless another thread has just kept one
+            // of another state (it may be an older one, read before `last`'s).
+            if let Some(generation) = last.as_ref().and_then(kept_at) {
                 return Ok(generation);
             }
-        };
-        Self::generation_of(&row)
+            changed = lite.fetch_if_changed(&GENERATION_SQL, None)?;
+        }
+        let (state, rows) = changed.expect("read when no header is given");
+        let row = rows.into_iter().next().ok_or(sqlx::Error::RowNotFound)?;
+        let generation = Self::generation_of(&row)?;
+        if let Some(state) = state {
+            *seen() = Some((state, generation.clone()));
+        }
+        Ok(generation)
     }
 
     /// Whether [`Store::generation`] is a comparison in memory while nothing commits (SQLite),

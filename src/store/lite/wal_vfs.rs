@@ -46,20 +46,18 @@ struct File {
 /// Where the default VFS's file starts in our allocation.
 const REAL_AT: usize = std::mem::size_of::<File>().next_multiple_of(16);
 
-struct Registered(Result<(), c_int>);
-
 /// Registers the VFS (once per process; not as the default); SQLite's result code if it could
 /// not be.
 pub(super) fn register() -> Result<(), c_int> {
-    static DONE: OnceLock<Registered> = OnceLock::new();
-    DONE.get_or_init(|| {
+    static DONE: OnceLock<Result<(), c_int>> = OnceLock::new();
+    *DONE.get_or_init(|| {
         super::configure_sqlite();
         // SAFETY: `sqlite3_vfs_find` returns the default VFS, which lives as long as the process;
         // the VFS below is leaked, so it outlives every connection, as SQLite requires.
         unsafe {
             let real = ffi::sqlite3_vfs_find(std::ptr::null());
             if real.is_null() {
-                return Registered(Err(ffi::SQLITE_ERROR));
+                return Err(ffi::SQLITE_ERROR);
             }
             let vfs = Box::leak(Box::new(ffi::sqlite3_vfs {
                 iVersion: (*real).iVersion.min(3),
@@ -73,13 +71,12 @@ pub(super) fn register() -> Result<(), c_int> {
                 // unix VFS's, only `xOpen` reads the VFS it is given (its `pAppData`).
                 ..*real
             }));
-            Registered(match ffi::sqlite3_vfs_register(vfs, 0) {
+            match ffi::sqlite3_vfs_register(vfs, 0) {
                 ffi::SQLITE_OK => Ok(()),
                 rc => Err(rc),
-            })
+            }
         }
     })
-    .0
 }
 
 unsafe extern "C" fn open(
