@@ -202,7 +202,9 @@ async fn npm_clients(db: Db) {
     assert_eq!(acks["invalid_handshake"], "Invalid topic: nope", "{acks}");
     let from = live.hub.latest_seq();
 
-    ingest(&sink, &events[half..]).await;
+    // In lockstep, so that the notifier sees (and announces) the forks of the second half.
+    let refused = common::live::ingest_in_lockstep(&live, &sink, &events[half..]).await;
+    assert_eq!(refused, Vec::<i64>::new(), "the devnet's events all apply");
     settle(&live).await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let dump = script.command("dump").await;

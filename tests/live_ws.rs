@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -155,7 +155,9 @@ async fn every_topic(db: Db) {
 
     let subscribed_at = server.live.hub.latest_seq();
     let tip_before = server.get("/extended/v1/block?limit=1").await["results"][0]["height"].as_u64().unwrap();
-    server.ingest(&events[half..]).await;
+    // In lockstep, so that the notifier sees (and announces) the forks of the second half.
+    let refused = common::live::ingest_in_lockstep(&server.live, &server.sink, &events[half..]).await;
+    assert_eq!(refused, Vec::<i64>::new(), "the devnet's events all apply");
     server.settle().await;
     for c in [&mut blocks, &mut mempool, &mut tx, &mut addr_tx, &mut balance, &mut nft, &mut other] {
         c.drain(QUIET).await;
@@ -357,19 +359,8 @@ async fn fixture_reorg(db: Db, fixture: &str) {
     let server = start(Arc::clone(&ts.store), fast_config()).await;
     let mut c = WsClient::connect(server.addr).await;
     c.subscribe(json!({"event": "block"})).await;
-    // In lockstep with the notifier, so that it sees every state the fixture passes through.
-    let mut announced = server.live.processed();
-    for ev in read_tsv(&path) {
-        // Fixtures hold events the store refuses on purpose; those change nothing.
-        if let (Ok(stacks_ledger::ingest::IngestOutcome::Applied { .. }), Some(_)) =
-            (server.sink.ingest(incoming(&ev)).await, change_of(&incoming(&ev)))
-        {
-            announced += 1;
-            while server.live.processed() < announced {
-                tokio::time::sleep(Duration::from_millis(2)).await;
-            }
-        }
-    }
+    // Fixtures hold events the store refuses on purpose; those change nothing.
+    common::live::ingest_in_lockstep(&server.live, &server.sink, &read_tsv(&path)).await;
     server.settle().await;
     c.drain(QUIET).await;
     let reorgs = c.of("reorg");
@@ -399,6 +390,62 @@ async fn fixture_reorgs_sqlite() {
 async fn fixture_reorgs_postgres() {
     fixture_reorg(Db::Postgres, "mainnet-reorg-scenario1.tsv").await;
     fixture_reorg(Db::Postgres, "mainnet-reorg-scenario2.tsv").await;
+}
+
+/// However far the notifier runs behind ingestion (here nothing waits for it), a block
+/// subscriber's view adds up to the canonical chain: at every height the last block announced is
+/// the canonical one, every announced block that left the chain is named in a later reorg, and a
+/// reorg names only blocks that were announced. A fork the notifier never saw may be folded.
+async fn behind(db: Db) {
+    let Some(ts) = TestStore::new(db, "live_behind", Network::Testnet).await else { return };
+    let server = start(Arc::clone(&ts.store), fast_config()).await;
+    server.ingest(&chain(40)).await;
+    server.settle().await;
+    let notes = server.live.hub.replay(0, server.live.hub.latest_seq()).unwrap();
+    let (mut view, mut announced, mut retracted) = (BTreeMap::new(), BTreeSet::new(), BTreeSet::new());
+    for n in &notes {
+        match n.topic {
+            Topic::Block => {
+                let hash = n.payload["hash"].as_str().unwrap().to_owned();
+                view.insert(n.payload["height"].as_u64().unwrap(), hash.clone());
+                announced.insert(hash);
+            }
+            Topic::Reorg => {
+                for b in n.payload["orphaned_blocks"].as_array().unwrap() {
+                    let hash = b["block_hash"].as_str().unwrap().to_owned();
+                    assert!(announced.contains(&hash), "a reorg names {hash}, never announced");
+                    let height = b["block_height"].as_u64().unwrap();
+                    if view.get(&height) == Some(&hash) {
+                        view.remove(&height);
+                    }
+                    retracted.insert(hash);
+                }
+            }
+            _ => {}
+        }
+    }
+    let tip = server.get("/extended/v1/block?limit=1").await["results"][0]["height"].as_u64().unwrap();
+    assert_eq!(view.keys().copied().collect::<Vec<_>>(), (1..=tip).collect::<Vec<_>>(), "every height once");
+    for (height, hash) in &view {
+        let canonical = server.get(&format!("/extended/v1/block/by_height/{height}")).await;
+        assert_eq!(canonical["hash"].as_str(), Some(hash.as_str()), "height {height}");
+    }
+    let canonical: BTreeSet<&String> = view.values().collect();
+    for hash in announced.iter().filter(|h| !canonical.contains(h)) {
+        assert!(retracted.contains(hash), "{hash} left the chain without a reorg notice");
+    }
+    println!("behind: {} blocks announced, {} retracted", announced.len(), retracted.len());
+    ts.finish().await;
+}
+
+#[tokio::test]
+async fn behind_sqlite() {
+    behind(Db::Sqlite).await;
+}
+
+#[tokio::test]
+async fn behind_postgres() {
+    behind(Db::Postgres).await;
 }
 
 /// A client that stops reading falls behind, is disconnected with a reason, and does not slow a

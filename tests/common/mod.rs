@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod live;
 pub mod npm;
 pub mod parity;
 pub mod parity_allow;
