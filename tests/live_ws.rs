@@ -392,15 +392,34 @@ async fn fixture_reorgs_postgres() {
     fixture_reorg(Db::Postgres, "mainnet-reorg-scenario2.tsv").await;
 }
 
-/// However far the notifier runs behind ingestion (here nothing waits for it), a block
-/// subscriber's view adds up to the canonical chain: at every height the last block announced is
-/// the canonical one, every announced block that left the chain is named in a later reorg, and a
-/// reorg names only blocks that were announced. A fork the notifier never saw may be folded.
+/// Events committed before the notifier hears of them, in [`behind`].
+const BEHIND_BY: usize = 15;
+
+/// However far the notifier runs behind ingestion, a block subscriber's view adds up to the
+/// canonical chain: at every height the last block announced is the canonical one, every
+/// announced block that left the chain is named in a later reorg, and a reorg names only
+/// blocks that were announced. Here it hears of the changes only after each run of
+/// [`BEHIND_BY`] events is committed, so forks within a run are folded (never announced) and
+/// forks across runs are announced as reorgs.
 async fn behind(db: Db) {
     let Some(ts) = TestStore::new(db, "live_behind", Network::Testnet).await else { return };
     let server = start(Arc::clone(&ts.store), fast_config()).await;
-    server.ingest(&chain(40)).await;
-    server.settle().await;
+    let (held, mut changes) = tokio::sync::mpsc::unbounded_channel();
+    let sink = LiveSink::new(Arc::clone(&ts.store), stacks_ledger::live::Feed::Local(held));
+    let events = chain(40);
+    for run in events.chunks(BEHIND_BY) {
+        for ev in run {
+            sink.ingest(incoming(ev)).await.unwrap_or_else(|e| panic!("event {}: {e}", ev.id));
+        }
+        let mut announced = server.live.processed();
+        while let Ok(change) = changes.try_recv() {
+            server.live.feed().announce(change).await;
+            announced += 1;
+        }
+        while server.live.processed() < announced {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
     let notes = server.live.hub.replay(0, server.live.hub.latest_seq()).unwrap();
     let (mut view, mut announced, mut retracted) = (BTreeMap::new(), BTreeSet::new(), BTreeSet::new());
     for n in &notes {
@@ -434,7 +453,24 @@ async fn behind(db: Db) {
     for hash in announced.iter().filter(|h| !canonical.contains(h)) {
         assert!(retracted.contains(hash), "{hash} left the chain without a reorg notice");
     }
-    println!("behind: {} blocks announced, {} retracted", announced.len(), retracted.len());
+    // The blocks off the chain now (some never were on it). In lockstep two of them are
+    // announced and retracted; in runs of this length one is folded into its run.
+    let orphans: BTreeSet<String> = events
+        .iter()
+        .filter(|e| is_new_block(e))
+        .map(|e| {
+            serde_json::from_str::<Value>(&e.payload).unwrap()["block_hash"].as_str().unwrap().to_owned()
+        })
+        .filter(|h| !canonical.contains(h))
+        .collect();
+    println!(
+        "behind: {} blocks announced, {} orphaned, {} retracted",
+        announced.len(),
+        orphans.len(),
+        retracted.len()
+    );
+    assert!(retracted.is_subset(&orphans));
+    assert_eq!(retracted.len(), 1, "one fork announced as a reorg, one folded");
     ts.finish().await;
 }
 

@@ -164,13 +164,7 @@ impl<R: LiveReader> Notifier<R> {
         let Some(new_tip) = self.reader.block(BlockRef::Latest).await? else { return Ok(()) };
         let Some(old) = self.tip.clone() else {
             // The store was empty at start: the whole chain is new.
-            for height in 0..=new_tip.block_height {
-                let Some(b) = self.reader.block(BlockRef::Height(height)).await? else { continue };
-                self.publish_block(&b).await?;
-                self.tip = Some(b);
-            }
-            self.tip = Some(new_tip);
-            return Ok(());
+            return self.publish_heights(0, new_tip.block_height).await;
         };
         if old.index_block_hash == new_tip.index_block_hash {
             return Ok(());
@@ -181,14 +175,23 @@ impl<R: LiveReader> Notifier<R> {
         let mut cur = self.reader.block(BlockRef::Hash(old.block_hash.clone())).await?;
         let fork_height = loop {
             match cur {
-                Some(b) if b.canonical => break b.block_height,
+                Some(b) if b.canonical => {
+                    // Announced (an ancestor of an announced block): the tip if nothing follows.
+                    let height = b.block_height;
+                    self.tip = Some(b);
+                    break height;
+                }
                 Some(b) if orphaned.len() < MAX_REORG_DEPTH => {
                     let parent = b.parent_block_hash.clone();
                     orphaned.push(b);
                     cur = self.reader.block(BlockRef::Hash(parent)).await?;
                 }
-                // Unknown ancestry or too deep: announce from the oldest orphan we saw.
-                _ => break orphaned.last().map_or(old.block_height, |b| b.block_height.saturating_sub(1)),
+                // Unknown ancestry or too deep: announce from the oldest orphan we saw (the tip
+                // read is the announced one if nothing is left to announce).
+                _ => {
+                    self.tip = Some(new_tip.clone());
+                    break orphaned.last().map_or(old.block_height, |b| b.block_height.saturating_sub(1));
+                }
             }
         };
         if !orphaned.is_empty() {
@@ -209,12 +212,24 @@ impl<R: LiveReader> Notifier<R> {
                 }),
             );
         }
-        for height in fork_height + 1..=new_tip.block_height {
+        self.publish_heights(fork_height + 1, new_tip.block_height).await
+    }
+
+    /// Announces the canonical blocks at heights `from..=to`, as they are now, each a child of
+    /// the one announced before it. The announced tip becomes the last one announced, not the
+    /// tip read before: if the chain moved in between, that tip may never have been announced,
+    /// and a later reorg must name only blocks a subscriber was told about. A block that does
+    /// not extend the announced tip (the chain forked during the walk) ends it: the change
+    /// that forked it comes next, and walks back from the announced tip.
+    async fn publish_heights(&mut self, from: u64, to: u64) -> Result<(), ReadError> {
+        for height in from..=to {
             let Some(b) = self.reader.block(BlockRef::Height(height)).await? else { continue };
+            if self.tip.as_ref().is_some_and(|tip| tip.block_hash != b.parent_block_hash) {
+                break;
+            }
             self.publish_block(&b).await?;
             self.tip = Some(b);
         }
-        self.tip = Some(new_tip);
         Ok(())
     }
 
