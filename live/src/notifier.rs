@@ -186,10 +186,10 @@ impl<R: LiveReader> Notifier<R> {
                     orphaned.push(b);
                     cur = self.reader.block(BlockRef::Hash(parent)).await?;
                 }
-                // Unknown ancestry or too deep: announce from the oldest orphan we saw (the tip
-                // read is the announced one if nothing is left to announce).
+                // Unknown ancestry or too deep: announce from the oldest orphan we saw, the
+                // first block without a parent to extend (a resync).
                 _ => {
-                    self.tip = Some(new_tip.clone());
+                    self.tip = None;
                     break orphaned.last().map_or(old.block_height, |b| b.block_height.saturating_sub(1));
                 }
             }
@@ -212,7 +212,11 @@ impl<R: LiveReader> Notifier<R> {
                 }),
             );
         }
-        self.publish_heights(fork_height + 1, new_tip.block_height).await
+        let published = self.publish_heights(fork_height + 1, new_tip.block_height).await;
+        // A resync that announced nothing (or failed first): the tip read stands for the
+        // announced one, rather than none, which would announce the whole chain again.
+        self.tip.get_or_insert(new_tip);
+        published
     }
 
     /// Announces the canonical blocks at heights `from..=to`, as they are now, each a child of
