@@ -416,9 +416,7 @@ async fn behind(db: Db) {
             server.live.feed().announce(change).await;
             announced += 1;
         }
-        while server.live.processed() < announced {
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
+        common::live::until_handled(&server.live, announced).await;
     }
     let notes = server.live.hub.replay(0, server.live.hub.latest_seq()).unwrap();
     let (mut view, mut announced, mut retracted) = (BTreeMap::new(), BTreeSet::new(), BTreeSet::new());
@@ -679,9 +677,7 @@ async fn microblocks(db: Db, network: Network, events: Vec<RawEvent>, label: &st
         let Some(change) = change.filter(|_| applied) else { continue };
         // In lockstep with the notifier, so the entity read here is the one it rendered.
         announced += 1;
-        while server.live.processed() < announced {
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
+        common::live::until_handled(&server.live, announced).await;
         let Change::Microblocks { microblock_hashes, .. } = change else { continue };
         for hash in microblock_hashes {
             let url = format!("http://{}/extended/v1/microblock/{hash}", server.addr);

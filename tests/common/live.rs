@@ -29,15 +29,21 @@ pub async fn ingest_in_lockstep(live: &Live, sink: &LiveSink<Store>, events: &[R
             }
         }
         announced += 1;
-        let waited = tokio::time::Instant::now();
-        while live.processed() < announced {
-            assert!(
-                waited.elapsed() < Duration::from_secs(60),
-                "event {}: the notifier did not handle it",
-                ev.id
-            );
-            tokio::time::sleep(Duration::from_millis(2)).await;
-        }
+        until_handled(live, announced).await;
     }
     refused
+}
+
+/// Waits until the notifier has handled `n` changes in all ([`Live::processed`]); fails after a
+/// minute.
+pub async fn until_handled(live: &Live, n: u64) {
+    let waited = tokio::time::Instant::now();
+    while live.processed() < n {
+        assert!(
+            waited.elapsed() < Duration::from_secs(60),
+            "the notifier handled {} of {n} changes",
+            live.processed()
+        );
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
 }
