@@ -60,6 +60,9 @@ Store:
   --post                    with --batch 1: POST each event over HTTP to the event observer
                             (serve's, on a loopback port) and wait for its 200 before the
                             next, as a Stacks node does; the figures include HTTP
+  --post-to HOST:PORT       as --post, to an event observer already running (a `serve`
+                            process: its live updates and admission control included); the
+                            CPU figure is then the client's alone
 Run:
   --limit N                 stop after N events
   --repeat N                run N times, each on a fresh store (default 1)
@@ -79,6 +82,7 @@ struct Opts {
     serial: bool,
     keep_indexes: bool,
     post: bool,
+    post_to: Option<String>,
     limit: Option<u64>,
     repeat: usize,
     keep: bool,
@@ -105,6 +109,7 @@ fn default_opts() -> Opts {
         serial: false,
         keep_indexes: false,
         post: false,
+        post_to: None,
         limit: None,
         repeat: 1,
         keep: false,
@@ -145,6 +150,10 @@ fn parse_opts() -> anyhow::Result<Opts> {
             "--no-read-ahead" => o.serial = true,
             "--keep-indexes" => o.keep_indexes = true,
             "--post" => o.post = true,
+            "--post-to" => {
+                o.post = true;
+                o.post_to = Some(value()?);
+            }
             "--limit" => o.limit = Some(value()?.parse()?),
             "--repeat" => o.repeat = value()?.parse::<usize>()?.max(1),
             "--keep" => o.keep = true,
@@ -466,12 +475,21 @@ async fn run_once(o: &Opts, log: &Path, run: usize) -> anyhow::Result<RunResult>
     } else if o.post {
         // The observer as `serve` runs it; the node's POSTs are sequential.
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let addr = listener.local_addr()?;
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server =
-            tokio::spawn(stacks_ledger::observer::run(listener, Arc::clone(&bs.store), 500_000_000, async {
-                let _ = stopped.await;
-            }));
+        let (addr, server) = match &o.post_to {
+            Some(to) => (to.clone(), None),
+            None => (
+                listener.local_addr()?.to_string(),
+                Some(tokio::spawn(stacks_ledger::observer::run(
+                    listener,
+                    Arc::clone(&bs.store),
+                    500_000_000,
+                    async {
+                        let _ = stopped.await;
+                    },
+                ))),
+            ),
+        };
         let client = reqwest::Client::new();
         for ev in reader {
             let ev = ev?;
@@ -493,7 +511,9 @@ async fn run_once(o: &Opts, log: &Path, run: usize) -> anyhow::Result<RunResult>
             }
         }
         let _ = stop.send(());
-        server.await?;
+        if let Some(server) = server {
+            server.await?;
+        }
     } else {
         for ev in reader {
             let ev = ev?;
