@@ -1,5 +1,5 @@
 //! The SQLite writer's VFS: the default one ("unix"), except that the WAL frames of a commit
-//! reach the file in one `pwrite` instead of two per frame.
+//! reach the file in a few writes of up to 128 KiB instead of two per frame.
 //!
 //! SQLite (3.46, `walWriteOneFrame`) writes a frame as its 24-byte header, then its page, two
 //! calls at adjacent offsets, and a live block commits ~500 frames. Every call is a trip
@@ -44,7 +44,7 @@ const HELD_MAX: usize = 8 << 20;
 const MAX_WRITE: usize = 0x1ffff;
 
 /// Our file: SQLite's base (our methods), the default VFS's file right after it in the same
-/// allocation, and the held header.
+/// allocation, and the held frames.
 #[repr(C)]
 struct File {
     base: ffi::sqlite3_file,
