@@ -396,6 +396,17 @@ mod tests {
         Connection::open(&copy).unwrap()
     }
 
+    /// Inserts rows `ids`, each with a distinct key and a blob of `blob` bytes.
+    fn insert_rows(c: &Connection, ids: std::ops::Range<i64>, blob: usize) {
+        for id in ids {
+            c.execute(
+                "INSERT INTO t VALUES (?1, ?2, ?3)",
+                (id, format!("{:x}", id * 7919), vec![id as u8; blob]),
+            )
+            .unwrap();
+        }
+    }
+
     fn check(c: &Connection, rows: i64) {
         let n: i64 = c.query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0)).unwrap();
         assert_eq!(n, rows);
@@ -411,14 +422,7 @@ mod tests {
         let (frames, flushes) = counts();
         for batch in 0..20 {
             let tx = c.unchecked_transaction().unwrap();
-            for i in 0..50 {
-                let id = batch * 50 + i;
-                tx.execute(
-                    "INSERT INTO t VALUES (?1, ?2, ?3)",
-                    (id, format!("{:x}", id * 7919), vec![id as u8; 300]),
-                )
-                .unwrap();
-            }
+            insert_rows(&tx, batch * 50..batch * 50 + 50, 300);
             tx.commit().unwrap();
         }
         let (frames, flushes) = (counts().0 - frames, counts().1 - flushes);
@@ -437,10 +441,7 @@ mod tests {
         let path = dir.path().join("w.db");
         let c = writer(&path, 10);
         let tx = c.unchecked_transaction().unwrap();
-        for i in 0..2000 {
-            tx.execute("INSERT INTO t VALUES (?1, ?2, ?3)", (i, format!("{:x}", i * 7919), vec![1u8; 200]))
-                .unwrap();
-        }
+        insert_rows(&tx, 0..2000, 200);
         tx.execute("UPDATE t SET v = zeroblob(180) WHERE id % 3 = 0", []).unwrap();
         tx.commit().unwrap();
         check(&crashed_copy(dir.path(), &path), 2000);
@@ -456,11 +457,7 @@ mod tests {
         let reader = Connection::open_with_flags(&path, OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
         for batch in 0..30i64 {
             let tx = c.unchecked_transaction().unwrap();
-            for i in 0..40 {
-                let id = batch * 40 + i;
-                tx.execute("INSERT INTO t VALUES (?1, ?2, ?3)", (id, format!("k{id}"), vec![3u8; 500]))
-                    .unwrap();
-            }
+            insert_rows(&tx, batch * 40..batch * 40 + 40, 500);
             tx.commit().unwrap();
             let n: i64 = reader.query_row("SELECT COUNT(*) FROM t", [], |r| r.get(0)).unwrap();
             assert_eq!(n, (batch + 1) * 40);
@@ -475,9 +472,7 @@ mod tests {
         let c = writer(&path, 20_000);
         let (_, flushes) = counts();
         let tx = c.unchecked_transaction().unwrap();
-        for i in 0..3000 {
-            tx.execute("INSERT INTO t VALUES (?1, ?2, ?3)", (i, format!("{i}"), vec![5u8; 4000])).unwrap();
-        }
+        insert_rows(&tx, 0..3000, 4000);
         tx.commit().unwrap();
         assert!(counts().1 - flushes >= 2, "12 MB of frames in more than one write");
         check(&crashed_copy(dir.path(), &path), 3000);
