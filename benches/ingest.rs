@@ -474,21 +474,22 @@ async fn run_once(o: &Opts, log: &Path, run: usize) -> anyhow::Result<RunResult>
         }
     } else if o.post {
         // The observer as `serve` runs it; the node's POSTs are sequential.
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let (addr, server) = match &o.post_to {
             Some(to) => (to.clone(), None),
-            None => (
-                listener.local_addr()?.to_string(),
-                Some(tokio::spawn(stacks_ledger::observer::run(
+            None => {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+                let addr = listener.local_addr()?.to_string();
+                let server = tokio::spawn(stacks_ledger::observer::run(
                     listener,
                     Arc::clone(&bs.store),
                     500_000_000,
                     async {
                         let _ = stopped.await;
                     },
-                ))),
-            ),
+                ));
+                (addr, Some(server))
+            }
         };
         let client = reqwest::Client::new();
         for ev in reader {
