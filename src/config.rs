@@ -348,6 +348,7 @@ impl Config {
                 "message_timeout_s": self.live.message_timeout.as_secs(),
                 "queue": self.live.queue,
                 "replay_window": self.live.replay_window,
+                "idle_grace_s": self.live.idle_grace.as_secs(),
             },
             "faucet": {
                 "stx_enabled": self.faucet.stx_enabled,

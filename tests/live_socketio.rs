@@ -144,6 +144,7 @@ async fn npm_clients(db: Db) {
         message_timeout: Duration::from_secs(10),
         queue: 65_536,
         replay_window: 100_000,
+        ..LiveConfig::default()
     };
     let live = Live::start(Arc::clone(&ts.store), config).await.unwrap();
     let routes = stacks_ledger::api::routes_live(
@@ -156,6 +157,9 @@ async fn npm_clients(db: Db) {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(warp::serve(routes).incoming(listener).run());
     let sink = LiveSink::new(Arc::clone(&ts.store), live.feed());
+    // A connection from the start: with none, the hub skips rendering (`Hub::skip_if_idle`),
+    // and the subjects below are read from its replay ring.
+    let _present = live.hub.connect();
 
     let (events, generator) = devnet_events(devnet_config(3, 40, 5));
     assert!(generator.stats().forks > 0);

@@ -84,6 +84,7 @@ async fn start(store: &Arc<Store>, node: SocketAddr) -> Server {
         message_timeout: Duration::from_secs(20),
         queue: 4096,
         replay_window: 4096,
+        ..LiveConfig::default()
     };
     let live = Live::start(Arc::clone(store), config).await.unwrap();
     let node_url = format!("http://{node}");

@@ -18,6 +18,11 @@ pub struct LiveConfig {
     pub queue: usize,
     /// Notifications kept for resume (`STACKS_LIVE_REPLAY_WINDOW`).
     pub replay_window: usize,
+    /// How long after the last connection left notifications are still computed, so that a
+    /// client can resume (`STACKS_LIVE_IDLE_GRACE`, seconds, 0 allowed). With no connection
+    /// and none since start or for this long, ingested changes are not rendered at all
+    /// (`Hub::skip_if_idle`).
+    pub idle_grace: Duration,
 }
 
 impl Default for LiveConfig {
@@ -28,6 +33,7 @@ impl Default for LiveConfig {
             message_timeout: Duration::from_secs(5),
             queue: 4_096,
             replay_window: 10_000,
+            idle_grace: Duration::from_secs(300),
         }
     }
 }
@@ -69,6 +75,15 @@ impl LiveConfig {
         if let Some(n) = num("STACKS_LIVE_REPLAY_WINDOW")? {
             c.replay_window = n as usize;
         }
+        const GRACE: &str = "STACKS_LIVE_IDLE_GRACE";
+        if let Some(v) = get(GRACE) {
+            let s = v.trim().parse::<u64>().map_err(|_| ConfigError {
+                name: GRACE,
+                value: v.clone(),
+                reason: "must be a whole number of seconds",
+            })?;
+            c.idle_grace = Duration::from_secs(s);
+        }
         Ok(c)
     }
 }
@@ -84,5 +99,9 @@ mod tests {
         assert_eq!(c.queue, LiveConfig::default().queue);
         let e = LiveConfig::resolve(|k| (k == "STACKS_LIVE_QUEUE").then(|| "x".into())).unwrap_err();
         assert_eq!(e.name, "STACKS_LIVE_QUEUE");
+        let c = LiveConfig::resolve(|k| (k == "STACKS_LIVE_IDLE_GRACE").then(|| "0".into())).unwrap();
+        assert_eq!(c.idle_grace, Duration::ZERO);
+        let e = LiveConfig::resolve(|k| (k == "STACKS_LIVE_IDLE_GRACE").then(|| "-1".into())).unwrap_err();
+        assert_eq!(e.name, "STACKS_LIVE_IDLE_GRACE");
     }
 }

@@ -9,6 +9,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use tokio::sync::Notify;
@@ -211,6 +212,9 @@ impl Drop for Receiver {
             let mut inner = inner.lock().unwrap_or_else(|e| e.into_inner());
             inner.unregister(self.id);
             inner.conns.remove(&self.id);
+            if inner.conns.is_empty() {
+                inner.presence = Presence::LeftAt(Instant::now());
+            }
         }
     }
 }
@@ -230,6 +234,19 @@ struct Inner {
     conns: HashMap<u64, Conn>,
     /// topic → its subscribers' inboxes by connection id.
     subscribers: HashMap<Topic, HashMap<u64, Arc<Inbox>>>,
+    presence: Presence,
+    /// The sequence number of the latest gap ([`Hub::skip_if_idle`]).
+    gap: Option<u64>,
+}
+
+/// Whether connections exist, for [`Hub::skip_if_idle`].
+#[derive(Debug, Clone, Copy)]
+enum Presence {
+    /// None since the hub started: no client can hold a sequence number of this process.
+    Never,
+    Connected,
+    /// The last one left then: a client may come back and resume.
+    LeftAt(Instant),
 }
 
 impl Inner {
@@ -253,6 +270,9 @@ pub struct Hub {
     inner: Arc<Mutex<Inner>>,
     queue: usize,
     replay_window: usize,
+    /// How long after the last connection left notifications are still computed
+    /// ([`Hub::skip_if_idle`]; `None`: always).
+    idle_grace: Option<Duration>,
 }
 
 impl Hub {
@@ -265,8 +285,40 @@ impl Hub {
             next_id: 0,
             conns: HashMap::new(),
             subscribers: HashMap::new(),
+            presence: Presence::Never,
+            gap: None,
         };
-        Hub { inner: Arc::new(Mutex::new(inner)), queue: queue.max(1), replay_window }
+        Hub { inner: Arc::new(Mutex::new(inner)), queue: queue.max(1), replay_window, idle_grace: None }
+    }
+
+    /// Lets [`Hub::skip_if_idle`] skip work once no connection has existed for `grace` (or none
+    /// ever has).
+    pub fn with_idle_grace(mut self, grace: Duration) -> Hub {
+        self.idle_grace = Some(grace);
+        self
+    }
+
+    /// Whether the notifications of a change may go uncomputed because nobody could receive
+    /// them: no connection now, and none since the hub started or for the idle grace. Then the
+    /// replay ring gets a gap (one sequence number, issued but never sent, and the ring emptied),
+    /// so that a resume from before it is refused as too old instead of missing what was
+    /// skipped; consecutive skips share one gap. Checked under the hub lock, so a connection
+    /// that arrives afterwards gets every notification of the changes computed after it.
+    pub fn skip_if_idle(&self) -> bool {
+        let Some(grace) = self.idle_grace else { return false };
+        let mut inner = self.inner();
+        let idle = inner.conns.is_empty()
+            && match inner.presence {
+                Presence::Never => true,
+                Presence::Connected => false,
+                Presence::LeftAt(at) => at.elapsed() >= grace,
+            };
+        if idle && inner.gap != Some(inner.next_seq - 1) {
+            inner.gap = Some(inner.next_seq);
+            inner.next_seq += 1;
+            inner.ring.clear();
+        }
+        idle
     }
 
     fn inner(&self) -> MutexGuard<'_, Inner> {
@@ -321,6 +373,7 @@ impl Hub {
         inner.next_id += 1;
         let inbox = Arc::new(Inbox { state: Mutex::default(), ready: Notify::new(), capacity: self.queue });
         inner.conns.insert(id, Conn { inbox: Arc::clone(&inbox), topics: HashSet::new(), transport });
+        inner.presence = Presence::Connected;
         Receiver { id, inbox, hub: Arc::downgrade(&self.inner) }
     }
 
@@ -535,6 +588,46 @@ mod tests {
         assert_eq!(seqs(&hub.replay(5, 5).unwrap()), Vec::<u64>::new());
         assert_eq!(hub.replay(1, 5), Err(ReplayError::TooOld { since: 1, oldest: 3 }));
         assert_eq!(hub.replay(9, 5), Err(ReplayError::Unknown { since: 9, latest: 5 }));
+    }
+
+    #[test]
+    fn idle_skips_leave_a_gap_that_a_resume_cannot_cross() {
+        // Without a grace nothing is ever skipped.
+        assert!(!Hub::new(8, 8).skip_if_idle());
+
+        let hub = Hub::new(8, 8).with_idle_grace(Duration::from_secs(3600));
+        // Nobody ever connected: skipped, behind one gap for any number of skips.
+        assert!(hub.skip_if_idle() && hub.skip_if_idle());
+        assert_eq!(hub.latest_seq(), 1);
+        assert_eq!(hub.replay(0, 1), Err(ReplayError::TooOld { since: 0, oldest: 2 }));
+        assert_eq!(seqs(&hub.replay(1, 1).unwrap()), Vec::<u64>::new());
+
+        // Connected: computed; after the last one leaves, still computed within the grace.
+        let rx = hub.connect();
+        hub.subscribe(&rx, Topic::Block, None).unwrap();
+        assert!(!hub.skip_if_idle());
+        assert_eq!(hub.publish(Topic::Block, json!(2)), 2);
+        drop(rx);
+        assert!(!hub.skip_if_idle());
+        assert_eq!(hub.publish(Topic::Block, json!(3)), 3);
+        assert_eq!(seqs(&hub.replay(2, 3).unwrap()), vec![3]);
+
+        // Past the grace: a new gap, and a client that saw 3 is told to refetch.
+        let hub = Hub::new(8, 8).with_idle_grace(Duration::ZERO);
+        let rx = hub.connect();
+        hub.subscribe(&rx, Topic::Block, None).unwrap();
+        assert_eq!(hub.publish(Topic::Block, json!(1)), 1);
+        drop(rx);
+        assert!(hub.skip_if_idle());
+        assert_eq!(hub.replay(1, 2), Err(ReplayError::TooOld { since: 1, oldest: 3 }));
+        // A connection ends the skipping; what follows the gap replays exactly.
+        let rx = hub.connect();
+        assert!(!hub.skip_if_idle());
+        let (latest, _) = hub.subscribe(&rx, Topic::Block, None).unwrap();
+        assert_eq!(latest, 2);
+        assert_eq!(hub.publish(Topic::Block, json!(3)), 3);
+        assert_eq!(seqs(&hub.replay(2, 3).unwrap()), vec![3]);
+        assert_eq!(seqs(&drain(&rx)), vec![3]);
     }
 
     #[test]

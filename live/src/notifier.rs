@@ -109,6 +109,17 @@ impl<R: LiveReader> Notifier<R> {
     /// Publishes what `change` made visible. On a read error the announced tip stays at the last
     /// block fully published, so the next change picks up from there.
     pub async fn apply(&mut self, change: &Change) -> Result<(), ReadError> {
+        if self.hub.skip_if_idle() {
+            // Nobody to tell (`Hub::skip_if_idle`). Only the announced tip follows the chain, so
+            // that the first change computed once a client connects announces what comes after
+            // it, not everything skipped before.
+            if matches!(change, Change::Chain) {
+                if let Some(tip) = self.reader.block(BlockRef::Latest).await? {
+                    self.tip = Some(tip);
+                }
+            }
+            return Ok(());
+        }
         match change {
             Change::Chain => self.chain().await,
             Change::MempoolAdded { tx_ids } => {
