@@ -104,7 +104,14 @@ pub enum Feed {
     Local(mpsc::UnboundedSender<Change>),
     /// NOTIFY on the database; every listening process (this one too) picks it up. The
     /// payloads go to [`send_notifies`].
-    Postgres(mpsc::UnboundedSender<String>),
+    Postgres(mpsc::UnboundedSender<Outgoing>),
+}
+
+/// What [`send_notifies`] is handed, in order.
+pub enum Outgoing {
+    Notify(String),
+    /// Everything before it has been sent: tell the waiter ([`Feed::flush`]).
+    Flushed(tokio::sync::oneshot::Sender<()>),
 }
 
 impl Feed {
@@ -132,9 +139,19 @@ impl Feed {
             }
             Feed::Postgres(tx) => {
                 for payload in notify_payloads(&change) {
-                    let _ = tx.send(payload);
+                    let _ = tx.send(Outgoing::Notify(payload));
                 }
             }
+        }
+    }
+
+    /// Waits, at most `within`, until every change announced so far has been sent: at
+    /// shutdown, before the store closes, so that the last events' NOTIFYs are not lost.
+    pub async fn flush(&self, within: Duration) {
+        let Feed::Postgres(tx) = self else { return };
+        let (done, sent) = tokio::sync::oneshot::channel();
+        if tx.send(Outgoing::Flushed(done)).is_ok() && tokio::time::timeout(within, sent).await.is_err() {
+            tracing::warn!("live: NOTIFYs still queued after {} s; not sent", within.as_secs());
         }
     }
 }
@@ -143,8 +160,15 @@ impl Feed {
 /// identical payloads sent in one transaction), in the order announced, each after the commit
 /// it follows (it was announced after that commit). The node's POST does not wait for them: a
 /// round trip on its path cost ~0.1 ms of the ~1 ms a mempool POST takes.
-async fn send_notifies(store: Arc<Store>, mut rx: mpsc::UnboundedReceiver<String>) {
-    while let Some(payload) = rx.recv().await {
+async fn send_notifies(store: Arc<Store>, mut rx: mpsc::UnboundedReceiver<Outgoing>) {
+    while let Some(out) = rx.recv().await {
+        let payload = match out {
+            Outgoing::Notify(payload) => payload,
+            Outgoing::Flushed(done) => {
+                let _ = done.send(());
+                continue;
+            }
+        };
         match store.notify_live(&payload).await {
             Ok(()) => {}
             Err(e) if closed(&e) => return,

@@ -367,8 +367,9 @@ async fn idle(db: Db) {
         start(Arc::clone(&ts.store), LiveConfig { idle_grace: Duration::ZERO, ..fast_config() }).await;
     let events = chain(40);
     let (a, b, c) = (split_at_block(&events, 10), split_at_block(&events, 20), split_at_block(&events, 30));
-    server.ingest(&events[..a]).await;
-    server.settle().await;
+    // In lockstep (each change handled before the next event): a skipped change moves no
+    // sequence number that a settle could wait on.
+    common::live::ingest_in_lockstep(&server.live, &server.sink, &events[..a]).await;
     assert_eq!(server.live.hub.latest_seq(), 1, "nobody connected: one gap, nothing rendered");
 
     // While a client is connected, every change is rendered.
@@ -388,8 +389,7 @@ async fn idle(db: Db) {
 
     // Nobody again: skipped behind a new gap.
     let rendered = server.live.hub.latest_seq();
-    server.ingest(&events[b..c]).await;
-    server.settle().await;
+    common::live::ingest_in_lockstep(&server.live, &server.sink, &events[b..c]).await;
     assert_eq!(server.live.hub.latest_seq(), rendered + 1);
     let mut back = WsClient::connect(server.addr).await;
     let r = back.call("subscribe", json!({"event": "block", "since_seq": last_seen})).await;
@@ -737,6 +737,27 @@ async fn two_processes_share_updates_postgres() {
     assert!(blocks(&on_b).len() >= 12, "{}", blocks(&on_b).len());
     assert_eq!(blocks(&on_a), blocks(&on_b), "both processes deliver the same updates");
     writer.close().await;
+    reader.close().await;
+    db.drop_db().await;
+}
+
+/// A writer's NOTIFYs leave the node's POST (a task sends them); at shutdown `Feed::flush` sends
+/// what is queued before the writer's store closes, and a listening process gets every one.
+#[tokio::test]
+async fn a_writer_flushes_its_notifies_before_closing_postgres() {
+    let Some(db) = TestDb::new(Db::Postgres, "live_flush").await else { return };
+    let writer = Arc::new(Store::open(&db.url, Network::Testnet).await.unwrap());
+    let reader = Arc::new(Store::open(&db.url, Network::Testnet).await.unwrap());
+    let listening = start(Arc::clone(&reader), fast_config()).await;
+    let feed = stacks_ledger::live::Feed::announcing_only(&writer);
+    let before = listening.live.processed();
+    const N: u64 = 200;
+    for i in 0..N {
+        feed.announce(Change::MempoolDropped { tx_ids: vec![format!("0x{i:064x}")] }).await;
+    }
+    feed.flush(Duration::from_secs(30)).await;
+    writer.close().await;
+    common::live::until_handled(&listening.live, before + N).await;
     reader.close().await;
     db.drop_db().await;
 }

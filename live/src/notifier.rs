@@ -109,19 +109,24 @@ impl<R: LiveReader> Notifier<R> {
     /// Publishes what `change` made visible. On a read error the announced tip stays at the last
     /// block fully published, so the next change picks up from there.
     pub async fn apply(&mut self, change: &Change) -> Result<(), ReadError> {
+        // A chain change reads the tip before asking whether anyone listens: a tip read after
+        // a skip was decided could include a block committed after a client subscribed, which
+        // the next change would then take as announced.
+        let latest = match change {
+            Change::Chain => Some(self.reader.block(BlockRef::Latest).await?),
+            _ => None,
+        };
         if self.hub.skip_if_idle() {
             // Nobody to tell (`Hub::skip_if_idle`). Only the announced tip follows the chain, so
             // that the first change computed once a client connects announces what comes after
             // it, not everything skipped before.
-            if matches!(change, Change::Chain) {
-                if let Some(tip) = self.reader.block(BlockRef::Latest).await? {
-                    self.tip = Some(tip);
-                }
+            if let Some(Some(tip)) = latest {
+                self.tip = Some(tip);
             }
             return Ok(());
         }
         match change {
-            Change::Chain => self.chain().await,
+            Change::Chain => self.chain(latest.flatten()).await,
             Change::MempoolAdded { tx_ids } => {
                 for id in tx_ids {
                     if let Some(AnyTx::Mempool(t)) = self.reader.tx(id, false).await? {
@@ -171,8 +176,9 @@ impl<R: LiveReader> Notifier<R> {
         Ok(())
     }
 
-    async fn chain(&mut self) -> Result<(), ReadError> {
-        let Some(new_tip) = self.reader.block(BlockRef::Latest).await? else { return Ok(()) };
+    /// Announces the chain up to `new_tip` (the canonical tip, read when the change came).
+    async fn chain(&mut self, new_tip: Option<BlockRecord>) -> Result<(), ReadError> {
+        let Some(new_tip) = new_tip else { return Ok(()) };
         let Some(old) = self.tip.clone() else {
             // The store was empty at start: the whole chain is new.
             return self.publish_heights(0, new_tip.block_height).await;

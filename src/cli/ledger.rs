@@ -235,6 +235,7 @@ pub async fn serve_with(
         }
         None => (None, stacks_ledger::api::sampled_without_api(Arc::clone(&store), config), None),
     };
+    let flush = feed.clone();
     let observer_stopped = until_stopped(stopped.clone());
     let observer = async {
         let Some(events) = events else { return };
@@ -292,6 +293,8 @@ pub async fn serve_with(
     };
     tokio::join!(observer, api, metrics);
     tracing::info!("stopped serving");
+    // The last events' NOTIFYs (PostgreSQL) go out before the pool closes.
+    flush.flush(std::time::Duration::from_secs(5)).await;
     // Checkpoints SQLite's WAL and closes the writer's connection and the pool.
     store.close().await;
     tracing::info!("store closed");
