@@ -51,15 +51,17 @@ impl LiveConfig {
     /// calls this with its one environment lookup.
     pub fn resolve(get: impl Fn(&str) -> Option<String>) -> Result<LiveConfig, ConfigError> {
         let mut c = LiveConfig::default();
-        let num = |name: &'static str| -> Result<Option<u64>, ConfigError> {
-            match get(name) {
-                None => Ok(None),
-                Some(v) => match v.trim().parse::<u64>() {
-                    Ok(n) if n > 0 => Ok(Some(n)),
-                    _ => Err(ConfigError { name, value: v, reason: "must be a positive integer" }),
-                },
-            }
-        };
+        let parse =
+            |name: &'static str, min: u64, reason: &'static str| -> Result<Option<u64>, ConfigError> {
+                match get(name) {
+                    None => Ok(None),
+                    Some(v) => match v.trim().parse::<u64>() {
+                        Ok(n) if n >= min => Ok(Some(n)),
+                        _ => Err(ConfigError { name, value: v, reason }),
+                    },
+                }
+            };
+        let num = |name: &'static str| parse(name, 1, "must be a positive integer");
         if let Some(s) = num("STACKS_API_WS_PING_INTERVAL")? {
             c.ping_interval = Duration::from_secs(s);
         }
@@ -75,13 +77,7 @@ impl LiveConfig {
         if let Some(n) = num("STACKS_LIVE_REPLAY_WINDOW")? {
             c.replay_window = n as usize;
         }
-        const GRACE: &str = "STACKS_LIVE_IDLE_GRACE";
-        if let Some(v) = get(GRACE) {
-            let s = v.trim().parse::<u64>().map_err(|_| ConfigError {
-                name: GRACE,
-                value: v.clone(),
-                reason: "must be a whole number of seconds",
-            })?;
+        if let Some(s) = parse("STACKS_LIVE_IDLE_GRACE", 0, "must be a whole number of seconds")? {
             c.idle_grace = Duration::from_secs(s);
         }
         Ok(c)

@@ -213,7 +213,7 @@ impl Drop for Receiver {
             inner.unregister(self.id);
             inner.conns.remove(&self.id);
             if inner.conns.is_empty() {
-                inner.presence = Presence::LeftAt(Instant::now());
+                inner.last_left = Some(Instant::now());
             }
         }
     }
@@ -234,19 +234,11 @@ struct Inner {
     conns: HashMap<u64, Conn>,
     /// topic → its subscribers' inboxes by connection id.
     subscribers: HashMap<Topic, HashMap<u64, Arc<Inbox>>>,
-    presence: Presence,
+    /// When the last connection left (a client may come back and resume); `None`: none has
+    /// existed since the hub started, so no client holds a sequence number of this process.
+    last_left: Option<Instant>,
     /// The sequence number of the latest gap ([`Hub::skip_if_idle`]).
     gap: Option<u64>,
-}
-
-/// Whether connections exist, for [`Hub::skip_if_idle`].
-#[derive(Debug, Clone, Copy)]
-enum Presence {
-    /// None since the hub started: no client can hold a sequence number of this process.
-    Never,
-    Connected,
-    /// The last one left then: a client may come back and resume.
-    LeftAt(Instant),
 }
 
 impl Inner {
@@ -285,7 +277,7 @@ impl Hub {
             next_id: 0,
             conns: HashMap::new(),
             subscribers: HashMap::new(),
-            presence: Presence::Never,
+            last_left: None,
             gap: None,
         };
         Hub { inner: Arc::new(Mutex::new(inner)), queue: queue.max(1), replay_window, idle_grace: None }
@@ -307,12 +299,7 @@ impl Hub {
     pub fn skip_if_idle(&self) -> bool {
         let Some(grace) = self.idle_grace else { return false };
         let mut inner = self.inner();
-        let idle = inner.conns.is_empty()
-            && match inner.presence {
-                Presence::Never => true,
-                Presence::Connected => false,
-                Presence::LeftAt(at) => at.elapsed() >= grace,
-            };
+        let idle = inner.conns.is_empty() && inner.last_left.map_or(true, |at| at.elapsed() >= grace);
         if idle && inner.gap != Some(inner.next_seq - 1) {
             inner.gap = Some(inner.next_seq);
             inner.next_seq += 1;
@@ -373,7 +360,6 @@ impl Hub {
         inner.next_id += 1;
         let inbox = Arc::new(Inbox { state: Mutex::default(), ready: Notify::new(), capacity: self.queue });
         inner.conns.insert(id, Conn { inbox: Arc::clone(&inbox), topics: HashSet::new(), transport });
-        inner.presence = Presence::Connected;
         Receiver { id, inbox, hub: Arc::downgrade(&self.inner) }
     }
 
