@@ -15,7 +15,7 @@ use warp::{Filter, Rejection, Reply};
 
 use crate::events::{EventPath, EventPayload};
 use crate::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome, RawEventLog};
-use crate::store::{Engine, Store, StoreError};
+use crate::store::{Engine, LiveNotifier, Store, StoreError};
 
 /// How often a `readonly` process on a SQLite file looks for events the writer committed.
 const FOLLOW_EVERY: Duration = Duration::from_millis(50);
@@ -159,8 +159,10 @@ impl Feed {
 /// Sends the announced payloads as NOTIFYs, one statement each (PostgreSQL delivers one of
 /// identical payloads sent in one transaction), in the order announced, each after the commit
 /// it follows (it was announced after that commit). The node's POST does not wait for them: a
-/// round trip on its path cost ~0.1 ms of the ~1 ms a mempool POST takes.
+/// round trip on its path cost ~0.1 ms of the ~1 ms a mempool POST takes. One connection is
+/// kept for them ([`LiveNotifier`]).
 async fn send_notifies(store: Arc<Store>, mut rx: mpsc::UnboundedReceiver<Outgoing>) {
+    let mut notifier = LiveNotifier::default();
     while let Some(out) = rx.recv().await {
         let payload = match out {
             Outgoing::Notify(payload) => payload,
@@ -169,13 +171,14 @@ async fn send_notifies(store: Arc<Store>, mut rx: mpsc::UnboundedReceiver<Outgoi
                 continue;
             }
         };
-        match store.notify_live(&payload).await {
+        match notifier.notify(&store, &payload).await {
             Ok(()) => {}
-            Err(e) if closed(&e) => return,
+            Err(e) if closed(&e) => break,
             // The event is committed; subscribers miss this update and see the next.
             Err(e) => tracing::warn!(error = %e, "live: NOTIFY failed"),
         }
     }
+    notifier.close().await;
 }
 
 /// An [`EventSink`] that announces each event it applied.

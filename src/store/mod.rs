@@ -37,6 +37,7 @@ mod local_tx;
 mod one_row;
 mod prepare;
 mod read;
+mod read_pool;
 mod replica;
 pub mod rosetta;
 mod rows;
@@ -70,7 +71,7 @@ pub use bns_import::{BnsGenesis, ImportedName};
 pub use bulk::IndexDefinition;
 pub use faucet::{FaucetRequest, RateLimit, Reservation};
 pub use ledger_read::{LocalSource, LocalTxError, LocalTxOutcome};
-pub use live::{LIVE_CHANNEL, MAX_NOTIFY_PAYLOAD};
+pub use live::{LiveNotifier, LIVE_CHANNEL, MAX_NOTIFY_PAYLOAD};
 pub use local_tx::LocalTx;
 pub use prepare::{prepare_batch, PreparedBatch};
 pub use read::{BlockInfo, Generation, NonceUsage, Supply, TxInfo};
@@ -249,6 +250,8 @@ pub struct Store {
     primary: Option<replica::Primary>,
     /// SQLite: the read path without sqlx's worker threads (`lite`, `sql::select`).
     lite: Option<lite::LiteReader>,
+    /// PostgreSQL: the connections reads run on (`read_pool`, `sql::select`).
+    reads: Option<read_pool::ReadPool>,
     /// SQLite: the transactions this process recorded locally (`local_tx`), for its live updates.
     local_recorded: tokio::sync::broadcast::Sender<String>,
 }
@@ -523,6 +526,10 @@ impl Store {
             }
             _ => None,
         };
+        let reads = (engine == Engine::Postgres).then(|| {
+            let options = (*pool.connect_options()).clone();
+            read_pool::ReadPool::new(options, pool.options().get_max_connections())
+        });
         Ok(Store {
             pool,
             engine,
@@ -536,6 +543,7 @@ impl Store {
             readonly,
             primary,
             lite,
+            reads,
             local_recorded: local_tx::recorded_channel(),
         })
     }
@@ -553,8 +561,12 @@ impl Store {
         self.network
     }
 
-    /// The connection pool now, for the metrics.
+    /// The read connections now, for the metrics and the admission bound.
     pub fn pool_stats(&self) -> PoolStats {
+        if let Some(reads) = &self.reads {
+            let (size, idle, max) = reads.stats();
+            return PoolStats { size, idle, max };
+        }
         PoolStats {
             size: self.pool.size(),
             idle: u32::try_from(self.pool.num_idle()).unwrap_or(u32::MAX),
@@ -577,6 +589,9 @@ impl Store {
             lite.close();
         }
         self.pool.close().await;
+        if let Some(reads) = &self.reads {
+            reads.close().await;
+        }
         if let Some(primary) = &self.primary {
             primary.pool.close().await;
         }

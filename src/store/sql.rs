@@ -135,6 +135,17 @@ pub fn select(sql: &str, vals: Vec<Val>) -> Select<'_> {
 
 impl Select<'_> {
     async fn fetch(self, store: &Store, max: usize) -> Result<Vec<DbRow>, sqlx::Error> {
+        if let Some(reads) = &store.reads {
+            let mut conn = reads.get().await?;
+            let q = query(self.sql, self.vals);
+            let rows = if max == 1 {
+                q.fetch_optional(conn.conn()).await?.into_iter().collect()
+            } else {
+                q.fetch_all(conn.conn()).await?
+            };
+            conn.done();
+            return Ok(rows.into_iter().map(DbRow::Any).collect());
+        }
         match &store.lite {
             Some(lite) => lite.fetch(self.sql, self.vals, max),
             None if max == 1 => Ok(query(self.sql, self.vals)
