@@ -273,6 +273,30 @@ async fn replay(admin: &str, what: &str) {
     c.close().await.unwrap();
 }
 
+/// Waits until the replica at `replica_admin` has replayed the primary's WAL as of now.
+async fn wait_replayed(primary: &str, replica_admin: &str) {
+    use sqlx::Connection;
+    let mut p = sqlx::PgConnection::connect(primary).await.unwrap();
+    let target: String =
+        sqlx::query_scalar("SELECT pg_current_wal_lsn()::text").fetch_one(&mut p).await.unwrap();
+    p.close().await.unwrap();
+    let mut r = sqlx::PgConnection::connect(replica_admin).await.unwrap();
+    let started = Instant::now();
+    loop {
+        let behind: bool = sqlx::query_scalar("SELECT pg_last_wal_replay_lsn() < $1::pg_lsn")
+            .bind(&target)
+            .fetch_one(&mut r)
+            .await
+            .unwrap();
+        if !behind {
+            break;
+        }
+        assert!(started.elapsed() < WAIT, "the replica has not replayed {target} after {WAIT:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    r.close().await.unwrap();
+}
+
 /// The scenario over a writer on `writer_db` and readers on `reader_db` (with `primary`; the
 /// replica's admin URL `replica_admin` pauses its replay).
 async fn topology(writer_db: &str, reader_db: &str, primary: Option<&str>, replica_admin: Option<&str>) {
@@ -291,6 +315,11 @@ async fn topology(writer_db: &str, reader_db: &str, primary: Option<&str>, repli
     let (events_port, port1, port2) = (free_port(), free_port(), free_port());
     let mut w = writer(writer_db, events_port, dir.path());
     w.wait_listening().await;
+    if let (Some(primary), Some(replica)) = (primary, replica_admin) {
+        // The writer created the database and its schema on the primary; a reader opening the
+        // replica before it has replayed them would find no database.
+        wait_replayed(primary, replica).await;
+    }
     let mut r1 = reader("reader1", reader_db, primary, port1, node, dir.path());
     let mut r2 = reader("reader2", reader_db, primary, port2, node, dir.path());
     r1.wait_listening().await;
