@@ -176,20 +176,28 @@ impl Select<'_> {
     }
 }
 
-/// [`fetch_in`] as a [`select`]: the rows of `sql` for every chunk of `items`.
+/// [`fetch_in`] as a [`select`]: the rows of `sql` for every chunk of `items` (on PostgreSQL
+/// one statement, on a kept read connection like [`select`]'s).
 pub async fn select_in(
     store: &Store,
     sql: &str,
     fixed: Vec<Val>,
     items: &[String],
 ) -> Result<Vec<DbRow>, sqlx::Error> {
-    let Some(lite) = &store.lite else {
-        return fetch_in(&mut Conn::pooled(store.pool.acquire().await?), sql, fixed, items).await;
-    };
     let mut out = Vec::new();
     if items.is_empty() {
         return Ok(out);
     }
+    if let Some(reads) = &store.reads {
+        let (sql, vals) = pg_any_text(sql, &fixed, items);
+        let mut conn = reads.get().await?;
+        let rows = query(&sql, vals).persistent(false).fetch_all(conn.conn()).await?;
+        conn.done();
+        return Ok(rows.into_iter().map(DbRow::Any).collect());
+    }
+    let Some(lite) = &store.lite else {
+        return fetch_in(&mut Conn::pooled(store.pool.acquire().await?), sql, fixed, items).await;
+    };
     for (size, list) in in_chunks(items, fixed.len()) {
         let text = sql.replace("{in}", &placeholders(fixed.len() + 1, size));
         let mut vals = fixed.clone();
@@ -656,13 +664,15 @@ fn in_chunks(items: &[String], fixed: usize) -> impl Iterator<Item = (usize, Vec
 /// "already mined?" lookup then scanned all of `txs`, 2.8 ms a call after 20,000 txs: 60% of
 /// the server's time in a replay). `None` on SQLite, which keeps the padded lists.
 fn pg_any(conn: &Conn, sql: &str, fixed: &[Val], items: &[String]) -> Option<(String, Vec<Val>)> {
-    if !conn.is_postgres() {
-        return None;
-    }
+    conn.is_postgres().then(|| pg_any_text(sql, fixed, items))
+}
+
+/// [`pg_any`]'s statement and values.
+fn pg_any_text(sql: &str, fixed: &[Val], items: &[String]) -> (String, Vec<Val>) {
     let sql = sql.replace("IN ({in})", &format!("= ANY(CAST(${} AS TEXT[]))", fixed.len() + 1));
     let mut vals = fixed.to_vec();
     vals.push(Val::T(pg_text_array(items)));
-    Some((sql, vals))
+    (sql, vals)
 }
 
 /// A PostgreSQL array literal of texts: `{"a","b"}`, every item quoted (so `NULL` and empty
