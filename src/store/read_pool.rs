@@ -9,8 +9,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use sqlx::any::AnyConnectOptions;
-use sqlx::{AnyConnection, ConnectOptions};
+use sqlx::any::{AnyArguments, AnyConnectOptions, AnyRow};
+use sqlx::query::Query;
+use sqlx::{Any, AnyConnection, ConnectOptions};
 use tokio::sync::{Semaphore, SemaphorePermit};
 
 /// How long a read waits for a connection before failing (sqlx's pool default).
@@ -72,6 +73,23 @@ impl ReadPool {
             }
         };
         Ok(ReadConn { pool: self, conn: Some(conn), reusable: false, _permit: permit })
+    }
+
+    /// The rows of `q` (at most one when `one`) on a kept connection, which goes back to the
+    /// idle list once the statement completed (and is closed when it failed or was cancelled).
+    pub(super) async fn fetch<'q>(
+        &self,
+        q: Query<'q, Any, AnyArguments<'q>>,
+        one: bool,
+    ) -> Result<Vec<AnyRow>, sqlx::Error> {
+        let mut conn = self.get().await?;
+        let rows = if one {
+            q.fetch_optional(conn.conn()).await?.into_iter().collect()
+        } else {
+            q.fetch_all(conn.conn()).await?
+        };
+        conn.done();
+        Ok(rows)
     }
 
     /// Open connections, idle ones, and the bound.
@@ -139,6 +157,16 @@ mod tests {
         assert_eq!(pool.stats(), (1, 0, 2));
         // Dropped without `done` (an error, or a cancelled request): closed.
         drop(c);
+        assert_eq!(pool.stats(), (0, 0, 2));
+    }
+
+    #[tokio::test]
+    async fn fetch_keeps_the_connection_of_a_completed_statement_only() {
+        let pool = pool(2);
+        assert_eq!(pool.fetch(sqlx::query("SELECT 1"), false).await.unwrap().len(), 1);
+        assert_eq!(pool.fetch(sqlx::query("SELECT 1 UNION ALL SELECT 2"), true).await.unwrap().len(), 1);
+        assert_eq!(pool.stats(), (1, 1, 2));
+        assert!(pool.fetch(sqlx::query("SELECT * FROM no_such_table"), false).await.is_err());
         assert_eq!(pool.stats(), (0, 0, 2));
     }
 

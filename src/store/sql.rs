@@ -136,14 +136,7 @@ pub fn select(sql: &str, vals: Vec<Val>) -> Select<'_> {
 impl Select<'_> {
     async fn fetch(self, store: &Store, max: usize) -> Result<Vec<DbRow>, sqlx::Error> {
         if let Some(reads) = &store.reads {
-            let mut conn = reads.get().await?;
-            let q = query(self.sql, self.vals);
-            let rows = if max == 1 {
-                q.fetch_optional(conn.conn()).await?.into_iter().collect()
-            } else {
-                q.fetch_all(conn.conn()).await?
-            };
-            conn.done();
+            let rows = reads.fetch(query(self.sql, self.vals), max == 1).await?;
             return Ok(rows.into_iter().map(DbRow::Any).collect());
         }
         match &store.lite {
@@ -190,9 +183,7 @@ pub async fn select_in(
     }
     if let Some(reads) = &store.reads {
         let (sql, vals) = pg_any_text(sql, &fixed, items);
-        let mut conn = reads.get().await?;
-        let rows = query(&sql, vals).persistent(false).fetch_all(conn.conn()).await?;
-        conn.done();
+        let rows = reads.fetch(query(&sql, vals).persistent(false), false).await?;
         return Ok(rows.into_iter().map(DbRow::Any).collect());
     }
     let Some(lite) = &store.lite else {
