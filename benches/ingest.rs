@@ -63,6 +63,12 @@ Store:
   --post-to HOST:PORT       as --post, to an event observer already running (a `serve`
                             process: its live updates and admission control included); the
                             CPU figure is then the client's alone
+  --ack logged              with --post: the observer acknowledges each event once it is
+                            logged and applies it after, batched (serve --event-ack logged);
+                            the run ends when the last event is applied, not at its 200
+  --wait-metrics HOST:PORT  with --post-to: after the last 200, wait until that serve's
+                            metrics say no logged event is left to apply (its
+                            stacks_ledger_event_inbox_pending gauge); the time includes it
 Run:
   --limit N                 stop after N events
   --repeat N                run N times, each on a fresh store (default 1)
@@ -83,6 +89,8 @@ struct Opts {
     keep_indexes: bool,
     post: bool,
     post_to: Option<String>,
+    logged: bool,
+    wait_metrics: Option<String>,
     limit: Option<u64>,
     repeat: usize,
     keep: bool,
@@ -110,6 +118,8 @@ fn default_opts() -> Opts {
         keep_indexes: false,
         post: false,
         post_to: None,
+        logged: false,
+        wait_metrics: None,
         limit: None,
         repeat: 1,
         keep: false,
@@ -154,6 +164,12 @@ fn parse_opts() -> anyhow::Result<Opts> {
                 o.post = true;
                 o.post_to = Some(value()?);
             }
+            "--ack" => match value()?.as_str() {
+                "logged" => o.logged = true,
+                "applied" => o.logged = false,
+                a => bail!("--ack takes applied or logged, not {a}"),
+            },
+            "--wait-metrics" => o.wait_metrics = Some(value()?),
             "--limit" => o.limit = Some(value()?.parse()?),
             "--repeat" => o.repeat = value()?.parse::<usize>()?.max(1),
             "--keep" => o.keep = true,
@@ -480,14 +496,33 @@ async fn run_once(o: &Opts, log: &Path, run: usize) -> anyhow::Result<RunResult>
             None => {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
                 let addr = listener.local_addr()?.to_string();
-                let server = tokio::spawn(stacks_ledger::observer::run(
-                    listener,
-                    Arc::clone(&bs.store),
-                    500_000_000,
-                    async {
-                        let _ = stopped.await;
-                    },
-                ));
+                let stopped = async {
+                    let _ = stopped.await;
+                };
+                let server = if o.logged {
+                    let store = Arc::clone(&bs.store);
+                    let logged = Arc::new(
+                        stacks_ledger::ingest::inbox::Logged::start(
+                            Arc::clone(&store),
+                            store,
+                            stacks_ledger::ingest::inbox::InboxConfig::default(),
+                        )
+                        .await?,
+                    );
+                    tokio::spawn(async move {
+                        stacks_ledger::observer::run(listener, Arc::clone(&logged), 500_000_000, stopped)
+                            .await;
+                        // The run ends once the last event is applied.
+                        logged.close(std::time::Duration::from_secs(600)).await;
+                    })
+                } else {
+                    tokio::spawn(stacks_ledger::observer::run(
+                        listener,
+                        Arc::clone(&bs.store),
+                        500_000_000,
+                        stopped,
+                    ))
+                };
                 (addr, Some(server))
             }
         };
@@ -515,13 +550,16 @@ async fn run_once(o: &Opts, log: &Path, run: usize) -> anyhow::Result<RunResult>
         if let Some(server) = server {
             server.await?;
         }
+        if let Some(metrics) = &o.wait_metrics {
+            wait_applied(&client, metrics).await?;
+        }
     } else {
         for ev in reader {
             let ev = ev?;
             let (id, path_text) = (ev.id, ev.path.clone());
             let t = Instant::now();
             match bs.store.ingest(incoming(ev)?).await {
-                Ok(IngestOutcome::Applied { .. }) => {}
+                Ok(IngestOutcome::Applied { .. } | IngestOutcome::Logged { .. }) => {}
                 Ok(IngestOutcome::AlreadyStored { id }) => eprintln!("event {id} already stored"),
                 Err(e) => bail!("event {id} ({path_text}): {e}"),
             }
@@ -546,6 +584,27 @@ async fn run_once(o: &Opts, log: &Path, run: usize) -> anyhow::Result<RunResult>
     let txs = bs.store.table_counts().await?.get("txs").copied().unwrap_or(0);
     bs.finish(o.keep).await?;
     Ok(RunResult { secs, cpu, index_secs, events, txs, samples, per_path })
+}
+
+/// Waits until the `serve` whose metrics are at `addr` has applied every event it logged.
+async fn wait_applied(client: &reqwest::Client, addr: &str) -> anyhow::Result<()> {
+    let started = Instant::now();
+    loop {
+        let text = client.get(format!("http://{addr}/metrics")).send().await?.text().await?;
+        let pending = text
+            .lines()
+            .find_map(|l| l.strip_prefix("stacks_ledger_event_inbox_pending "))
+            .map(|v| v.trim().parse::<f64>())
+            .transpose()?;
+        match pending {
+            // No gauge: the events were applied before their 200s.
+            None | Some(0.0) => return Ok(()),
+            Some(_) if started.elapsed() > std::time::Duration::from_secs(600) => {
+                bail!("{addr}: logged events still not applied after 600 s")
+            }
+            Some(_) => tokio::time::sleep(std::time::Duration::from_millis(2)).await,
+        }
+    }
 }
 
 fn main() -> anyhow::Result<()> {

@@ -88,6 +88,12 @@ pub struct ServeArgs {
     /// routes that need neither answer [env: STACKS_API_MODE] [default: online]
     #[arg(long, value_enum, value_name = "MODE")]
     pub mode: Option<config::Mode>,
+    /// When the node gets its `200`: `applied` (the event is applied to the ledger and
+    /// committed) or `logged` (the event is durably logged, and applied right after, batched
+    /// with those that arrive meanwhile: a syncing node goes faster) [env:
+    /// STACKS_LEDGER_EVENT_ACK] [default: applied]
+    #[arg(long, value_enum, value_name = "WHEN")]
+    pub event_ack: Option<config::EventAck>,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -115,8 +121,13 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::CheckConstruction(args) => return check_construction::run(args),
         Command::Ledger(command) => {
             let mut config = Config::from_process_env(&cli.config)?;
-            if let LedgerCommand::Serve(ServeArgs { mode: Some(mode) }) = &command {
-                config.mode = *mode;
+            if let LedgerCommand::Serve(args) = &command {
+                if let Some(mode) = args.mode {
+                    config.mode = mode;
+                }
+                if let Some(ack) = args.event_ack {
+                    config.event_ack = ack;
+                }
             }
             let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
             if matches!(command, LedgerCommand::Serve(_)) && config.mode == config::Mode::Offline {

@@ -155,6 +155,18 @@ pub enum Mode {
     Offline,
 }
 
+/// When the event observer sends the node its `200` (`STACKS_LEDGER_EVENT_ACK`, `serve
+/// --event-ack`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum)]
+pub enum EventAck {
+    /// Once the event is applied to the ledger and committed (the incumbent's behaviour).
+    #[default]
+    Applied,
+    /// Once the event is durably logged; it is applied right after, in order, batched with
+    /// the events that arrive meanwhile (`ingest::inbox`): a syncing node goes faster.
+    Logged,
+}
+
 impl Mode {
     /// Whether this process runs the event observer (and so migrates and writes the ledger).
     pub fn ingests(self) -> bool {
@@ -169,6 +181,7 @@ impl Mode {
 
 use crate::api::cache::{CACHE_MB_ENV, DEFAULT_CACHE_MB};
 pub use crate::faucet::{FaucetConfig, FaucetConfigError};
+pub use crate::ingest::inbox::InboxConfig;
 pub use crate::ledger::Network;
 pub use crate::v2::{V2Policy, V2Settings};
 
@@ -202,6 +215,11 @@ pub struct Config {
     /// Rosetta construction, the faucet and readiness use it too.
     pub v2: V2Settings,
     pub mode: Mode,
+    /// When the event observer answers the node: once an event is applied, or once it is
+    /// logged (`ingest::inbox`).
+    pub event_ack: EventAck,
+    /// The logged events' queue (`event_ack = logged`).
+    pub inbox: InboxConfig,
     /// The PostgreSQL primary, when `database_url` is a read-only replica: a `readonly`
     /// process writes there, and listens there for live updates.
     pub db_primary: Option<String>,
@@ -290,6 +308,8 @@ impl Config {
             faucet: FaucetConfig::resolve(env, node_url)?,
             v2,
             mode: mode(&env)?,
+            event_ack: event_ack(&env)?,
+            inbox: inbox_config(&env)?,
             live: LiveConfig::resolve(env).map_err(|e| ConfigError::Live(e.to_string()))?,
             response_cache_bytes: response_cache_bytes(args, &env)?,
             load: LoadConfig::resolve(&env)?,
@@ -316,6 +336,8 @@ impl Config {
             "db_primary": self.db_primary.as_deref().map(redact_url),
             "network": self.network.to_string(),
             "mode": format!("{:?}", self.mode).to_ascii_lowercase(),
+            "event_ack": format!("{:?}", self.event_ack).to_ascii_lowercase(),
+            "event_queue_bytes": self.inbox.queue_bytes,
             "events_bind": self.events_bind.to_string(),
             "event_body_limit": self.event_body_limit,
             "api_bind": self.api_bind.to_string(),
@@ -632,6 +654,30 @@ fn v2_settings(args: &ConfigArgs, env: &impl Fn(&str) -> Option<String>) -> Resu
         (None, None) => crate::v2::DEFAULT_TRANSFER_FEE,
     };
     Ok(V2Settings { node, policy, transfer_fee })
+}
+
+/// `STACKS_LEDGER_EVENT_ACK`; `serve --event-ack` overrides it.
+fn event_ack(env: &impl Fn(&str) -> Option<String>) -> Result<EventAck, ConfigError> {
+    let Some(value) = env("STACKS_LEDGER_EVENT_ACK") else { return Ok(EventAck::Applied) };
+    match value.trim().to_ascii_lowercase().as_str() {
+        "applied" => Ok(EventAck::Applied),
+        "logged" => Ok(EventAck::Logged),
+        _ => Err(Source::Env("STACKS_LEDGER_EVENT_ACK").invalid(&value, "expected applied or logged")),
+    }
+}
+
+/// `STACKS_LEDGER_EVENT_QUEUE_MB`: the logged events' queue bound.
+fn inbox_config(env: &impl Fn(&str) -> Option<String>) -> Result<InboxConfig, ConfigError> {
+    const NAME: &str = "STACKS_LEDGER_EVENT_QUEUE_MB";
+    let mut config = InboxConfig::default();
+    if let Some(v) = env(NAME) {
+        let mb: u64 = parse_number(&v, Source::Env(NAME))?;
+        if mb == 0 {
+            return Err(Source::Env(NAME).invalid(&v, "the queue needs at least 1 MB"));
+        }
+        config.queue_bytes = usize::try_from(mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
+    }
+    Ok(config)
 }
 
 /// `STACKS_API_MODE`; `serve --mode` overrides it.

@@ -206,6 +206,21 @@ impl<S: EventSink> EventSink for LiveSink<S> {
     async fn last_event_id(&self) -> Result<Option<i64>, IngestError> {
         self.inner.last_event_id().await
     }
+
+    /// The inner sink's batch, then each applied event's announcement, in order.
+    async fn ingest_many(
+        &self,
+        events: Vec<IncomingEvent>,
+    ) -> Result<Vec<Result<IngestOutcome, IngestError>>, IngestError> {
+        let changes: Vec<Option<Change>> = events.iter().map(change_of).collect();
+        let outcomes = self.inner.ingest_many(events).await?;
+        for (outcome, change) in outcomes.iter().zip(changes) {
+            if let (Ok(IngestOutcome::Applied { .. }), Some(change)) = (outcome, change) {
+                self.feed.announce(change).await;
+            }
+        }
+        Ok(outcomes)
+    }
 }
 
 /// The live-update service of one API process: the hub, its notifier task and, on PostgreSQL,

@@ -107,10 +107,15 @@ async fn sample(s: &Sampled) {
     }
 }
 
-/// One node event POSTed (`outcome`: `applied`, `duplicate`, `failed`).
+/// One node event POSTed (`outcome`: `applied`, `logged`, `duplicate`, `failed`).
 pub fn event(path: &'static str, outcome: &'static str, took: Duration) {
     counter!("stacks_ledger_events_total", "path" => path, "outcome" => outcome).increment(1);
     histogram!("stacks_ledger_event_apply_seconds", "path" => path).record(took.as_secs_f64());
+}
+
+/// Events the observer logged and has not applied yet (`STACKS_LEDGER_EVENT_ACK=logged`).
+pub fn inbox_pending(n: u64) {
+    gauge!("stacks_ledger_event_inbox_pending").set(n as f64);
 }
 
 /// A `readonly` process's replica against its primary (sampled with readiness).

@@ -11,12 +11,12 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::server::{free_port, Server, WAIT};
 use common::{pg_admin_url, read_tsv, shared_file, Db, TestDb};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
@@ -24,74 +24,6 @@ use stacks_ledger::events::{EventPath, RawEvent};
 use stacks_ledger::ledger::Network;
 use stacks_ledger::store::Store;
 use tokio_tungstenite::tungstenite::Message;
-
-/// Long enough for a debug build under a loaded machine; never a speed bound.
-const WAIT: Duration = Duration::from_secs(60);
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// A `stacks-ledger serve` child, killed when dropped.
-struct Server {
-    child: Child,
-    port: u16,
-    log: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    /// `args` after `serve`; logs go to `log`.
-    fn start(args: &[String], port: u16, log: &Path) -> Server {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_stacks-ledger"));
-        c.arg("serve").args(args).args([
-            "--network",
-            "testnet",
-            "--metrics-bind",
-            "off",
-            "--log-level",
-            "info",
-        ]);
-        for (k, _) in std::env::vars() {
-            if k.starts_with("PG_") || k.starts_with("STACKS_") || k == "DATABASE_URL" || k == "RUST_LOG" {
-                c.env_remove(k);
-            }
-        }
-        let out = std::fs::OpenOptions::new().create(true).append(true).open(log).unwrap();
-        c.stdout(Stdio::null()).stderr(out);
-        Server { child: c.spawn().expect("the binary starts"), port, log: log.to_owned() }
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// Waits until the port accepts connections (the process exiting first fails the test).
-    async fn wait_listening(&mut self) {
-        let started = Instant::now();
-        loop {
-            if tokio::net::TcpStream::connect(("127.0.0.1", self.port)).await.is_ok() {
-                return;
-            }
-            if let Some(status) = self.child.try_wait().unwrap() {
-                panic!("the server exited ({status}):\n{}", self.log());
-            }
-            assert!(
-                started.elapsed() < WAIT,
-                "not listening on {} after {WAIT:?}:\n{}",
-                self.port,
-                self.log()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-}
 
 /// The writer: `writeonly` on `db`, its observer on `port`.
 fn writer(db: &str, port: u16, dir: &Path) -> Server {

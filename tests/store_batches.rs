@@ -29,7 +29,7 @@ enum Outcome {
 
 fn outcome(r: Result<IngestOutcome, IngestError>) -> Outcome {
     match r {
-        Ok(IngestOutcome::Applied { .. }) => Outcome::Applied,
+        Ok(IngestOutcome::Applied { .. } | IngestOutcome::Logged { .. }) => Outcome::Applied,
         Ok(IngestOutcome::AlreadyStored { .. }) => Outcome::AlreadyStored,
         Err(IngestError::Invalid { .. }) => Outcome::Invalid,
         Err(IngestError::Rejected { .. }) => Outcome::Rejected,

@@ -38,7 +38,7 @@ async fn feed(store: Arc<Store>, events: Vec<RawEvent>) -> Acks {
     let mut acks = Acks::default();
     for ev in events {
         match store.ingest(incoming(&ev)).await {
-            Ok(IngestOutcome::Applied { id }) => acks.applied.push(id),
+            Ok(IngestOutcome::Applied { id } | IngestOutcome::Logged { id }) => acks.applied.push(id),
             Ok(IngestOutcome::AlreadyStored { id }) => acks.already.push(id),
             Err(e) => panic!("event {} ({}): {e}", ev.id, ev.path),
         }

@@ -273,6 +273,14 @@ impl<S: EventSink> EventSink for IngestFirst<S> {
         self.inner.ingest(event).await
     }
 
+    async fn ingest_many(
+        &self,
+        events: Vec<IncomingEvent>,
+    ) -> Result<Vec<Result<IngestOutcome, IngestError>>, IngestError> {
+        let _guard = self.admission.ingesting();
+        self.inner.ingest_many(events).await
+    }
+
     async fn last_event_id(&self) -> Result<Option<i64>, IngestError> {
         self.inner.last_event_id().await
     }

@@ -169,6 +169,37 @@ async fn bind_if(
     Ok(Some(listener))
 }
 
+/// How long a stopping `serve` keeps applying the events it logged (`--event-ack logged`)
+/// before it leaves the rest to the next start.
+const INBOX_DRAIN: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The event observer over `sink`, once what the inbox kept from before this start is
+/// applied; with `--event-ack logged`, behind the inbox's queue (`ingest::inbox`).
+async fn observer_task<S: stacks_ledger::ingest::EventSink>(
+    listener: tokio::net::TcpListener,
+    sink: Arc<S>,
+    store: &Arc<Store>,
+    config: &Config,
+    stopped: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<std::pin::Pin<Box<dyn Future<Output = ()> + Send>>> {
+    use stacks_ledger::ingest::inbox;
+    inbox::recover(&*sink, &**store, config.inbox.batch)
+        .await
+        .context("applying the events logged before this start (table event_inbox)")?;
+    let limit = config.event_body_limit;
+    Ok(match config.event_ack {
+        stacks_ledger::config::EventAck::Applied => Box::pin(observer::run(listener, sink, limit, stopped)),
+        stacks_ledger::config::EventAck::Logged => {
+            let logged = Arc::new(inbox::Logged::start(sink, Arc::clone(store), config.inbox).await?);
+            tracing::info!(queue_bytes = config.inbox.queue_bytes, "events are acknowledged once logged");
+            Box::pin(async move {
+                observer::run(listener, Arc::clone(&logged), limit, stopped).await;
+                logged.close(INBOX_DRAIN).await;
+            })
+        }
+    })
+}
+
 /// [`serve`], calling `on_bound` with the bound addresses before serving (the demo starts its
 /// chain there; called in the default mode only, where both are bound). `config.mode` says
 /// what runs: the event observer (default, `writeonly`), the API (default, `readonly`).
@@ -237,17 +268,23 @@ pub async fn serve_with(
     };
     let flush = feed.clone();
     let observer_stopped = until_stopped(stopped.clone());
-    let observer = async {
-        let Some(events) = events else { return };
-        let sink = Arc::new(stacks_ledger::live::LiveSink::new(Arc::clone(&store), feed));
-        let limit = config.event_body_limit;
-        match admission {
-            // Ingestion first: while the observer applies an event, readers get a smaller bound.
-            Some(admission) => {
-                let sink = Arc::new(stacks_ledger::api::IngestFirst::new(sink, admission));
-                observer::run(events, sink, limit, observer_stopped).await
-            }
-            None => observer::run(events, sink, limit, observer_stopped).await,
+    let observer = match events {
+        Some(listener) => {
+            let sink = Arc::new(stacks_ledger::live::LiveSink::new(Arc::clone(&store), feed));
+            Some(match admission {
+                // Ingestion first: while the observer applies events, readers get a smaller bound.
+                Some(admission) => {
+                    let sink = Arc::new(stacks_ledger::api::IngestFirst::new(sink, admission));
+                    observer_task(listener, sink, &store, config, observer_stopped).await?
+                }
+                None => observer_task(listener, sink, &store, config, observer_stopped).await?,
+            })
+        }
+        None => None,
+    };
+    let observer = async move {
+        if let Some(observer) = observer {
+            observer.await
         }
     };
     let metrics = match &config.metrics_bind {

@@ -243,6 +243,18 @@ fn stacks_api_mode_selects_the_mode() {
 }
 
 #[test]
+fn the_event_ack_and_its_queue_come_from_the_environment() {
+    let c = env_only(&[]);
+    assert_eq!((c.event_ack, c.inbox.queue_bytes), (EventAck::Applied, 256 << 20));
+    let c = env_only(&[("STACKS_LEDGER_EVENT_ACK", "Logged"), ("STACKS_LEDGER_EVENT_QUEUE_MB", "16")]);
+    assert_eq!((c.event_ack, c.inbox.queue_bytes), (EventAck::Logged, 16 << 20));
+    let err = resolve(&ConfigArgs::default(), &[("STACKS_LEDGER_EVENT_ACK", "durable")]).unwrap_err();
+    assert_eq!(invalid_source(err), "STACKS_LEDGER_EVENT_ACK");
+    let err = resolve(&ConfigArgs::default(), &[("STACKS_LEDGER_EVENT_QUEUE_MB", "0")]).unwrap_err();
+    assert_eq!(invalid_source(err), "STACKS_LEDGER_EVENT_QUEUE_MB");
+}
+
+#[test]
 fn the_primary_comes_from_the_flag_the_uri_or_the_incumbents_variables() {
     assert_eq!(env_only(&[]).db_primary, None);
     let c = env_only(&[("PG_PRIMARY_CONNECTION_URI", "postgres://u:p@primary:5432/db")]);

@@ -406,7 +406,7 @@ impl Batch {
         };
         for ((line, id, path), outcome) in lines.into_iter().zip(outcomes) {
             match outcome {
-                Ok(IngestOutcome::Applied { .. }) => {
+                Ok(IngestOutcome::Applied { .. } | IngestOutcome::Logged { .. }) => {
                     counts.applied += 1;
                     if path == EventPath::NewBlock {
                         counts.blocks += 1;

@@ -1,4 +1,4 @@
-//! An in-memory [`EventSink`] + [`RawEventLog`]: the fake everything around the seam is tested
+//! An in-memory [`EventSink`] + [`RawEventLog`] + [`EventInbox`]: the fake everything around the seam is tested
 //! with, and what `serve` runs on until a ledger store is wired in.
 //!
 //! It keeps the raw log only (no ledger), checks that payloads are JSON, honours replayed ids
@@ -11,7 +11,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::de::IgnoredAny;
 
-use super::{EventSink, IncomingEvent, IngestError, IngestOutcome, RawEventLog};
+use super::{EventInbox, EventSink, IncomingEvent, IngestError, IngestOutcome, RawEventLog};
 use crate::events::RawEvent;
 
 /// Which error a simulated failure returns.
@@ -30,6 +30,8 @@ pub struct MemorySink {
 #[derive(Debug, Default)]
 struct State {
     events: BTreeMap<i64, RawEvent>,
+    /// The event inbox (`EventInbox`): logged events by id.
+    inbox: BTreeMap<i64, IncomingEvent>,
     /// `(ingests still allowed to succeed, then the error every later ingest returns)`.
     failure: Option<(usize, FailKind)>,
 }
@@ -61,6 +63,11 @@ impl MemorySink {
 
     pub fn event_count(&self) -> usize {
         self.lock().events.len()
+    }
+
+    /// The ids the inbox holds, applied or not.
+    pub fn inbox_ids(&self) -> Vec<i64> {
+        self.lock().inbox.keys().copied().collect()
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -108,6 +115,37 @@ impl EventSink for MemorySink {
 
     async fn last_event_id(&self) -> Result<Option<i64>, IngestError> {
         Ok(self.lock().events.keys().next_back().copied())
+    }
+}
+
+/// As the store's: an inbox row is applied when its id is at most the highest stored.
+impl EventInbox for MemorySink {
+    async fn inbox_next_id(&self) -> Result<i64, IngestError> {
+        let state = self.lock();
+        let raw = state.events.keys().next_back().copied().unwrap_or(0);
+        Ok(raw.max(state.inbox.keys().next_back().copied().unwrap_or(0)) + 1)
+    }
+
+    async fn inbox_put(&self, event: &IncomingEvent) -> Result<(), IngestError> {
+        serde_json::from_str::<IgnoredAny>(&event.payload)
+            .map_err(|e| IngestError::Invalid { path: event.path, reason: e.to_string() })?;
+        let id = event.id.ok_or_else(|| IngestError::Store("an inbox event needs its id".into()))?;
+        self.lock().inbox.insert(id, event.clone());
+        Ok(())
+    }
+
+    async fn inbox_pending(&self) -> Result<Vec<IncomingEvent>, IngestError> {
+        let state = self.lock();
+        let applied = state.events.keys().next_back().copied().unwrap_or(0);
+        Ok(state.inbox.range(applied + 1..).map(|(_, e)| e.clone()).collect())
+    }
+
+    async fn inbox_trim(&self) -> Result<u64, IngestError> {
+        let mut state = self.lock();
+        let applied = state.events.keys().next_back().copied().unwrap_or(0);
+        let before = state.inbox.len();
+        state.inbox.retain(|id, _| *id > applied);
+        Ok((before - state.inbox.len()) as u64)
     }
 }
 

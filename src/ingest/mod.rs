@@ -11,6 +11,7 @@ pub mod bns_genesis;
 pub mod chain;
 pub mod export;
 pub mod import;
+pub mod inbox;
 pub mod memory;
 pub mod progress;
 
@@ -43,6 +44,9 @@ pub enum IngestOutcome {
     Applied { id: i64 },
     /// A replayed event whose id is already stored: nothing was written.
     AlreadyStored { id: i64 },
+    /// Logged durably under this raw-event id, to be applied shortly (the event observer with
+    /// `STACKS_LEDGER_EVENT_ACK=logged`: see [`inbox`]).
+    Logged { id: i64 },
 }
 
 #[derive(Debug, Error)]
@@ -92,6 +96,23 @@ pub trait EventSink: Send + Sync + 'static {
             Ok(out)
         }
     }
+}
+
+/// Where the event observer logs events it acknowledges before applying them ([`inbox`]).
+/// Implemented by the ledger store (`event_inbox`).
+pub trait EventInbox: Send + Sync + 'static {
+    /// The id the next logged event gets: above every stored raw event and logged event.
+    fn inbox_next_id(&self) -> impl Future<Output = Result<i64, IngestError>> + Send;
+
+    /// Durably logs `event`, which carries its id and receive time; refuses an invalid body
+    /// (`Invalid`, nothing written) as [`EventSink::ingest`] would.
+    fn inbox_put(&self, event: &IncomingEvent) -> impl Future<Output = Result<(), IngestError>> + Send;
+
+    /// The logged events not applied yet, in id order (what a crash left).
+    fn inbox_pending(&self) -> impl Future<Output = Result<Vec<IncomingEvent>, IngestError>> + Send;
+
+    /// Deletes the logged events already applied; returns how many.
+    fn inbox_trim(&self) -> impl Future<Output = Result<u64, IngestError>> + Send;
 }
 
 /// The stored raw event log, read back in id order (for `export-events`) and cleared (for

@@ -1,7 +1,8 @@
 //! The event-observer HTTP server a Stacks node POSTs its events to.
 //!
 //! Each event is handed to an [`EventSink`], and the node gets `200 {"result":"ok"}` only once
-//! the sink has committed it; any failure is a 500 and the node retries. Replies and status
+//! the sink has committed it (applied it, or with `STACKS_LEDGER_EVENT_ACK=logged` logged it
+//! durably: `ingest::inbox`); any failure is a 500 and the node retries. Replies and status
 //! codes follow the incumbent's event server: `GET /` is a status probe, unknown paths are 404
 //! `{"error":"no route handler for <url>"}`, and a trailing slash on a path is ignored.
 
@@ -106,11 +107,14 @@ where
     let label = match &outcome {
         Ok(IngestOutcome::Applied { .. }) => "applied",
         Ok(IngestOutcome::AlreadyStored { .. }) => "duplicate",
+        Ok(IngestOutcome::Logged { .. }) => "logged",
         Err(_) => "failed",
     };
     crate::metrics::event(event_path.as_str(), label, started.elapsed());
     match outcome? {
-        IngestOutcome::Applied { id } | IngestOutcome::AlreadyStored { id } => {
+        IngestOutcome::Applied { id }
+        | IngestOutcome::AlreadyStored { id }
+        | IngestOutcome::Logged { id } => {
             tracing::debug!(id, path = %event_path, bytes = size, "event stored");
         }
     }

@@ -31,6 +31,7 @@ mod explorer_tokens;
 mod explorer_tx;
 mod explorer_tx_stats;
 mod faucet;
+mod inbox;
 mod lite;
 mod live;
 mod local_tx;
@@ -254,6 +255,10 @@ pub struct Store {
     reads: Option<read_pool::ReadPool>,
     /// SQLite: the transactions this process recorded locally (`local_tx`), for its live updates.
     local_recorded: tokio::sync::broadcast::Sender<String>,
+    /// The connection the event inbox is written on (`inbox`), so that logging an event never
+    /// waits for the batch being applied: PostgreSQL's own beside the writer's, or one to a
+    /// SQLite file's `-inbox` file (an in-memory store's inbox is on the writer's).
+    inbox_conn: Mutex<Option<Conn>>,
 }
 
 /// SQLite in WAL mode appends commits to the WAL file; a checkpoint copies them back into the
@@ -545,6 +550,7 @@ impl Store {
             lite,
             reads,
             local_recorded: local_tx::recorded_channel(),
+            inbox_conn: Mutex::new(None),
         })
     }
 
@@ -585,6 +591,9 @@ impl Store {
         // empties it (TRUNCATE) before it closes too: nothing is left to replay at the next open.
         // A `readonly` process leaves that to the writer's process.
         let writer = self.writer.lock().await.take();
+        if let Some(inbox) = self.inbox_conn.lock().await.take() {
+            inbox.close().await;
+        }
         if let Some(lite) = &self.lite {
             lite.close();
         }
@@ -887,7 +896,9 @@ impl RawEventLog for Store {
     async fn wipe(&self) -> Result<(), IngestError> {
         let mut writer = self.writer.lock().await;
         let conn = self.writer_conn(&mut writer).await.map_err(StoreError::from)?;
-        Ok(write::wipe(conn).await?)
+        write::wipe(conn).await?;
+        drop(writer);
+        Ok(self.inbox_clear().await?)
     }
 
     async fn begin_bulk_replay(&self) -> Result<(), IngestError> {
@@ -915,7 +926,9 @@ impl EventSink for Store {
         tokio::task::yield_now().await;
         match &outcome {
             Err(e) => tracing::warn!(%path, error = %e, "event not applied"),
-            Ok(IngestOutcome::Applied { id }) => tracing::debug!(%path, id, "event applied"),
+            Ok(IngestOutcome::Applied { id } | IngestOutcome::Logged { id }) => {
+                tracing::debug!(%path, id, "event applied")
+            }
             Ok(IngestOutcome::AlreadyStored { id }) => tracing::debug!(%path, id, "event already stored"),
         }
         outcome.map_err(|e| ingest_error(path, e))

@@ -6,6 +6,7 @@ pub mod live;
 pub mod npm;
 pub mod parity;
 pub mod parity_allow;
+pub mod server;
 pub mod ws;
 
 use std::collections::BTreeMap;
@@ -196,7 +197,7 @@ pub async fn ingest_all(
     let mut r = Replay::default();
     for ev in events {
         match store.ingest(incoming(&ev)).await {
-            Ok(IngestOutcome::Applied { .. }) => r.applied += 1,
+            Ok(IngestOutcome::Applied { .. } | IngestOutcome::Logged { .. }) => r.applied += 1,
             Ok(IngestOutcome::AlreadyStored { .. }) => r.already += 1,
             Err(IngestError::Invalid { reason, .. }) if refused.contains(&ev.id) => {
                 println!("event {} refused as expected: {reason}", ev.id);

@@ -400,7 +400,17 @@ impl LiteWriter {
     /// The file's page size and WAL mode were set when the pool created it. `fence`: this
     /// process's readers of the same file, if any.
     pub(super) fn open(path: &str, fence: Option<WriteFence>) -> Result<LiteWriter, sqlx::Error> {
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        LiteWriter::connect(path, OpenFlags::empty(), fence)
+    }
+
+    /// [`LiteWriter::open`] of a file of its own, created if missing, WAL mode: the event
+    /// inbox's (`store::inbox`).
+    pub(super) fn create(path: &str) -> Result<LiteWriter, sqlx::Error> {
+        LiteWriter::connect(path, OpenFlags::SQLITE_OPEN_CREATE, None)
+    }
+
+    fn connect(path: &str, extra: OpenFlags, fence: Option<WriteFence>) -> Result<LiteWriter, sqlx::Error> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | extra;
         let conn = match wal_vfs::register() {
             Ok(()) => Connection::open_with_flags_and_vfs(path, flags, wal_vfs::NAME),
             Err(rc) => {

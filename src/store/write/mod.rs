@@ -179,6 +179,7 @@ pub async fn wipe(conn: &mut Conn) -> Result<(), StoreError> {
     let mut tx = conn.begin().await?;
     for t in BLOCK_TABLES.iter().chain(&[
         "raw_events",
+        "event_inbox",
         "stx_accounts",
         "stx_holders",
         "ft_balances",
