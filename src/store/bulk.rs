@@ -129,6 +129,7 @@ impl Store {
         tx.commit().await?;
         if self.engine == Engine::Sqlite {
             super::set_writer_mode(conn, true).await?;
+            self.bulk_writer.store(true, std::sync::atomic::Ordering::Relaxed);
         }
         if dropped > 0 {
             tracing::info!("{dropped} read-only indexes dropped for the replay; they are built at its end");
@@ -161,6 +162,7 @@ impl Store {
         let built = build_deferred(conn, self.engine).await;
         if self.engine == Engine::Sqlite {
             super::set_writer_mode(conn, false).await?;
+            self.bulk_writer.store(false, std::sync::atomic::Ordering::Relaxed);
         }
         built
     }

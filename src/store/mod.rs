@@ -235,8 +235,11 @@ pub struct Store {
     /// SQLite: the last generation read and the wal-index header of its state
     /// (`Store::generation`).
     generation_seen: std::sync::Mutex<Option<(lite::WalHeader, Generation)>>,
-    /// Events ingested one by one (SQLite: when to size the writer's cache again).
+    /// Events applied outside a bulk replay (SQLite: when to size the writer's cache again).
     live_events: std::sync::atomic::AtomicU64,
+    /// SQLite: the writer has the bulk replay's settings (`set_writer_mode`), which the live
+    /// cache sizing must leave alone.
+    bulk_writer: std::sync::atomic::AtomicBool,
     /// The database URL as opened: live updates LISTEN on their own PostgreSQL connection.
     url: String,
     /// SQLite: the background WAL checkpointer (see [`Checkpointer`]).
@@ -542,6 +545,7 @@ impl Store {
             url,
             writer: Mutex::new(None),
             live_events: std::sync::atomic::AtomicU64::new(0),
+            bulk_writer: std::sync::atomic::AtomicBool::new(false),
             generation_seen: std::sync::Mutex::new(None),
             checkpointer: std::sync::Mutex::new(checkpointer),
             tip_memo: std::sync::Mutex::new(Default::default()),
@@ -651,15 +655,26 @@ impl Store {
         let result = self.apply_event(conn, &ev, &payload).await;
         if matches!(result, Err(ApplyError::Store(_))) {
             self.drop_writer(&mut writer).await;
-        } else if self.engine == Engine::Sqlite
-            && self.live_events.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % WRITER_RESIZE_EVERY
-                == WRITER_RESIZE_EVERY - 1
-        {
+        } else {
+            self.count_live(conn, 1).await;
+        }
+        result
+    }
+
+    /// Counts `n` events applied on the live writer; each [`WRITER_RESIZE_EVERY`] of them, sizes
+    /// the SQLite writer's cache to the file again (a node syncing from genesis grows it from
+    /// nothing). Not during a bulk replay, whose cache is fixed.
+    async fn count_live(&self, conn: &mut Conn, n: u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.engine != Engine::Sqlite || self.bulk_writer.load(Relaxed) {
+            return;
+        }
+        let before = self.live_events.fetch_add(n, Relaxed);
+        if (before + n) / WRITER_RESIZE_EVERY > before / WRITER_RESIZE_EVERY {
             if let Err(e) = size_writer_cache(conn).await {
                 tracing::warn!(error = %e, "sizing the SQLite writer's page cache");
             }
         }
-        result
     }
 
     /// Bulk import: applies `events` in order in **one** database transaction, and commits once
@@ -715,8 +730,13 @@ impl Store {
     ) -> Result<Vec<Result<IngestOutcome, IngestError>>, IngestError> {
         let mut writer = self.writer.lock().await;
         let result = self.apply_batch(&mut writer, &mut source, stop_at_refusal).await;
-        if result.is_err() {
-            self.drop_writer(&mut writer).await;
+        match &result {
+            Err(_) => self.drop_writer(&mut writer).await,
+            Ok(outcomes) => {
+                if let Some(conn) = writer.as_mut() {
+                    self.count_live(conn, outcomes.len() as u64).await;
+                }
+            }
         }
         result.map_err(IngestError::from)
     }
@@ -1036,5 +1056,28 @@ mod tests {
         let checkpoint = get("PRAGMA wal_autocheckpoint").await;
         assert_eq!(cache, -16 * 1024, "a new store's file is small: the minimum");
         assert_eq!(checkpoint, (256 << 20) / i64::from(LIVE_PAGE_SIZE));
+    }
+
+    /// Events applied one by one or in batches (`--event-ack logged`) both size the writer's
+    /// cache again each `WRITER_RESIZE_EVERY` events; a bulk replay's fixed cache is left alone.
+    #[tokio::test]
+    async fn the_live_writer_is_sized_again_as_events_are_applied() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite://{}/s.db", dir.path().display());
+        let store = Store::open(&url, crate::ledger::Network::Testnet).await.unwrap();
+        let mut writer = store.writer.lock().await;
+        let conn = store.writer_conn(&mut writer).await.unwrap();
+        async fn cache(conn: &mut Conn) -> i64 {
+            sql::fetch_one(conn, "PRAGMA cache_size", vec![]).await.unwrap().try_get(0).unwrap()
+        }
+        conn.batch("PRAGMA cache_size = -1234").await.unwrap();
+        store.count_live(conn, WRITER_RESIZE_EVERY - 10).await;
+        assert_eq!(cache(conn).await, -1234, "not yet");
+        store.count_live(conn, 20).await;
+        assert_eq!(cache(conn).await, -16 * 1024, "a batch crossing the mark sizes it");
+        conn.batch("PRAGMA cache_size = -1234").await.unwrap();
+        store.bulk_writer.store(true, std::sync::atomic::Ordering::Relaxed);
+        store.count_live(conn, WRITER_RESIZE_EVERY).await;
+        assert_eq!(cache(conn).await, -1234, "a bulk replay's cache is left alone");
     }
 }
