@@ -38,7 +38,7 @@ impl Store {
         if self.readonly {
             return Err(StoreError::Schema("a readonly process does not ingest events".into()));
         }
-        let file = sqlite_path(&self.url).filter(|p| self.engine == Engine::Sqlite && *p != ":memory:");
+        let file = self.sqlite_file();
         let shared = self.engine == Engine::Sqlite && file.is_none();
         let mut slot = if shared { self.writer.lock().await } else { self.inbox_conn.lock().await };
         let conn = if shared {
@@ -66,8 +66,12 @@ impl Store {
     /// A SQLite file whose inbox file was never made (no event was ever logged): nothing to
     /// read or delete, and no file is made to find that out (`serve --event-ack applied`).
     fn no_inbox_file(&self) -> bool {
-        let file = sqlite_path(&self.url).filter(|p| self.engine == Engine::Sqlite && *p != ":memory:");
-        file.is_some_and(|p| !std::path::Path::new(&sqlite_inbox_path(p)).exists())
+        self.sqlite_file().is_some_and(|p| !std::path::Path::new(&sqlite_inbox_path(p)).exists())
+    }
+
+    /// The SQLite database file, when the store is one (not in memory).
+    fn sqlite_file(&self) -> Option<&str> {
+        sqlite_path(&self.url).filter(|p| self.engine == Engine::Sqlite && *p != ":memory:")
     }
 
     /// The highest raw-event id stored (0 when none): the inbox rows up to it are applied.
