@@ -64,15 +64,8 @@ async fn raw_log(store: &Store) -> Vec<RawEvent> {
 /// must equal `store` in every row.
 async fn assert_same_as_replay(store: &Store, log: &[RawEvent], db: Db, label: &str) {
     let Some(reference) = TestStore::new(db, "inbox_reference", Network::Testnet).await else { return };
-    for ev in log {
-        let incoming = IncomingEvent {
-            id: Some(ev.id),
-            receive_timestamp: Some(ev.receive_timestamp.clone()),
-            path: EventPath::from_path(&ev.path).unwrap(),
-            payload: ev.payload.clone(),
-        };
-        reference.store.ingest(incoming).await.unwrap();
-    }
+    let replay = common::ingest_all(&reference.store, log.iter().cloned(), &[], label).await;
+    assert_eq!(replay.applied, log.len(), "{label}: the replay applies every event");
     let (a, b) = (store.ledger_digest().await.unwrap(), reference.store.ledger_digest().await.unwrap());
     assert!(a == b, "{label}: differs from a replay of its raw log: {:#?}", digest_diff(&a, &b));
     reference.finish().await;

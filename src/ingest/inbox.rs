@@ -32,7 +32,7 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
 use super::{EventInbox, EventSink, IncomingEvent, IngestError, IngestOutcome};
-use crate::store::format_pg_timestamp;
+use crate::store::{format_pg_timestamp, now_unix};
 
 /// Settings of [`Logged`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,10 +214,6 @@ impl<L: EventInbox> EventSink for Logged<L> {
         let next = self.shared.next.lock().await;
         Ok(Some(next.0 - 1).filter(|id| *id > 0))
     }
-}
-
-fn now_unix() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
 }
 
 /// Applies the queue in order: whatever has arrived, up to `batch` events a transaction.

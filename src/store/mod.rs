@@ -968,7 +968,8 @@ impl EventSink for Store {
     }
 }
 
-fn now_unix() -> i64 {
+/// The current Unix time in seconds (a live event's receive time).
+pub fn now_unix() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
 }
 
@@ -1041,19 +1042,26 @@ mod tests {
         assert_eq!(writer_cache_kib(11 << 30), 256 * 1024);
     }
 
+    /// A new SQLite file store (in `dir`), to take its writer's connection from.
+    async fn file_store(dir: &tempfile::TempDir) -> Store {
+        let url = format!("sqlite://{}/s.db", dir.path().display());
+        Store::open(&url, crate::ledger::Network::Testnet).await.unwrap()
+    }
+
+    /// A PRAGMA's value on `conn`.
+    async fn pragma(conn: &mut Conn, pragma: &str) -> i64 {
+        sql::fetch_one(conn, pragma, vec![]).await.unwrap().try_get(0).unwrap()
+    }
+
     /// The live writer's settings as `set_writer_mode` leaves them on a new store's writer.
     #[tokio::test]
     async fn the_live_writer_is_sized_to_its_file() {
         let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}/s.db", dir.path().display());
-        let store = Store::open(&url, crate::ledger::Network::Testnet).await.unwrap();
+        let store = file_store(&dir).await;
         let mut writer = store.writer.lock().await;
         let conn = store.writer_conn(&mut writer).await.unwrap();
-        let mut get = async |pragma: &str| -> i64 {
-            sql::fetch_one(conn, pragma, vec![]).await.unwrap().try_get(0).unwrap()
-        };
-        let cache = get("PRAGMA cache_size").await;
-        let checkpoint = get("PRAGMA wal_autocheckpoint").await;
+        let cache = pragma(conn, "PRAGMA cache_size").await;
+        let checkpoint = pragma(conn, "PRAGMA wal_autocheckpoint").await;
         assert_eq!(cache, -16 * 1024, "a new store's file is small: the minimum");
         assert_eq!(checkpoint, (256 << 20) / i64::from(LIVE_PAGE_SIZE));
     }
@@ -1063,12 +1071,11 @@ mod tests {
     #[tokio::test]
     async fn the_live_writer_is_sized_again_as_events_are_applied() {
         let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite://{}/s.db", dir.path().display());
-        let store = Store::open(&url, crate::ledger::Network::Testnet).await.unwrap();
+        let store = file_store(&dir).await;
         let mut writer = store.writer.lock().await;
         let conn = store.writer_conn(&mut writer).await.unwrap();
         async fn cache(conn: &mut Conn) -> i64 {
-            sql::fetch_one(conn, "PRAGMA cache_size", vec![]).await.unwrap().try_get(0).unwrap()
+            pragma(conn, "PRAGMA cache_size").await
         }
         conn.batch("PRAGMA cache_size = -1234").await.unwrap();
         store.count_live(conn, WRITER_RESIZE_EVERY - 10).await;

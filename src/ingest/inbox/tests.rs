@@ -38,6 +38,17 @@ struct Gated {
     batches: std::sync::Mutex<Vec<usize>>,
 }
 
+impl Gated {
+    /// Over `memory`, with no permit yet: every batch waits.
+    fn closed(memory: &Arc<MemorySink>) -> Arc<Gated> {
+        Arc::new(Gated {
+            inner: Arc::clone(memory),
+            gate: Arc::new(Semaphore::new(0)),
+            batches: Default::default(),
+        })
+    }
+}
+
 impl EventSink for Gated {
     async fn ingest(&self, event: IncomingEvent) -> Result<IngestOutcome, IngestError> {
         self.inner.ingest(event).await
@@ -79,11 +90,7 @@ async fn logged_events_are_applied_in_order_under_their_ids_and_leave_the_inbox(
 #[tokio::test]
 async fn events_that_arrive_while_a_batch_applies_go_in_the_next_batch() {
     let memory = Arc::new(MemorySink::new());
-    let gated = Arc::new(Gated {
-        inner: Arc::clone(&memory),
-        gate: Arc::new(Semaphore::new(0)),
-        batches: Default::default(),
-    });
+    let gated = Gated::closed(&memory);
     let logged = Logged::start(Arc::clone(&gated), Arc::clone(&memory), config(1 << 20, 4)).await.unwrap();
     for n in 1..=10 {
         logged.ingest(live(&format!("[{n}]"))).await.unwrap();
@@ -144,11 +151,7 @@ async fn an_event_the_ledger_refuses_stalls_the_applier_and_later_posts_until_it
 #[tokio::test]
 async fn a_full_queue_holds_the_post_back_until_the_applier_makes_room() {
     let memory = Arc::new(MemorySink::new());
-    let gated = Arc::new(Gated {
-        inner: Arc::clone(&memory),
-        gate: Arc::new(Semaphore::new(0)),
-        batches: Default::default(),
-    });
+    let gated = Gated::closed(&memory);
     // Room for two events of up to 1 KiB.
     let logged =
         Arc::new(Logged::start(Arc::clone(&gated), Arc::clone(&memory), config(2048, 8)).await.unwrap());
