@@ -4,8 +4,9 @@
 //! - `/extended/v1/address/{p}/transactions?offset=N` (the deep-offset skip over the covering
 //!   index, stopping at a block boundary): every page at any offset is the matching slice of
 //!   the whole list, walked page by page, which is in the route's order without duplicates.
-//! - the unfiltered `/extended/v1/tx` total, cached per canonical tip, is never stale: after
-//!   every event of a chain with forks and microblocks it equals a fresh count.
+//! - the unfiltered `/extended/v1/tx` total, summed from the blocks' counts and cached per
+//!   canonical tip, is never stale: after every event of a chain with forks and microblocks it
+//!   equals a fresh count of the canonical transactions.
 //! - the per-account STX and FT/NFT totals kept at ingest for `/balances` and `/stx` equal
 //!   the sums recomputed from every account's canonical history, after every event.
 //! - historical nonces (`nonces_at`: the sender's last transaction at or below a height) equal
@@ -57,6 +58,8 @@ async fn read_paths(db: Db) {
         let total = get(&api, "/extended/v1/tx?limit=1").await["total"].as_u64().unwrap();
         let count = ts.store.canonical_tx_total(false).await.unwrap();
         assert_eq!(total, count.saturating_sub(boot), "{db:?}: stale /tx total");
+        let bad = ts.store.tx_total_mismatch().await.unwrap();
+        assert!(bad.is_none(), "{db:?}: Σ blocks.tx_count ≠ canonical txs (kept, counted): {bad:?}");
         // The per-account totals kept by the write path (balances, stx) equal the sums over
         // each account's canonical history at every tip, through forks and microblocks.
         let bad = ts.store.account_totals_mismatches().await.unwrap();

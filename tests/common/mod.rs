@@ -234,7 +234,8 @@ pub const BOOT: [&str; 2] = ["SP000000000000000000002Q6VF78", "ST000000000000000
 /// - every account's canonical nonces are one contiguous run (from 0 when the log starts at
 ///   genesis), and the next nonce is one past it;
 /// - one canonical block per height from the tip down to height 1, each the parent of the next;
-/// - each block's `tx_ids` lists its rows as the replaced queries did.
+/// - each block's `tx_ids` lists its rows as the replaced queries did;
+/// - the canonical transaction total, summed from the blocks' counts, is the rows' count.
 pub async fn check_invariants(store: &Store, label: &str, from_genesis: bool) {
     // Every account's balance is the sum of its canonical operations (tip cache and history).
     let tip = store.chain_tip().await.unwrap().expect("a canonical tip");
@@ -272,6 +273,9 @@ pub async fn check_invariants(store: &Store, label: &str, from_genesis: bool) {
     // derive (migration 0042).
     let bad = store.block_tx_id_mismatches().await.unwrap();
     assert!(bad.is_empty(), "{label}: blocks.tx_ids ≠ derived: {bad:?}");
+    // The canonical transaction total summed from the blocks' counts is the rows' count.
+    let bad = store.tx_total_mismatch().await.unwrap();
+    assert!(bad.is_none(), "{label}: Σ blocks.tx_count over canonical blocks ≠ canonical txs: {bad:?}");
     // Each transaction row's copy of its block's fields is the block's (migration 0043).
     let bad = store.tx_block_field_mismatches().await.unwrap();
     assert!(bad.is_empty(), "{label}: txs block fields ≠ their block's: {bad:?}");
