@@ -358,6 +358,7 @@ impl Config {
             "response_cache_bytes": self.response_cache_bytes,
             "load": {
                 "cache_stale_ms": self.load.cache_stale.as_millis() as u64,
+                "cache_refresh": self.load.cache_refresh,
                 "admission_limit": self.load.admission.limit,
                 "admission_ingest_limit": self.load.admission.ingest_limit,
                 "admission_queue": self.load.admission.queue,
@@ -430,6 +431,9 @@ fn response_cache_bytes(
 pub struct LoadConfig {
     /// How old a stale answer of the response cache may be (zero: never stale).
     pub cache_stale: Duration,
+    /// How many of the response cache's most requested answers are recomputed ahead when
+    /// their generation is left (0: none).
+    pub cache_refresh: usize,
     pub admission: AdmissionConfig,
     /// Niceness added to the API's own runtime threads where the event observer runs in the
     /// same process (0: the API shares the observer's runtime).
@@ -445,6 +449,8 @@ impl LoadConfig {
         Ok(LoadConfig {
             cache_stale: number("STACKS_LEDGER_CACHE_STALE_MS")?
                 .map_or(crate::api::cache::DEFAULT_STALE, Duration::from_millis),
+            cache_refresh: count("STACKS_LEDGER_CACHE_REFRESH")?
+                .unwrap_or(crate::api::cache::DEFAULT_REFRESH),
             admission: AdmissionConfig {
                 limit: count("STACKS_LEDGER_ADMISSION_LIMIT")?,
                 ingest_limit: count("STACKS_LEDGER_ADMISSION_INGEST_LIMIT")?,
@@ -467,6 +473,7 @@ impl Default for LoadConfig {
     fn default() -> Self {
         LoadConfig {
             cache_stale: crate::api::cache::DEFAULT_STALE,
+            cache_refresh: crate::api::cache::DEFAULT_REFRESH,
             admission: AdmissionConfig::default(),
             api_nice: crate::api::runtime::DEFAULT_NICE,
         }

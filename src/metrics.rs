@@ -169,6 +169,11 @@ pub fn cache_shared(kind: &'static str) {
     counter!("stacks_ledger_response_cache_shared_total", "kind" => kind).increment(1);
 }
 
+/// An answer recomputed ahead when its generation was left (`api::cache`).
+pub fn cache_refreshed() {
+    counter!("stacks_ledger_response_cache_refreshed_total").increment(1);
+}
+
 /// A request shed by admission control (`503`): `reason` `queue_full` or `timeout`.
 pub fn admission_shed(reason: &'static str) {
     counter!("stacks_ledger_admission_shed_total", "reason" => reason).increment(1);

@@ -24,6 +24,13 @@
 //!   client reads to act on its own state (an address, a transaction, nonces, the mempool): a
 //!   wallet told of a block by a live update must then find it there. A request with
 //!   `Cache-Control: no-cache` waits for the fresh answer.
+//! - **Recomputed ahead.** When the generation moves, the most requested answers of the one
+//!   left (at most `refresh`, each asked for at least [`REFRESH_MIN_HITS`] times) that are
+//!   never stale are recomputed at once, each by a task of its own on the runtime that built
+//!   the routes (`serve`: the event observer's, at the writer's priority), instead of by the
+//!   first request that misses, whose turn comes behind every connection queued on the API's
+//!   threads. Requests that arrive meanwhile wait for that computation as for any other.
+//!   (A stale-able answer's readers do not wait: it is recomputed on demand.)
 //! - **Admission.** Only the computation behind a miss passes the admission gate
 //!   (`api::admission`); hits, shared and stale answers never wait for a slot.
 //!
@@ -40,8 +47,9 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use tokio::sync::watch;
+use tower_service::Service;
 use warp::filters::BoxedFilter;
-use warp::http::{HeaderMap, HeaderValue, Method, StatusCode};
+use warp::http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use warp::reply::Response;
 use warp::{Filter, Rejection, Reply};
 
@@ -55,6 +63,11 @@ pub const CACHE_MB_ENV: &str = "STACKS_LEDGER_RESPONSE_CACHE_MB";
 pub const DEFAULT_CACHE_MB: u64 = 64;
 /// The default bound on a stale answer's age (see the module doc).
 pub const DEFAULT_STALE: Duration = Duration::from_millis(1000);
+/// The default number of answers recomputed ahead when their generation is left.
+pub const DEFAULT_REFRESH: usize = 8;
+/// Asked for at least this often at the generation left, or not recomputed ahead: an answer
+/// nobody asks for again is not worth the work.
+pub const REFRESH_MIN_HITS: u64 = 4;
 
 /// Answers that must be computed every time: they depend on the clock.
 const UNCACHED_SUFFIXES: &[&str] = &["/average-times"];
@@ -89,6 +102,14 @@ struct Cached {
     may_be_stale: bool,
 }
 
+/// A kept answer, when it was last used, and how many requests asked for it at its
+/// generation (those that waited for it or got a stale answer meanwhile included).
+struct Entry {
+    cached: Arc<Cached>,
+    used: u64,
+    demand: u64,
+}
+
 /// A leader's answer as its followers get it (`None`: not shareable, a non-`200`).
 type Shared = Option<Arc<Cached>>;
 
@@ -97,6 +118,8 @@ struct Flight {
     id: u64,
     generation: Generation,
     answer: watch::Receiver<Option<Shared>>,
+    /// Requests that came while it ran (the leader's included).
+    demand: u64,
 }
 
 #[derive(Default)]
@@ -105,7 +128,7 @@ struct Inner {
     /// The chain generation the [`chain_only`] entries were computed at.
     chain_generation: Generation,
     /// Answer and last use, of the other routes (`[0]`) and of the [`chain_only`] ones (`[1]`).
-    entries: [HashMap<String, (Arc<Cached>, u64)>; 2],
+    entries: [HashMap<String, Entry>; 2],
     /// Last use → key and whether it is a [`chain_only`] route's, oldest first.
     lru: BTreeMap<u64, (String, bool)>,
     tick: u64,
@@ -121,9 +144,12 @@ struct Inner {
 pub struct ResponseCache {
     limit: usize,
     stale_for: Duration,
+    /// How many answers are recomputed ahead when their generation is left (0: none).
+    refresh: usize,
     inner: Mutex<Inner>,
     hits: AtomicU64,
     computed: AtomicU64,
+    refreshed: AtomicU64,
     waiting: AtomicUsize,
 }
 
@@ -150,16 +176,31 @@ impl ResponseCache {
         ResponseCache::with_stale(bytes, DEFAULT_STALE)
     }
 
-    /// A cache of at most `bytes` whose stale answers are at most `stale_for` old (zero: none).
+    /// A cache of at most `bytes` whose stale answers are at most `stale_for` old (zero: none),
+    /// recomputing nothing ahead (see [`ResponseCache::refreshing`]).
     pub fn with_stale(bytes: usize, stale_for: Duration) -> ResponseCache {
         ResponseCache {
             limit: bytes,
             stale_for,
+            refresh: 0,
             inner: Mutex::new(Inner::default()),
             hits: AtomicU64::new(0),
             computed: AtomicU64::new(0),
+            refreshed: AtomicU64::new(0),
             waiting: AtomicUsize::new(0),
         }
+    }
+
+    /// The same cache, recomputing ahead at most `count` answers when their generation is
+    /// left (see the module doc).
+    pub fn refreshing(self, count: usize) -> ResponseCache {
+        ResponseCache { refresh: count, ..self }
+    }
+
+    /// As `config` says: its size, stale bound and answers recomputed ahead (`serve`).
+    pub fn configured(config: &crate::config::Config) -> ResponseCache {
+        ResponseCache::with_stale(config.response_cache_bytes, config.load.cache_stale)
+            .refreshing(config.load.cache_refresh)
     }
 
     /// Sized as the process environment says ([`CACHE_MB_ENV`], default [`DEFAULT_CACHE_MB`]),
@@ -168,7 +209,7 @@ impl ResponseCache {
     pub fn from_env() -> ResponseCache {
         let config = crate::config::Config::from_process_env(&crate::config::ConfigArgs::default())
             .unwrap_or_else(|e| panic!("configuration: {e}"));
-        ResponseCache::with_stale(config.response_cache_bytes, config.load.cache_stale)
+        ResponseCache::configured(&config)
     }
 
     pub fn enabled(&self) -> bool {
@@ -183,6 +224,11 @@ impl ResponseCache {
     /// Answers computed so far by a request that then offered it to the others (a miss that led).
     pub fn computed(&self) -> u64 {
         self.computed.load(Ordering::Relaxed)
+    }
+
+    /// Answers recomputed ahead so far (started; see the module doc).
+    pub fn refreshed(&self) -> u64 {
+        self.refreshed.load(Ordering::Relaxed)
     }
 
     /// Requests waiting now for another request's computation of their answer.
@@ -210,32 +256,43 @@ impl ResponseCache {
 
     /// Moves `key`'s kind of entries to its generation unless that is older than the cache's:
     /// the entries of the one left become stale answers (on [`STALE_PATHS`], while young
-    /// enough), the rest are dropped.
-    fn at(&self, inner: &mut Inner, key: &Key, now: Instant) {
+    /// enough), the rest are dropped. Returns the URLs to recompute ahead: the GETs of the
+    /// generation left asked for most often, at least [`REFRESH_MIN_HITS`] times, whose
+    /// readers would wait for the new answer (not on [`STALE_PATHS`]).
+    fn at(&self, inner: &mut Inner, key: &Key, now: Instant) -> Vec<String> {
         let generation = &key.generation;
         let mine = Self::generation_of(inner, key);
         if mine == generation || older(generation, mine) {
-            return;
+            return Vec::new();
         }
         match key.chain_only {
             true => inner.chain_generation = generation.clone(),
             false => inner.generation = generation.clone(),
         }
         let left = std::mem::take(&mut inner.entries[usize::from(key.chain_only)]);
-        for (url, (cached, used)) in &left {
-            inner.lru.remove(used);
-            inner.bytes = inner.bytes.saturating_sub(size(url, cached));
+        let mut hot = Vec::new();
+        for (url, e) in &left {
+            inner.lru.remove(&e.used);
+            inner.bytes = inner.bytes.saturating_sub(size(url, &e.cached));
+            // Readers of a stale-able answer never wait for its recomputation: not worth it.
+            let waited_for = !e.cached.may_be_stale;
+            if self.refresh > 0 && waited_for && e.demand >= REFRESH_MIN_HITS && url.starts_with("GET ") {
+                hot.push((e.demand, url.clone()));
+            }
         }
+        hot.sort_unstable_by(|a, b| b.cmp(a));
+        let hot = hot.into_iter().take(self.refresh).map(|(_, url)| url).collect();
         if self.stale_for.is_zero() {
-            return;
+            return hot;
         }
         inner.stale.retain(|_, c| now.duration_since(c.read_at) <= self.stale_for);
-        for (url, (cached, _)) in left {
-            if cached.may_be_stale {
-                inner.stale.insert(url, cached);
+        for (url, e) in left {
+            if e.cached.may_be_stale {
+                inner.stale.insert(url, e.cached);
             }
         }
         self.bound_stale(inner);
+        hot
     }
 
     /// Keeps the stale answers within the cache's size, dropping the oldest first.
@@ -252,18 +309,51 @@ impl ResponseCache {
         }
     }
 
+    #[cfg(test)]
     fn lookup(self: &Arc<Self>, key: &Key, now: Instant) -> Lookup {
+        self.look_up(key, now).0
+    }
+
+    /// What a request finds for `key`; and, if it moved the cache to a newer generation, the
+    /// leaders of the answers to recompute ahead (their flights already registered, so that
+    /// requests for them, this one included, wait for them).
+    fn look_up(self: &Arc<Self>, key: &Key, now: Instant) -> (Lookup, Vec<Leader>) {
         let mut inner = self.lock();
-        self.at(&mut inner, key, now);
+        let hot = self.at(&mut inner, key, now);
+        let ahead = self.ahead(&mut inner, key, hot);
+        (self.find(&mut inner, key, now), ahead)
+    }
+
+    /// Leaders for `urls`, of `key`'s kind, at its generation: those no flight computes yet.
+    fn ahead(self: &Arc<Self>, inner: &mut Inner, key: &Key, urls: Vec<String>) -> Vec<Leader> {
+        let mut leaders = Vec::with_capacity(urls.len());
+        for url in urls {
+            let computed = inner
+                .flights
+                .get(&url)
+                .is_some_and(|f| f.generation == key.generation || older(&key.generation, &f.generation));
+            if computed {
+                continue;
+            }
+            let k = Key { url, stale_ok: false, ..key.clone() };
+            self.refreshed.fetch_add(1, Ordering::Relaxed);
+            crate::metrics::cache_refreshed();
+            leaders.push(self.fly(inner, &k, 0));
+        }
+        leaders
+    }
+
+    fn find(self: &Arc<Self>, inner: &mut Inner, key: &Key, now: Instant) -> Lookup {
         // A request that read an older generation may be answered at the cache's: the data
         // is newer than it asked for, never older.
-        let mine = Self::generation_of(&inner, key);
+        let mine = Self::generation_of(inner, key);
         let current = *mine == key.generation || older(&key.generation, mine);
         if current {
             inner.tick += 1;
             let tick = inner.tick;
-            if let Some((cached, used)) = inner.entries[usize::from(key.chain_only)].get_mut(&key.url) {
-                let (cached, old) = (Arc::clone(cached), std::mem::replace(used, tick));
+            if let Some(e) = inner.entries[usize::from(key.chain_only)].get_mut(&key.url) {
+                e.demand += 1;
+                let (cached, old) = (Arc::clone(&e.cached), std::mem::replace(&mut e.used, tick));
                 inner.lru.remove(&old);
                 inner.lru.insert(tick, (key.url.clone(), key.chain_only));
                 self.hits.fetch_add(1, Ordering::Relaxed);
@@ -276,22 +366,31 @@ impl ResponseCache {
             true => inner.stale.get(&key.url).filter(|c| now.duration_since(c.read_at) <= self.stale_for),
             false => None,
         };
-        if let Some(flight) = inner.flights.get(&key.url) {
+        let stale = stale.cloned();
+        if let Some(flight) = inner.flights.get_mut(&key.url) {
             // A computation is under way: the stale answer if allowed, else its answer if
             // fresh enough for this request.
+            flight.demand += 1;
             if let Some(stale) = stale {
-                return Lookup::Stale(Arc::clone(stale));
+                return Lookup::Stale(stale);
             }
             if flight.generation == key.generation || older(&key.generation, &flight.generation) {
                 return Lookup::Wait(flight.answer.clone());
             }
         }
+        self.computed.fetch_add(1, Ordering::Relaxed);
+        Lookup::Lead(self.fly(inner, key, 1))
+    }
+
+    /// Registers the computation of `key`'s answer, asked for by `demand` requests so far.
+    fn fly(self: &Arc<Self>, inner: &mut Inner, key: &Key, demand: u64) -> Leader {
         inner.flight_ids += 1;
         let id = inner.flight_ids;
         let (tx, rx) = watch::channel(None);
-        inner.flights.insert(key.url.clone(), Flight { id, generation: key.generation.clone(), answer: rx });
-        self.computed.fetch_add(1, Ordering::Relaxed);
-        Lookup::Lead(Leader { cache: Arc::clone(self), key: key.clone(), id, answer: tx })
+        inner
+            .flights
+            .insert(key.url.clone(), Flight { id, generation: key.generation.clone(), answer: rx, demand });
+        Leader { cache: Arc::clone(self), key: key.clone(), id, answer: tx }
     }
 
     /// Waits for a leader's answer: `None` when it has none to share (or gave up).
@@ -302,13 +401,22 @@ impl ResponseCache {
         shared
     }
 
-    fn put(&self, key: &Key, cached: Arc<Cached>) {
+    /// Keeps `cached` as `key`'s answer; returns the leaders of the answers to recompute ahead
+    /// if that moved the cache to a newer generation.
+    #[cfg(test)]
+    fn put(self: &Arc<Self>, key: &Key, cached: Arc<Cached>) -> Vec<Leader> {
+        self.keep(key, cached, None)
+    }
+
+    /// [`ResponseCache::put`] for the leader of flight `led`, whose demand the entry inherits.
+    fn keep(self: &Arc<Self>, key: &Key, cached: Arc<Cached>, led: Option<u64>) -> Vec<Leader> {
         let size = size(&key.url, &cached);
         if size > self.limit {
-            return;
+            return Vec::new();
         }
         let mut inner = self.lock();
-        self.at(&mut inner, key, Instant::now());
+        let hot = self.at(&mut inner, key, Instant::now());
+        let hot = self.ahead(&mut inner, key, hot);
         if *Self::generation_of(&inner, key) != key.generation {
             // Computed at an older generation than the cache's: a stale answer at most.
             let newer = inner.stale.get(&key.url).map_or(true, |s| s.read_at < cached.read_at);
@@ -316,24 +424,29 @@ impl ResponseCache {
                 inner.stale.insert(key.url.clone(), cached);
                 self.bound_stale(&mut inner);
             }
-            return;
+            return hot;
         }
+        let demand = match inner.flights.get(&key.url) {
+            Some(f) if Some(f.id) == led => f.demand,
+            _ => 0,
+        };
         let class = usize::from(key.chain_only);
-        if let Some((old, used)) = inner.entries[class].remove(&key.url) {
-            inner.lru.remove(&used);
-            inner.bytes = inner.bytes.saturating_sub(self::size(&key.url, &old));
+        if let Some(old) = inner.entries[class].remove(&key.url) {
+            inner.lru.remove(&old.used);
+            inner.bytes = inner.bytes.saturating_sub(self::size(&key.url, &old.cached));
         }
         while inner.bytes + size > self.limit {
             let Some((_, (url, chain_only))) = inner.lru.pop_first() else { break };
-            if let Some((old, _)) = inner.entries[usize::from(chain_only)].remove(&url) {
-                inner.bytes = inner.bytes.saturating_sub(self::size(&url, &old));
+            if let Some(old) = inner.entries[usize::from(chain_only)].remove(&url) {
+                inner.bytes = inner.bytes.saturating_sub(self::size(&url, &old.cached));
             }
         }
         inner.tick += 1;
         let tick = inner.tick;
         inner.lru.insert(tick, (key.url.clone(), key.chain_only));
-        inner.entries[class].insert(key.url.clone(), (cached, tick));
+        inner.entries[class].insert(key.url.clone(), Entry { cached, used: tick, demand });
         inner.bytes += size;
+        hot
     }
 }
 
@@ -347,12 +460,87 @@ struct Leader {
 }
 
 impl Leader {
-    fn finish(self, cached: Option<Cached>) {
+    /// Hands the answer to the waiters, and keeps it; returns the leaders of the answers to
+    /// recompute ahead.
+    fn finish(self, cached: Option<Cached>) -> Vec<Leader> {
         let shared = cached.map(Arc::new);
-        if let Some(c) = &shared {
-            self.cache.put(&self.key, Arc::clone(c));
-        }
+        let hot = match &shared {
+            Some(c) => self.cache.keep(&self.key, Arc::clone(c), Some(self.id)),
+            None => Vec::new(),
+        };
         self.answer.send_replace(Some(shared));
+        hot
+    }
+
+    /// Offers `res`, the routes' answer to the leader's request, to the waiters and the cache
+    /// (a `200` only), and gives it back; with the leaders of the answers to recompute ahead.
+    async fn keep(self, res: Response) -> (Response, Vec<Leader>) {
+        if res.status() != StatusCode::OK {
+            self.finish(None);
+            return (res, Vec::new());
+        }
+        let (parts, body) = res.into_parts();
+        let body = match body.collect().await {
+            Ok(b) => b.to_bytes(),
+            Err(e) => {
+                tracing::warn!("response cache: reading an answer: {e}");
+                self.finish(None);
+                return (Response::from_parts(parts, Bytes::new().into()), Vec::new());
+            }
+        };
+        let may_be_stale = stale_ok(url_path(&self.key.url), None);
+        let cached = Cached {
+            headers: parts.headers.clone(),
+            body: body.clone(),
+            read_at: self.key.read_at,
+            may_be_stale,
+        };
+        let hot = self.finish(Some(cached));
+        (Response::from_parts(parts, body.into()), hot)
+    }
+}
+
+/// Recomputes answers ahead (see the module doc): each on a task of its own, through the
+/// uncached routes, as the first request to miss it would.
+#[derive(Clone)]
+struct Refresher {
+    admission: Arc<Admission>,
+    routes: BoxedFilter<(Response,)>,
+    /// The runtime that built the routes (none outside one: the caller's, then).
+    runtime: Option<tokio::runtime::Handle>,
+}
+
+impl Refresher {
+    /// What a request's lookup found, once the recomputations it calls for are started.
+    fn found(&self, (found, ahead): (Lookup, Vec<Leader>)) -> Lookup {
+        self.spawn(ahead);
+        found
+    }
+
+    fn spawn(&self, leaders: Vec<Leader>) {
+        for leader in leaders {
+            let task = self.clone().refresh(leader);
+            match &self.runtime {
+                Some(rt) => drop(rt.spawn(task)),
+                None => drop(tokio::spawn(task)),
+            }
+        }
+    }
+
+    /// Computes `leader`'s answer (its key's URL is `GET /path?query`) for its waiters and the
+    /// cache. However it ends, the flight ends with it (see [`Leader`]).
+    async fn refresh(self, leader: Leader) {
+        let Some((path, query)) = leader.key.url.strip_prefix("GET ").and_then(|t| t.split_once('?')) else {
+            return;
+        };
+        let target = if query.is_empty() { path.to_owned() } else { format!("{path}?{query}") };
+        let Ok(uri) = target.parse() else { return };
+        let Ok(_permit) = self.admission.admit().await else { return };
+        let mut req = Request::new(String::new());
+        *req.uri_mut() = uri;
+        let Ok(res) = warp::service(self.routes.clone()).call(req).await;
+        let (_, ahead) = leader.keep(res).await;
+        self.spawn(ahead);
     }
 }
 
@@ -467,6 +655,12 @@ where
     // compiler's type-layout depth once wrapped.
     let routes = routes.map(Reply::into_response).boxed();
     let generations = Arc::new(Generations::new(store));
+    let refresher = Refresher {
+        admission: Arc::clone(&admission),
+        routes: routes.clone(),
+        runtime: tokio::runtime::Handle::try_current().ok(),
+    };
+    let on_answer = refresher.clone();
     let query = warp::query::raw().or(warp::any().map(String::new)).unify();
     let key = warp::method()
         .and(warp::path::full())
@@ -514,11 +708,11 @@ where
     // A hit ends the request at the lookup (as a rejection the `recover` below turns back into
     // the kept answer), so the routes run, and the generation is read, once per request.
     let lookup = key.and_then(move |(k, gated): (Option<(Arc<ResponseCache>, Key)>, bool)| {
-        let admission = Arc::clone(&admission);
+        let (admission, refresher) = (Arc::clone(&admission), refresher.clone());
         async move {
             let pass = match k {
                 None => Pass::Alone,
-                Some((cache, key)) => match cache.lookup(&key, Instant::now()) {
+                Some((cache, key)) => match refresher.found(cache.look_up(&key, Instant::now())) {
                     Lookup::Hit(c) => return Err(warp::reject::custom(Hit(c, false))),
                     Lookup::Stale(c) => {
                         crate::metrics::cache_shared("stale");
@@ -541,32 +735,16 @@ where
             Ok(Admitted { pass, _permit: permit })
         }
     });
-    let answered = lookup.and(routes).and_then(|admitted: Admitted, res: Response| async move {
-        let Pass::Lead(leader) = admitted.pass else {
-            return Ok::<_, Rejection>(res);
-        };
-        if res.status() != StatusCode::OK {
-            leader.finish(None);
-            return Ok(res);
+    let answered = lookup.and(routes).and_then(move |admitted: Admitted, res: Response| {
+        let refresher = on_answer.clone();
+        async move {
+            let Pass::Lead(leader) = admitted.pass else {
+                return Ok::<_, Rejection>(res);
+            };
+            let (res, hot) = leader.keep(res).await;
+            refresher.spawn(hot);
+            Ok(res)
         }
-        let (parts, body) = res.into_parts();
-        let body = match body.collect().await {
-            Ok(b) => b.to_bytes(),
-            Err(e) => {
-                tracing::warn!("response cache: reading an answer: {e}");
-                leader.finish(None);
-                return Ok(Response::from_parts(parts, Bytes::new().into()));
-            }
-        };
-        let may_be_stale = stale_ok(url_path(&leader.key.url), None);
-        let cached = Cached {
-            headers: parts.headers.clone(),
-            body: body.clone(),
-            read_at: leader.key.read_at,
-            may_be_stale,
-        };
-        leader.finish(Some(cached));
-        Ok(Response::from_parts(parts, body.into()))
     });
     answered
         .recover(|r: Rejection| async move {

@@ -52,7 +52,7 @@ pub fn app(
 ) -> Result<App<impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone>, FaucetError> {
     let local_txs: Arc<dyn ledger_read::LocalTxSink> = Arc::clone(&store) as _;
     let faucets = Arc::new(Faucets::new(Arc::clone(&store), local_txs, config.faucet.clone())?);
-    let cache = Arc::new(ResponseCache::with_stale(config.response_cache_bytes, config.load.cache_stale));
+    let cache = Arc::new(ResponseCache::configured(config));
     let admission = admission_for(&store, config);
     let readiness =
         Arc::new(Readiness::new(Arc::clone(&store), config.v2.node.clone(), config.ready_max_lag));

@@ -314,6 +314,7 @@ fn load_settings_from_the_environment() {
     assert_eq!(env_only(&[]).load, LoadConfig::default());
     let c = env_only(&[
         ("STACKS_LEDGER_CACHE_STALE_MS", "0"),
+        ("STACKS_LEDGER_CACHE_REFRESH", "2"),
         ("STACKS_LEDGER_ADMISSION_LIMIT", "3"),
         ("STACKS_LEDGER_ADMISSION_INGEST_LIMIT", "1"),
         ("STACKS_LEDGER_ADMISSION_QUEUE", "0"),
@@ -321,14 +322,15 @@ fn load_settings_from_the_environment() {
     ]);
     let expected =
         AdmissionConfig { limit: Some(3), ingest_limit: Some(1), queue: 0, wait: Duration::from_millis(20) };
-    assert_eq!((c.load.cache_stale, c.load.admission), (Duration::ZERO, expected));
+    assert_eq!((c.load.cache_stale, c.load.cache_refresh, c.load.admission), (Duration::ZERO, 2, expected));
 }
 
 #[test]
 fn every_invalid_setting_is_named() {
-    let cases: [(&str, &str); 9] = [
+    let cases: [(&str, &str); 10] = [
         ("STACKS_LEDGER_ADMISSION_LIMIT", "-1"),
         ("STACKS_LEDGER_CACHE_STALE_MS", "soon"),
+        ("STACKS_LEDGER_CACHE_REFRESH", "all"),
         ("STACKS_LEDGER_METRICS_BIND", "9153"),
         ("STACKS_LEDGER_READY_MAX_LAG", "-1"),
         ("STACKS_LEDGER_LOG_FORMAT", "xml"),

@@ -214,3 +214,65 @@ fn the_chain_only_routes_are_those_listed() {
         assert!(!chain_only(path), "{path}");
     }
 }
+
+/// Asks for `url` at generation `n` `times` times (hits, once kept).
+fn ask(c: &Arc<ResponseCache>, url: &str, n: i64, times: usize) {
+    for _ in 0..times {
+        drop(c.look_up(&key(url, n), Instant::now()));
+    }
+}
+
+#[tokio::test]
+async fn the_most_asked_answers_that_readers_wait_for_are_recomputed_ahead() {
+    let c = Arc::new(ResponseCache::new(1 << 20).refreshing(2));
+    let (hot, warm, cold) = (
+        "GET /extended/v1/address/a/transactions?",
+        "GET /extended/v1/address/b/transactions?",
+        "GET /extended/v1/address/c/transactions?",
+    );
+    let list = "GET /extended/v1/tx?limit=50";
+    let head = "HEAD /extended/v1/address/d/transactions?";
+    for url in [hot, warm, cold, list, head] {
+        let mut e = entry(url);
+        e.may_be_stale = stale_ok(url_path(url), None);
+        put(&c, &key(url, 1), e);
+    }
+    ask(&c, hot, 1, 9);
+    ask(&c, warm, 1, REFRESH_MIN_HITS as usize);
+    ask(&c, cold, 1, REFRESH_MIN_HITS as usize - 1);
+    ask(&c, list, 1, 20);
+    ask(&c, head, 1, 20);
+    // The first request at generation 2 (for another URL) moves the cache: the two most asked
+    // never-stale GETs get leaders at once; not the stale-able list, the HEAD, nor `cold`.
+    let (found, ahead) = c.look_up(&key("GET /other?", 2), Instant::now());
+    assert!(matches!(found, Lookup::Lead(_)));
+    let urls: Vec<&str> = ahead.iter().map(|l| l.key.url.as_str()).collect();
+    assert_eq!(urls, [hot, warm]);
+    assert_eq!((c.refreshed(), c.computed()), (2, 1));
+    assert!(ahead.iter().all(|l| l.key.generation == generation(2) && !l.key.stale_ok));
+    // Requests for them wait for those computations, counted as demand for the next round.
+    let Lookup::Wait(rx) = c.lookup(&key(hot, 2), Instant::now()) else { panic!("waits for the refresh") };
+    let mut ahead = ahead.into_iter();
+    let hot_leader = ahead.next().unwrap();
+    hot_leader.finish(Some(entry("hot 2")));
+    assert_eq!(c.wait(rx).await.unwrap().body, "hot 2");
+    assert_eq!(get(&c, &key(hot, 2)).unwrap(), "hot 2");
+    // A refresh that gives up ends its flight: the next request computes.
+    drop(ahead);
+    assert!(matches!(c.lookup(&key(warm, 2), Instant::now()), Lookup::Lead(_)));
+    // Generation 3: `hot` was asked for twice at 2 (the waiter and the hit above): below the
+    // bar, not recomputed.
+    let (_, ahead) = c.look_up(&key("GET /other?", 3), Instant::now());
+    assert!(ahead.is_empty());
+}
+
+#[test]
+fn nothing_is_recomputed_ahead_unless_asked_to() {
+    let c = cache(1 << 20);
+    let url = "GET /extended/v1/address/a/transactions?";
+    put(&c, &key(url, 1), entry("a"));
+    ask(&c, url, 1, 50);
+    let (_, ahead) = c.look_up(&key(url, 2), Instant::now());
+    assert!(ahead.is_empty());
+    assert_eq!(c.refreshed(), 0);
+}
