@@ -20,6 +20,9 @@
 //!    maintained totals must match the balances.
 //!    The API runs on its own runtime at `STACKS_LEDGER_API_NICE` (default 10) as `serve`
 //!    runs it beside the observer; `STACKS_LEDGER_API_NICE=0` measures the shared runtime.
+//!    With `STACKS_LEDGER_EVENT_ACK=logged` the observer acknowledges each event once it is
+//!    logged, as `serve --event-ack logged` does, and the time of both ingestion phases runs
+//!    until the last event is applied, not to its `200`.
 //! 4. *Cache off*: the mixed store served with the response cache off, `/extended/v1/tx?limit=50`
 //!    with 32 then `--hot` connections for `--seconds` each.
 //!
@@ -34,8 +37,9 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use stacks_ledger::api::runtime::ApiRuntime;
 use stacks_ledger::api::{self, Admission, IngestFirst, ResponseCache};
-use stacks_ledger::config::{Config, ConfigArgs};
+use stacks_ledger::config::{Config, ConfigArgs, EventAck};
 use stacks_ledger::events::{EventPath, RawEvent, TsvReader};
+use stacks_ledger::ingest::inbox::Logged;
 use stacks_ledger::ingest::{EventSink, IncomingEvent};
 use stacks_ledger::ledger::Network;
 use stacks_ledger::store::Store;
@@ -76,6 +80,8 @@ struct Server {
     cache: Arc<ResponseCache>,
     events: SocketAddr,
     api: SocketAddr,
+    /// The inbox's queue, with `STACKS_LEDGER_EVENT_ACK=logged`.
+    logged: Option<Arc<Logged<Store>>>,
     /// The API's own runtime, as `serve` runs it (none with `STACKS_LEDGER_API_NICE=0`).
     _api_runtime: Option<ApiRuntime>,
 }
@@ -85,7 +91,9 @@ async fn start(db: &Path, cache_bytes: Option<usize>) -> anyhow::Result<Server> 
     let config = Config::from_process_env(&ConfigArgs::default())?;
     let admission = Admission::new(&config.load.admission, store.pool_stats().max as usize);
     let bytes = cache_bytes.unwrap_or(config.response_cache_bytes);
-    let cache = Arc::new(ResponseCache::with_stale(bytes, config.load.cache_stale));
+    let cache = Arc::new(
+        ResponseCache::with_stale(bytes, config.load.cache_stale).refreshing(config.load.cache_refresh),
+    );
     let routes = api::observe::observed(api::routes_with_parts(
         Arc::clone(&store),
         V2Settings::ledger_only(),
@@ -110,20 +118,40 @@ async fn start(db: &Path, cache_bytes: Option<usize>) -> anyhow::Result<Server> 
     let listener = stacks_ledger::observer::listen(([127, 0, 0, 1], 0).into())?;
     let events = listener.local_addr()?;
     let sink = Arc::new(IngestFirst::new(Arc::clone(&store), Arc::clone(&admission)));
-    tokio::spawn(stacks_ledger::observer::run(
-        listener,
-        sink,
-        config.event_body_limit,
-        std::future::pending(),
-    ));
-    Ok(Server { store, admission, cache, events, api, _api_runtime: api_runtime })
+    let limit = config.event_body_limit;
+    let logged = match config.event_ack {
+        EventAck::Applied => {
+            tokio::spawn(stacks_ledger::observer::run(listener, sink, limit, std::future::pending()));
+            None
+        }
+        EventAck::Logged => {
+            let logged = Arc::new(Logged::start(sink, Arc::clone(&store), config.inbox).await?);
+            let observer = Arc::clone(&logged);
+            tokio::spawn(stacks_ledger::observer::run(listener, observer, limit, std::future::pending()));
+            Some(logged)
+        }
+    };
+    Ok(Server { store, admission, cache, events, api, logged, _api_runtime: api_runtime })
 }
 
-/// POSTs `events` one after the other: (events/s, p50, p99, max latency).
+impl Server {
+    /// Waits until every event acknowledged is applied (at once unless they are logged first).
+    async fn applied(&self) {
+        if let Some(logged) = &self.logged {
+            while logged.pending() > 0 {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
+    }
+}
+
+/// POSTs `events` one after the other to `server`: (events/s until the last is applied, and
+/// the POSTs' p50, p99, max latency).
 async fn post_all(
     events: &[RawEvent],
-    to: SocketAddr,
+    server: &Server,
 ) -> anyhow::Result<(f64, Duration, Duration, Duration)> {
+    let to = server.events;
     let client = reqwest::Client::builder().pool_max_idle_per_host(1).build()?;
     let started = Instant::now();
     let mut times = Vec::with_capacity(events.len());
@@ -140,6 +168,7 @@ async fn post_all(
         }
         times.push(t.elapsed());
     }
+    server.applied().await;
     let rate = events.len() as f64 / started.elapsed().as_secs_f64();
     times.sort();
     let p = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
@@ -205,7 +234,13 @@ async fn run(o: Opts) -> anyhow::Result<()> {
         second.len(),
         dir.display()
     );
-    println!("load average before: {}", support::load_average());
+    let config = Config::from_process_env(&ConfigArgs::default())?;
+    println!(
+        "load average before: {}; events acknowledged once {:?}; API nice {}",
+        support::load_average(),
+        config.event_ack,
+        config.load.api_nice
+    );
 
     let template = dir.join("template.db");
     {
@@ -227,7 +262,7 @@ async fn run(o: Opts) -> anyhow::Result<()> {
     let alone_db = dir.join("alone.db");
     copy_db(&template, &alone_db)?;
     let alone = start(&alone_db, None).await?;
-    let (rate_alone, p50, p99, max) = post_all(second, alone.events).await?;
+    let (rate_alone, p50, p99, max) = post_all(second, &alone).await?;
     println!(
         "== ingestion alone: {rate_alone:.1} events/s; POST latency p50 {p50:?} p99 {p99:?} max {max:?} (load {})",
         support::load_average()
@@ -243,7 +278,7 @@ async fn run(o: Opts) -> anyhow::Result<()> {
     let cpu_before = support::cpu_seconds();
     let readers = [wrk(&hot, o.hot, 2, 3600)?, wrk(&addr, o.addr, 1, 3600)?];
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let (rate, p50, p99, max) = post_all(second, mixed.events).await?;
+    let (rate, p50, p99, max) = post_all(second, &mixed).await?;
     let load = support::load_average();
     readers.iter().for_each(stop);
     let [hot_report, addr_report] = readers.map(|r| report(r).unwrap_or_else(|e| e.to_string()));
@@ -258,10 +293,11 @@ async fn run(o: Opts) -> anyhow::Result<()> {
     println!("-- {} connections on {HOT_ROUTE}:\n{hot_report}", o.hot);
     println!("-- {} connections on the hot address's transactions:\n{addr_report}", o.addr);
     println!(
-        "admission: {} shed (503); response cache: {} hits, {} computed",
+        "admission: {} shed (503); response cache: {} hits, {} computed by requests, {} recomputed ahead",
         mixed.admission.shed(),
         mixed.cache.hits(),
-        mixed.cache.computed()
+        mixed.cache.computed(),
+        mixed.cache.refreshed()
     );
     let mixed_counts = counts(&mixed.store).await?;
     let lost: Vec<_> = alone_counts
