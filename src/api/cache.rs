@@ -25,7 +25,7 @@
 //!   wallet told of a block by a live update must then find it there. A request with
 //!   `Cache-Control: no-cache` waits for the fresh answer.
 //! - **Recomputed ahead.** When the generation moves, the most requested answers of the one
-//!   left (at most `refresh`, each asked for at least [`REFRESH_MIN_HITS`] times) that are
+//!   left (at most `refresh`, each asked for at least [`REFRESH_MIN_DEMAND`] times) that are
 //!   never stale are recomputed at once, each by a task of its own on the runtime that built
 //!   the routes (`serve`: the event observer's, at the writer's priority), instead of by the
 //!   first request that misses, whose turn comes behind every connection queued on the API's
@@ -67,7 +67,7 @@ pub const DEFAULT_STALE: Duration = Duration::from_millis(1000);
 pub const DEFAULT_REFRESH: usize = 8;
 /// Asked for at least this often at the generation left, or not recomputed ahead: an answer
 /// nobody asks for again is not worth the work.
-pub const REFRESH_MIN_HITS: u64 = 4;
+pub const REFRESH_MIN_DEMAND: u64 = 4;
 
 /// Answers that must be computed every time: they depend on the clock.
 const UNCACHED_SUFFIXES: &[&str] = &["/average-times"];
@@ -118,7 +118,8 @@ struct Flight {
     id: u64,
     generation: Generation,
     answer: watch::Receiver<Option<Shared>>,
-    /// Requests that came while it ran (the leader's included).
+    /// Requests that asked for it while it ran (the leading request included; a
+    /// recomputation ahead has none of its own).
     demand: u64,
 }
 
@@ -257,7 +258,7 @@ impl ResponseCache {
     /// Moves `key`'s kind of entries to its generation unless that is older than the cache's:
     /// the entries of the one left become stale answers (on [`STALE_PATHS`], while young
     /// enough), the rest are dropped. Returns the URLs to recompute ahead: the GETs of the
-    /// generation left asked for most often, at least [`REFRESH_MIN_HITS`] times, whose
+    /// generation left asked for most often, at least [`REFRESH_MIN_DEMAND`] times, whose
     /// readers would wait for the new answer (not on [`STALE_PATHS`]).
     fn at(&self, inner: &mut Inner, key: &Key, now: Instant) -> Vec<String> {
         let generation = &key.generation;
@@ -276,7 +277,7 @@ impl ResponseCache {
             inner.bytes = inner.bytes.saturating_sub(size(url, &e.cached));
             // Readers of a stale-able answer never wait for its recomputation: not worth it.
             let waited_for = !e.cached.may_be_stale;
-            if self.refresh > 0 && waited_for && e.demand >= REFRESH_MIN_HITS && url.starts_with("GET ") {
+            if self.refresh > 0 && waited_for && e.demand >= REFRESH_MIN_DEMAND && url.starts_with("GET ") {
                 hot.push((e.demand, url.clone()));
             }
         }

@@ -238,8 +238,8 @@ async fn the_most_asked_answers_that_readers_wait_for_are_recomputed_ahead() {
         put(&c, &key(url, 1), e);
     }
     ask(&c, hot, 1, 9);
-    ask(&c, warm, 1, REFRESH_MIN_HITS as usize);
-    ask(&c, cold, 1, REFRESH_MIN_HITS as usize - 1);
+    ask(&c, warm, 1, REFRESH_MIN_DEMAND as usize);
+    ask(&c, cold, 1, REFRESH_MIN_DEMAND as usize - 1);
     ask(&c, list, 1, 20);
     ask(&c, head, 1, 20);
     // The first request at generation 2 (for another URL) moves the cache: the two most asked
