@@ -121,6 +121,8 @@ struct Flight {
     /// Requests that asked for it while it ran (the leading request included; a
     /// recomputation ahead has none of its own).
     demand: u64,
+    /// Of a [`chain_only`] route.
+    chain_only: bool,
 }
 
 #[derive(Default)]
@@ -258,14 +260,16 @@ impl ResponseCache {
     /// Moves `key`'s kind of entries to its generation unless that is older than the cache's:
     /// the entries of the one left become stale answers (on [`STALE_PATHS`], while young
     /// enough), the rest are dropped. Returns the URLs to recompute ahead: the GETs of the
-    /// generation left asked for most often, at least [`REFRESH_MIN_DEMAND`] times, whose
-    /// readers would wait for the new answer (not on [`STALE_PATHS`]).
+    /// generation left (kept, or still being computed) asked for most often, at least
+    /// [`REFRESH_MIN_DEMAND`] times, whose readers would wait for the new answer (not on
+    /// [`STALE_PATHS`]).
     fn at(&self, inner: &mut Inner, key: &Key, now: Instant) -> Vec<String> {
         let generation = &key.generation;
         let mine = Self::generation_of(inner, key);
         if mine == generation || older(generation, mine) {
             return Vec::new();
         }
+        let left_at = mine.clone();
         match key.chain_only {
             true => inner.chain_generation = generation.clone(),
             false => inner.generation = generation.clone(),
@@ -279,6 +283,21 @@ impl ResponseCache {
             let waited_for = !e.cached.may_be_stale;
             if self.refresh > 0 && waited_for && e.demand >= REFRESH_MIN_DEMAND && url.starts_with("GET ") {
                 hot.push((e.demand, url.clone()));
+            }
+        }
+        // An answer still being computed when the generation moved on (blocks closer together
+        // than its computation) counts with the requests waiting for it.
+        if self.refresh > 0 {
+            for (url, f) in &inner.flights {
+                if f.generation == left_at
+                    && f.chain_only == key.chain_only
+                    && !stale_ok(url_path(url), None)
+                    && f.demand >= REFRESH_MIN_DEMAND
+                    && url.starts_with("GET ")
+                    && !left.contains_key(url)
+                {
+                    hot.push((f.demand, url.clone()));
+                }
             }
         }
         hot.sort_unstable_by(|a, b| b.cmp(a));
@@ -388,9 +407,10 @@ impl ResponseCache {
         inner.flight_ids += 1;
         let id = inner.flight_ids;
         let (tx, rx) = watch::channel(None);
-        inner
-            .flights
-            .insert(key.url.clone(), Flight { id, generation: key.generation.clone(), answer: rx, demand });
+        inner.flights.insert(
+            key.url.clone(),
+            Flight { id, generation: key.generation.clone(), answer: rx, demand, chain_only: key.chain_only },
+        );
         Leader { cache: Arc::clone(self), key: key.clone(), id, answer: tx }
     }
 

@@ -276,3 +276,27 @@ fn nothing_is_recomputed_ahead_unless_asked_to() {
     assert!(ahead.is_empty());
     assert_eq!(c.refreshed(), 0);
 }
+
+#[tokio::test]
+async fn an_answer_still_computing_when_the_generation_moves_is_recomputed_ahead_too() {
+    let c = Arc::new(ResponseCache::new(1 << 20).refreshing(8));
+    let url = "GET /extended/v1/address/a/transactions?";
+    // At generation 1 its computation is under way, with readers waiting for it.
+    let Lookup::Lead(old) = c.lookup(&key(url, 1), Instant::now()) else { panic!() };
+    for _ in 0..REFRESH_MIN_DEMAND {
+        assert!(matches!(c.lookup(&key(url, 1), Instant::now()), Lookup::Wait(_)));
+    }
+    // Generation 2 arrives first: the answer is recomputed at 2 at once.
+    let (_, ahead) = c.look_up(&key("GET /other?", 2), Instant::now());
+    let urls: Vec<&str> = ahead.iter().map(|l| l.key.url.as_str()).collect();
+    assert_eq!(urls, [url]);
+    assert!(matches!(c.lookup(&key(url, 2), Instant::now()), Lookup::Wait(_)));
+    // The older computation still ends for its own waiters (kept at most as stale).
+    old.finish(Some(entry("at 1")));
+    assert!(get(&c, &key(url, 2)).is_none());
+    // One asked for fewer times is not.
+    let cold = "GET /extended/v1/address/b/transactions?";
+    let Lookup::Lead(_cold) = c.lookup(&key(cold, 2), Instant::now()) else { panic!() };
+    let (_, ahead) = c.look_up(&key("GET /other?", 3), Instant::now());
+    assert!(ahead.iter().all(|l| l.key.url != cold));
+}
