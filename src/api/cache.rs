@@ -25,7 +25,8 @@
 //!   wallet told of a block by a live update must then find it there. A request with
 //!   `Cache-Control: no-cache` waits for the fresh answer.
 //! - **Recomputed ahead.** When the generation moves, the most requested answers of the one
-//!   left (at most `refresh`, each asked for at least [`REFRESH_MIN_DEMAND`] times) that are
+//!   left (at most `refresh`, each asked for at least [`REFRESH_MIN_DEMAND`] times, kept or
+//!   still being computed) that are
 //!   never stale are recomputed at once, each by a task of its own on the runtime that built
 //!   the routes (`serve`: the event observer's, at the writer's priority), instead of by the
 //!   first request that misses, whose turn comes behind every connection queued on the API's
