@@ -88,12 +88,12 @@ struct Server {
 
 async fn start(db: &Path, cache_bytes: Option<usize>) -> anyhow::Result<Server> {
     let store = Arc::new(Store::open(&format!("sqlite://{}", db.display()), Network::Testnet).await?);
-    let config = Config::from_process_env(&ConfigArgs::default())?;
+    let mut config = Config::from_process_env(&ConfigArgs::default())?;
     let admission = Admission::new(&config.load.admission, store.pool_stats().max as usize);
-    let bytes = cache_bytes.unwrap_or(config.response_cache_bytes);
-    let cache = Arc::new(
-        ResponseCache::with_stale(bytes, config.load.cache_stale).refreshing(config.load.cache_refresh),
-    );
+    if let Some(bytes) = cache_bytes {
+        config.response_cache_bytes = bytes;
+    }
+    let cache = Arc::new(ResponseCache::configured(&config));
     let routes = api::observe::observed(api::routes_with_parts(
         Arc::clone(&store),
         V2Settings::ledger_only(),

@@ -276,29 +276,31 @@ impl ResponseCache {
             false => inner.generation = generation.clone(),
         }
         let left = std::mem::take(&mut inner.entries[usize::from(key.chain_only)]);
+        // Worth recomputing: a GET asked for often enough, whose readers would wait for the new
+        // answer (those of a stale-able one never do).
+        let worth = |url: &str, demand: u64| {
+            self.refresh > 0
+                && demand >= REFRESH_MIN_DEMAND
+                && url.starts_with("GET ")
+                && !stale_ok(url_path(url), None)
+        };
         let mut hot = Vec::new();
         for (url, e) in &left {
             inner.lru.remove(&e.used);
             inner.bytes = inner.bytes.saturating_sub(size(url, &e.cached));
-            // Readers of a stale-able answer never wait for its recomputation: not worth it.
-            let waited_for = !e.cached.may_be_stale;
-            if self.refresh > 0 && waited_for && e.demand >= REFRESH_MIN_DEMAND && url.starts_with("GET ") {
+            if worth(url, e.demand) {
                 hot.push((e.demand, url.clone()));
             }
         }
         // An answer still being computed when the generation moved on (blocks closer together
         // than its computation) counts with the requests waiting for it.
-        if self.refresh > 0 {
-            for (url, f) in &inner.flights {
-                if f.generation == left_at
-                    && f.chain_only == key.chain_only
-                    && !stale_ok(url_path(url), None)
-                    && f.demand >= REFRESH_MIN_DEMAND
-                    && url.starts_with("GET ")
-                    && !left.contains_key(url)
-                {
-                    hot.push((f.demand, url.clone()));
-                }
+        for (url, f) in &inner.flights {
+            if f.generation == left_at
+                && f.chain_only == key.chain_only
+                && !left.contains_key(url)
+                && worth(url, f.demand)
+            {
+                hot.push((f.demand, url.clone()));
             }
         }
         hot.sort_unstable_by(|a, b| b.cmp(a));
