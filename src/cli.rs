@@ -8,7 +8,7 @@ mod ledger;
 #[cfg(test)]
 mod tests;
 
-use std::io::{IsTerminal, Read};
+use std::io::{IsTerminal, Read, Write};
 
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -18,6 +18,7 @@ use stacks_codec::tx::Transaction;
 use stacks_codec::{decode_hex, to_hex_prefixed};
 use stacks_ledger::config::{self, Config, ConfigArgs};
 use stacks_ledger::ingest::progress::{ProgressAwareStderr, ProgressMode};
+use tracing_appender::non_blocking::{NonBlocking, NonBlockingBuilder, WorkerGuard};
 use tracing_subscriber::EnvFilter;
 
 pub use ledger::{ExportArgs, ImportArgs};
@@ -106,7 +107,9 @@ pub enum Format {
 
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     let env = |name: &str| std::env::var(name).ok();
-    init_logging(&config::log_filter(&cli.config, env)?, config::log_format(&cli.config, env)?)?;
+    // Held to the end of the command: dropping it writes out the lines still queued.
+    let _log_writer =
+        init_logging(&config::log_filter(&cli.config, env)?, config::log_format(&cli.config, env)?)?;
     let out = match cli.command {
         Command::Config => Config::from_process_env(&cli.config)?.masked_json(),
         Command::Demo(args) => {
@@ -169,17 +172,33 @@ async fn run_ledger_command(command: LedgerCommand, config: Config) -> anyhow::R
 /// Logs go to stderr (stdout carries command output), through the writer that keeps them clear
 /// of an import's progress bar; as text, or one JSON object a line with the current span's
 /// fields (a request's method, route, status, latency, errorTag; an event's path).
-fn init_logging(filter: &str, format: config::LogFormat) -> anyhow::Result<()> {
+///
+/// A line is formatted where it is logged and written by a thread of its own, which writes
+/// whatever has queued meanwhile at once: with one line per request, writing each line on the
+/// request's thread cost a `write(2)` and the stderr lock per request (about a fifth of a cached
+/// answer's throughput, `docs/benchmarks.md`). Not lossy: when the queue is full, logging waits.
+/// The returned guard writes out what is still queued when dropped.
+fn init_logging(filter: &str, format: config::LogFormat) -> anyhow::Result<WorkerGuard> {
     let filter = EnvFilter::try_new(filter)
         .with_context(|| format!("log filter `{filter}`"))?
         // Our own request span logs each answer (api::observe); warp's would repeat it.
         .add_directive("warp::filters::trace=off".parse().expect("a valid directive"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(ProgressAwareStderr);
+    let (writer, guard) = log_writer(ProgressAwareStderr);
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(writer);
     let installed = match format {
         config::LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).try_init(),
         config::LogFormat::Json => builder.json().with_current_span(true).with_span_list(false).try_init(),
     };
-    installed.map_err(|e| anyhow::anyhow!("cannot set up logging: {e}"))
+    installed.map_err(|e| anyhow::anyhow!("cannot set up logging: {e}"))?;
+    Ok(guard)
+}
+
+/// `out` behind the log's writing thread; the lines of one batch reach `out` as one write.
+fn log_writer<W: Write + Send + 'static>(out: W) -> (NonBlocking, WorkerGuard) {
+    NonBlockingBuilder::default()
+        .lossy(false)
+        .thread_name("log-writer")
+        .finish(std::io::BufWriter::with_capacity(64 * 1024, out))
 }
 
 /// The argument itself, or standard input when it is `-`.

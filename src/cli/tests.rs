@@ -422,3 +422,58 @@ async fn demo_serves_a_living_chain() {
     stop.send(()).unwrap();
     tokio::time::timeout(std::time::Duration::from_secs(20), server).await.unwrap().unwrap().unwrap();
 }
+
+/// A writer that records each write it is handed, the first one only after a pause.
+#[derive(Clone, Default)]
+struct SlowRecorder(Arc<std::sync::Mutex<Vec<Vec<u8>>>>);
+
+impl std::io::Write for SlowRecorder {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut writes = self.0.lock().unwrap();
+        if writes.is_empty() {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+        writes.push(buf.to_vec());
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn log_lines_are_written_whole_in_batches_and_none_is_lost() {
+    use std::io::Write as _;
+    use tracing_subscriber::fmt::MakeWriter as _;
+
+    let out = SlowRecorder::default();
+    let (writer, guard) = super::log_writer(out.clone());
+    // Four threads log 5,000 lines each while the first write is held up.
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let writer = writer.clone();
+            std::thread::spawn(move || {
+                for i in 0..5_000 {
+                    writer.make_writer().write_all(format!("thread {t} line {i}\n").as_bytes()).unwrap();
+                }
+            })
+        })
+        .collect();
+    threads.into_iter().for_each(|t| t.join().unwrap());
+    drop(guard);
+
+    let writes = out.0.lock().unwrap();
+    let text = String::from_utf8(writes.concat()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 20_000, "every line arrives once the guard is dropped");
+    for t in 0..4 {
+        let own: Vec<&str> =
+            lines.iter().copied().filter(|l| l.starts_with(&format!("thread {t} "))).collect();
+        let expected: Vec<String> = (0..5_000).map(|i| format!("thread {t} line {i}")).collect();
+        assert_eq!(own, expected, "thread {t}'s lines whole and in order");
+    }
+    // The lines queued behind the slow first write reach the writer as 64 KiB batches, not
+    // one write each.
+    assert!(writes.len() < 100, "{} writes for 20,000 lines", writes.len());
+}
