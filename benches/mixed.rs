@@ -293,11 +293,12 @@ async fn run(o: Opts) -> anyhow::Result<()> {
     println!("-- {} connections on {HOT_ROUTE}:\n{hot_report}", o.hot);
     println!("-- {} connections on the hot address's transactions:\n{addr_report}", o.addr);
     println!(
-        "admission: {} shed (503); response cache: {} hits, {} computed by requests, {} recomputed ahead",
+        "admission: {} shed (503); response cache: {} hits, {} computed by requests, {} recomputed ahead, {} waits for them in place",
         mixed.admission.shed(),
         mixed.cache.hits(),
         mixed.cache.computed(),
-        mixed.cache.refreshed()
+        mixed.cache.refreshed(),
+        mixed.cache.waited_in_place()
     );
     let mixed_counts = counts(&mixed.store).await?;
     let lost: Vec<_> = alone_counts

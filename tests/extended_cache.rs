@@ -69,10 +69,18 @@ async fn never_stale(db: Db) {
     let Some(ts) = TestStore::new(db, "extended_cache", Network::Testnet).await else { return };
     let store = Arc::clone(&ts.store);
     let other = Arc::new(Store::open(&ts.db.url, Network::Testnet).await.unwrap());
-    // The ingesting process's cache also recomputes its most asked answers ahead.
+    // The ingesting process's cache also recomputes its most asked answers ahead, on a
+    // runtime of their own as in `serve` (the observer's), so that requests wait for them in
+    // place.
     let (here_cache, other_cache) =
         (Arc::new(ResponseCache::new(8 << 20).refreshing(8)), Arc::new(ResponseCache::new(8 << 20)));
-    let here = table(&store, &here_cache);
+    let observer = Background(Some(
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap(),
+    ));
+    let here = {
+        let _on = observer.0.as_ref().unwrap().enter();
+        table(&store, &here_cache)
+    };
     let there = table(&other, &other_cache);
     let plain = table(&store, &Arc::new(ResponseCache::new(0)));
 
@@ -173,14 +181,27 @@ async fn never_stale(db: Db) {
     }
     assert!(here_cache.hits() > 100 && other_cache.hits() > 100, "{db:?}: the caches were not used");
     assert!(here_cache.refreshed() > 10, "{db:?}: only {} answers recomputed ahead", here_cache.refreshed());
+    assert!(here_cache.waited_in_place() > 10, "{db:?}: {} waits in place", here_cache.waited_in_place());
     println!(
-        "{db:?}: changes per kind {changed:?}; hits {} / {}; recomputed ahead {}",
+        "{db:?}: changes per kind {changed:?}; hits {} / {}; recomputed ahead {}, waited for in place {}",
         here_cache.hits(),
         other_cache.hits(),
-        here_cache.refreshed()
+        here_cache.refreshed(),
+        here_cache.waited_in_place()
     );
     other.close().await;
     ts.finish().await;
+}
+
+/// A runtime shut down without waiting when dropped (a test's async body may not block).
+struct Background(Option<tokio::runtime::Runtime>);
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
+        }
+    }
 }
 
 #[tokio::test]

@@ -26,11 +26,14 @@
 //!   `Cache-Control: no-cache` waits for the fresh answer.
 //! - **Recomputed ahead.** When the generation moves, the most requested answers of the one
 //!   left (at most `refresh`, each asked for at least [`REFRESH_MIN_DEMAND`] times, kept or
-//!   still being computed) that are
+//!   still being computed, counting half the demand carried into that generation) that are
 //!   never stale are recomputed at once, each by a task of its own on the runtime that built
 //!   the routes (`serve`: the event observer's, at the writer's priority), instead of by the
 //!   first request that misses, whose turn comes behind every connection queued on the API's
-//!   threads. Requests that arrive meanwhile wait for that computation as for any other.
+//!   threads. Requests that arrive meanwhile wait for that computation; when it runs on
+//!   another runtime than theirs (`serve`), in place: their thread blocks for at most
+//!   [`IN_PLACE`] rather than parking the task, which would be woken at the back of the API's
+//!   run queue.
 //!   (A stale-able answer's readers do not wait: it is recomputed on demand.)
 //! - **Admission.** Only the computation behind a miss passes the admission gate
 //!   (`api::admission`); hits, shared and stale answers never wait for a slot.
@@ -69,6 +72,9 @@ pub const DEFAULT_REFRESH: usize = 8;
 /// Asked for at least this often at the generation left, or not recomputed ahead: an answer
 /// nobody asks for again is not worth the work.
 pub const REFRESH_MIN_DEMAND: u64 = 4;
+/// How long a request's thread may wait in place for a recomputation ahead
+/// ([`Refresher::in_place`]) before it parks like any other waiter.
+const IN_PLACE: Duration = Duration::from_millis(2);
 
 /// Answers that must be computed every time: they depend on the clock.
 const UNCACHED_SUFFIXES: &[&str] = &["/average-times"];
@@ -119,6 +125,8 @@ struct Flight {
     id: u64,
     generation: Generation,
     answer: watch::Receiver<Option<Shared>>,
+    /// A recomputation ahead's: set when it ends (see [`Waiter`]).
+    ended: Option<Arc<Ended>>,
     /// Requests that asked for it while it ran (the leading request included; a
     /// recomputation ahead has none of its own).
     demand: u64,
@@ -154,6 +162,7 @@ pub struct ResponseCache {
     hits: AtomicU64,
     computed: AtomicU64,
     refreshed: AtomicU64,
+    in_place: AtomicU64,
     waiting: AtomicUsize,
 }
 
@@ -162,9 +171,62 @@ enum Lookup {
     Hit(Arc<Cached>),
     Stale(Arc<Cached>),
     /// Another request computes this answer: wait for it.
-    Wait(watch::Receiver<Option<Shared>>),
+    Wait(Waiter),
     /// Compute it, then hand it to the waiters.
     Lead(Leader),
+}
+
+/// A request waiting for another computation's answer.
+struct Waiter {
+    answer: watch::Receiver<Option<Shared>>,
+    /// Set once a recomputation ahead ends: such a request may wait for it in place (see
+    /// [`Refresher::in_place`]).
+    ended: Option<Arc<Ended>>,
+}
+
+/// Whether a recomputation ahead has ended, for threads that wait for it blocked.
+#[derive(Default)]
+struct Ended {
+    state: Mutex<InPlace>,
+    cv: std::sync::Condvar,
+}
+
+#[derive(Default, Clone, Copy, PartialEq, Eq, Debug)]
+enum InPlace {
+    #[default]
+    Running,
+    Ended,
+    /// A wait in place ran out: later waiters park at once, so that a slow recomputation
+    /// blocks each API thread at most once.
+    Slow,
+}
+
+impl Ended {
+    fn lock(&self) -> std::sync::MutexGuard<'_, InPlace> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn set(&self) {
+        *self.lock() = InPlace::Ended;
+        self.cv.notify_all();
+    }
+
+    /// Blocks the calling thread until it has ended, or for `at_most` (then marks it slow);
+    /// returns at once once it has ended or is slow. Whether it blocked.
+    fn wait(&self, at_most: Duration) -> bool {
+        let state = self.lock();
+        if *state != InPlace::Running {
+            return false;
+        }
+        let (mut state, _) = self
+            .cv
+            .wait_timeout_while(state, at_most, |s| *s == InPlace::Running)
+            .unwrap_or_else(|e| e.into_inner());
+        if *state == InPlace::Running {
+            *state = InPlace::Slow;
+        }
+        true
+    }
 }
 
 /// Whether `a` is an older generation than `b`: both counters behind or equal, not equal (a
@@ -191,6 +253,7 @@ impl ResponseCache {
             hits: AtomicU64::new(0),
             computed: AtomicU64::new(0),
             refreshed: AtomicU64::new(0),
+            in_place: AtomicU64::new(0),
             waiting: AtomicUsize::new(0),
         }
     }
@@ -235,6 +298,11 @@ impl ResponseCache {
         self.refreshed.load(Ordering::Relaxed)
     }
 
+    /// Requests that waited in place for a recomputation ahead (see the module doc).
+    pub fn waited_in_place(&self) -> u64 {
+        self.in_place.load(Ordering::Relaxed)
+    }
+
     /// Requests waiting now for another request's computation of their answer.
     pub fn waiting(&self) -> usize {
         self.waiting.load(Ordering::Relaxed)
@@ -264,7 +332,7 @@ impl ResponseCache {
     /// generation left (kept, or still being computed) asked for most often, at least
     /// [`REFRESH_MIN_DEMAND`] times, whose readers would wait for the new answer (not on
     /// [`STALE_PATHS`]).
-    fn at(&self, inner: &mut Inner, key: &Key, now: Instant) -> Vec<String> {
+    fn at(&self, inner: &mut Inner, key: &Key, now: Instant) -> Vec<(String, u64)> {
         let generation = &key.generation;
         let mine = Self::generation_of(inner, key);
         if mine == generation || older(generation, mine) {
@@ -304,7 +372,7 @@ impl ResponseCache {
             }
         }
         hot.sort_unstable_by(|a, b| b.cmp(a));
-        let hot = hot.into_iter().take(self.refresh).map(|(_, url)| url).collect();
+        let hot = hot.into_iter().take(self.refresh).map(|(demand, url)| (url, demand)).collect();
         if self.stale_for.is_zero() {
             return hot;
         }
@@ -348,9 +416,13 @@ impl ResponseCache {
     }
 
     /// Leaders for `urls`, of `key`'s kind, at its generation: those no flight computes yet.
-    fn ahead(self: &Arc<Self>, inner: &mut Inner, key: &Key, urls: Vec<String>) -> Vec<Leader> {
+    /// Each starts with half the demand its URL had at the generation left, so that an answer
+    /// asked for at a steady rate stays recomputed when changes come closer together than its
+    /// requests (a block and its burn block a millisecond apart), and one no longer asked for
+    /// drops out after a few generations.
+    fn ahead(self: &Arc<Self>, inner: &mut Inner, key: &Key, urls: Vec<(String, u64)>) -> Vec<Leader> {
         let mut leaders = Vec::with_capacity(urls.len());
-        for url in urls {
+        for (url, demand) in urls {
             let computed = inner
                 .flights
                 .get(&url)
@@ -361,7 +433,7 @@ impl ResponseCache {
             let k = Key { url, stale_ok: false, ..key.clone() };
             self.refreshed.fetch_add(1, Ordering::Relaxed);
             crate::metrics::cache_refreshed();
-            leaders.push(self.fly(inner, &k, 0));
+            leaders.push(self.fly(inner, &k, demand / 2, true));
         }
         leaders
     }
@@ -398,27 +470,35 @@ impl ResponseCache {
                 return Lookup::Stale(stale);
             }
             if flight.generation == key.generation || older(&key.generation, &flight.generation) {
-                return Lookup::Wait(flight.answer.clone());
+                return Lookup::Wait(Waiter { answer: flight.answer.clone(), ended: flight.ended.clone() });
             }
         }
         self.computed.fetch_add(1, Ordering::Relaxed);
-        Lookup::Lead(self.fly(inner, key, 1))
+        Lookup::Lead(self.fly(inner, key, 1, false))
     }
 
-    /// Registers the computation of `key`'s answer, asked for by `demand` requests so far.
-    fn fly(self: &Arc<Self>, inner: &mut Inner, key: &Key, demand: u64) -> Leader {
+    /// Registers the computation of `key`'s answer, asked for by `demand` requests so far;
+    /// `ahead`: a recomputation ahead's.
+    fn fly(self: &Arc<Self>, inner: &mut Inner, key: &Key, demand: u64, ahead: bool) -> Leader {
         inner.flight_ids += 1;
         let id = inner.flight_ids;
         let (tx, rx) = watch::channel(None);
-        inner.flights.insert(
-            key.url.clone(),
-            Flight { id, generation: key.generation.clone(), answer: rx, demand, chain_only: key.chain_only },
-        );
-        Leader { cache: Arc::clone(self), key: key.clone(), id, answer: tx }
+        let ended = ahead.then(Arc::default);
+        let flight = Flight {
+            id,
+            generation: key.generation.clone(),
+            answer: rx,
+            ended: ended.clone(),
+            demand,
+            chain_only: key.chain_only,
+        };
+        inner.flights.insert(key.url.clone(), flight);
+        Leader { cache: Arc::clone(self), key: key.clone(), id, answer: tx, ended }
     }
 
     /// Waits for a leader's answer: `None` when it has none to share (or gave up).
-    async fn wait(&self, mut answer: watch::Receiver<Option<Shared>>) -> Shared {
+    async fn wait(&self, waiter: Waiter) -> Shared {
+        let mut answer = waiter.answer;
         self.waiting.fetch_add(1, Ordering::Relaxed);
         let shared = answer.wait_for(Option::is_some).await.ok().and_then(|a| a.clone().flatten());
         self.waiting.fetch_sub(1, Ordering::Relaxed);
@@ -481,6 +561,8 @@ struct Leader {
     key: Key,
     id: u64,
     answer: watch::Sender<Option<Shared>>,
+    /// A recomputation ahead's: set when it ends.
+    ended: Option<Arc<Ended>>,
 }
 
 impl Leader {
@@ -493,6 +575,9 @@ impl Leader {
             None => Vec::new(),
         };
         self.answer.send_replace(Some(shared));
+        if let Some(ended) = &self.ended {
+            ended.set();
+        }
         hot
     }
 
@@ -541,6 +626,20 @@ impl Refresher {
         found
     }
 
+    /// Lets a request about to wait for a recomputation ahead wait for it in place, its thread
+    /// blocked for at most [`IN_PLACE`]. The recomputation runs on another runtime and is due
+    /// within about a millisecond; a task that parked instead would be woken at the back of
+    /// the API's run queue, behind every connection there (~100 ms under load: the tail of a
+    /// hot address's latency, `docs/benchmarks.md` Session 33). Only when the routes' runtime
+    /// is not the caller's (as in `serve`): on the same runtime, the blocked thread could be
+    /// the one that would run the recomputation. Once one such wait runs out, the others of
+    /// that recomputation park at once. Whether it blocked.
+    fn in_place(&self, waiter: &Waiter) -> bool {
+        let (Some(ended), Some(routes)) = (&waiter.ended, &self.runtime) else { return false };
+        let elsewhere = tokio::runtime::Handle::try_current().map_or(true, |mine| mine.id() != routes.id());
+        elsewhere && ended.wait(IN_PLACE)
+    }
+
     fn spawn(&self, leaders: Vec<Leader>) {
         for leader in leaders {
             let task = self.clone().refresh(leader);
@@ -573,6 +672,10 @@ impl Drop for Leader {
         let mut inner = self.cache.lock();
         if inner.flights.get(&self.key.url).is_some_and(|f| f.id == self.id) {
             inner.flights.remove(&self.key.url);
+        }
+        drop(inner);
+        if let Some(ended) = &self.ended {
+            ended.set();
         }
     }
 }
@@ -742,13 +845,18 @@ where
                         crate::metrics::cache_shared("stale");
                         return Err(warp::reject::custom(Hit(c, true)));
                     }
-                    Lookup::Wait(answer) => match cache.wait(answer).await {
-                        Some(c) => {
-                            crate::metrics::cache_shared("coalesced");
-                            return Err(warp::reject::custom(Hit(c, false)));
+                    Lookup::Wait(waiter) => {
+                        if refresher.in_place(&waiter) {
+                            cache.in_place.fetch_add(1, Ordering::Relaxed);
                         }
-                        None => Pass::Alone,
-                    },
+                        match cache.wait(waiter).await {
+                            Some(c) => {
+                                crate::metrics::cache_shared("coalesced");
+                                return Err(warp::reject::custom(Hit(c, false)));
+                            }
+                            None => Pass::Alone,
+                        }
+                    }
                     Lookup::Lead(leader) => Pass::Lead(leader),
                 },
             };

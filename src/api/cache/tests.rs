@@ -260,9 +260,36 @@ async fn the_most_asked_answers_that_readers_wait_for_are_recomputed_ahead() {
     // A refresh that gives up ends its flight: the next request computes.
     drop(ahead);
     assert!(matches!(c.lookup(&key(warm, 2), Instant::now()), Lookup::Lead(_)));
-    // Generation 3: `hot` was asked for twice at 2 (the waiter and the hit above): below the
-    // bar, not recomputed.
+    // Generation 3: `hot` carried half its 9 asks into 2 and was asked for twice there (the
+    // waiter and the hit above): 6, recomputed again, with 3 carried. `warm`'s flight at 2
+    // ended with its leader: nothing to carry.
     let (_, ahead) = c.look_up(&key("GET /other?", 3), Instant::now());
+    let urls: Vec<&str> = ahead.iter().map(|l| l.key.url.as_str()).collect();
+    assert_eq!(urls, [hot]);
+    drop(ahead);
+    // Not asked for at 3: 3 is below the bar, so the demand dies out.
+    let (_, ahead) = c.look_up(&key("GET /other?", 4), Instant::now());
+    assert!(ahead.is_empty());
+}
+
+#[tokio::test]
+async fn an_answer_asked_for_steadily_stays_recomputed_when_changes_come_close_together() {
+    let c = Arc::new(ResponseCache::new(1 << 20).refreshing(8));
+    let url = "GET /extended/v1/address/a/transactions?";
+    put(&c, &key(url, 1), entry("a"));
+    ask(&c, url, 1, 40);
+    // Changes in a row, each before anyone asks: each recomputation is still under way (its
+    // leader held) when the next change comes, and carries half the demand of the one before:
+    // 40 → 20 → 10 → 5 → 2.
+    let mut computing = Vec::new();
+    for n in 2..=5 {
+        let (_, ahead) = c.look_up(&key("GET /other?", n), Instant::now());
+        let urls: Vec<&str> = ahead.iter().map(|l| l.key.url.as_str()).collect();
+        assert_eq!(urls, [url], "recomputed ahead at {n}");
+        computing.extend(ahead);
+    }
+    // The fifth change in a row without a request lets it go.
+    let (_, ahead) = c.look_up(&key("GET /other?", 6), Instant::now());
     assert!(ahead.is_empty());
 }
 
@@ -299,4 +326,77 @@ async fn an_answer_still_computing_when_the_generation_moves_is_recomputed_ahead
     let Lookup::Lead(_cold) = c.lookup(&key(cold, 2), Instant::now()) else { panic!() };
     let (_, ahead) = c.look_up(&key("GET /other?", 3), Instant::now());
     assert!(ahead.iter().all(|l| l.key.url != cold));
+}
+
+#[test]
+fn a_recomputation_ahead_ends_for_the_threads_waiting_in_place_however_it_ends() {
+    let c = Arc::new(ResponseCache::new(1 << 20).refreshing(8));
+    let (hot, other) =
+        ("GET /extended/v1/address/a/transactions?", "GET /extended/v1/address/b/transactions?");
+    for (url, asks) in [(hot, 12), (other, 10)] {
+        put(&c, &key(url, 1), entry("1"));
+        ask(&c, url, 1, asks);
+    }
+    let (_, ahead) = c.look_up(&key("GET /x?", 2), Instant::now());
+    let mut ahead = ahead.into_iter();
+    // A request-led flight's waiters have nothing to wait for in place.
+    let Lookup::Lead(_lead) = c.lookup(&key("GET /extended/v1/address/c/transactions?", 2), Instant::now())
+    else {
+        panic!()
+    };
+    let Lookup::Wait(w) = c.lookup(&key("GET /extended/v1/address/c/transactions?", 2), Instant::now())
+    else {
+        panic!()
+    };
+    assert!(w.ended.is_none());
+    // Threads blocked on a recomputation ahead return when it is answered, or given up.
+    for (url, answered) in [(hot, true), (other, false)] {
+        let Lookup::Wait(w) = c.lookup(&key(url, 2), Instant::now()) else { panic!("{url} waits") };
+        let ended = w.ended.clone().expect("a recomputation ahead's");
+        let blocked = std::thread::spawn(move || ended.wait(Duration::from_secs(600)));
+        let leader = ahead.next().unwrap();
+        assert_eq!(leader.key.url, url);
+        match answered {
+            true => drop(leader.finish(Some(entry("2")))),
+            false => drop(leader),
+        }
+        blocked.join().unwrap();
+        assert_eq!(*w.ended.unwrap().lock(), InPlace::Ended);
+    }
+}
+
+#[test]
+fn a_slow_recomputation_blocks_a_thread_waiting_in_place_once() {
+    let ended = Ended::default();
+    assert!(ended.wait(Duration::from_millis(1)));
+    assert_eq!(*ended.lock(), InPlace::Slow);
+    // The next waiter does not block at all: nothing would end this one's 600 s.
+    assert!(!ended.wait(Duration::from_secs(600)));
+    ended.set();
+    assert_eq!(*ended.lock(), InPlace::Ended);
+    assert!(!ended.wait(Duration::from_secs(600)));
+}
+
+/// A refresher whose routes were built on `runtime`.
+fn refresher_on(runtime: tokio::runtime::Handle) -> Refresher {
+    let routes = warp::any().map(|| Response::new("x".into())).boxed();
+    Refresher { admission: Admission::unbounded(), routes, runtime: Some(runtime) }
+}
+
+#[test]
+fn only_requests_on_another_runtime_than_the_recomputation_wait_in_place() {
+    let c = Arc::new(ResponseCache::new(1 << 20).refreshing(8));
+    let url = "GET /extended/v1/address/a/transactions?";
+    put(&c, &key(url, 1), entry("1"));
+    ask(&c, url, 1, 10);
+    let (_, ahead) = c.look_up(&key("GET /x?", 2), Instant::now());
+    let Lookup::Wait(w) = c.lookup(&key(url, 2), Instant::now()) else { panic!() };
+    let routes_rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let requests_rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let refresher = refresher_on(routes_rt.handle().clone());
+    // On the recomputation's own runtime it would block the thread that has to compute it.
+    assert!(!routes_rt.block_on(async { refresher.in_place(&w) }));
+    // Elsewhere it waits (here: its bound, as nothing answers).
+    assert!(requests_rt.block_on(async { refresher.in_place(&w) }));
+    drop(ahead);
 }
