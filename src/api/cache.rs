@@ -629,8 +629,9 @@ impl Refresher {
     /// Lets a request about to wait for a recomputation ahead wait for it in place, its thread
     /// blocked for at most [`IN_PLACE`]. The recomputation runs on another runtime and is due
     /// within about a millisecond; a task that parked instead would be woken at the back of
-    /// the API's run queue, behind every connection there (~100 ms under load: the tail of a
-    /// hot address's latency, `docs/benchmarks.md` Session 33). Only when the routes' runtime
+    /// the API's run queue, behind every connection there (105–170 ms on average under the
+    /// mixed benchmark's load: the tail of a hot address's latency, `docs/benchmarks.md`
+    /// Session 33). Only when the routes' runtime
     /// is not the caller's (as in `serve`): on the same runtime, the blocked thread could be
     /// the one that would run the recomputation. Once one such wait runs out, the others of
     /// that recomputation park at once. Whether it blocked.
