@@ -410,9 +410,14 @@ impl ResponseCache {
     /// requests for them, this one included, wait for them).
     fn look_up(self: &Arc<Self>, key: &Key, now: Instant) -> (Lookup, Vec<Leader>) {
         let mut inner = self.lock();
-        let hot = self.at(&mut inner, key, now);
-        let ahead = self.ahead(&mut inner, key, hot);
+        let ahead = self.move_to(&mut inner, key, now);
         (self.find(&mut inner, key, now), ahead)
+    }
+
+    /// [`ResponseCache::at`], and the leaders of the recomputations ahead it calls for.
+    fn move_to(self: &Arc<Self>, inner: &mut Inner, key: &Key, now: Instant) -> Vec<Leader> {
+        let hot = self.at(inner, key, now);
+        self.ahead(inner, key, hot)
     }
 
     /// Leaders for `urls`, of `key`'s kind, at its generation: those no flight computes yet.
@@ -519,8 +524,7 @@ impl ResponseCache {
             return Vec::new();
         }
         let mut inner = self.lock();
-        let hot = self.at(&mut inner, key, Instant::now());
-        let hot = self.ahead(&mut inner, key, hot);
+        let hot = self.move_to(&mut inner, key, Instant::now());
         if *Self::generation_of(&inner, key) != key.generation {
             // Computed at an older generation than the cache's: a stale answer at most.
             let newer = inner.stale.get(&key.url).map_or(true, |s| s.read_at < cached.read_at);
@@ -561,7 +565,7 @@ struct Leader {
     key: Key,
     id: u64,
     answer: watch::Sender<Option<Shared>>,
-    /// A recomputation ahead's: set when it ends.
+    /// A recomputation ahead's: set when the leader is dropped, however it ends.
     ended: Option<Arc<Ended>>,
 }
 
@@ -575,9 +579,7 @@ impl Leader {
             None => Vec::new(),
         };
         self.answer.send_replace(Some(shared));
-        if let Some(ended) = &self.ended {
-            ended.set();
-        }
+        // Dropped here: that ends the flight, and its waiters in place (see `Drop`).
         hot
     }
 
@@ -631,10 +633,10 @@ impl Refresher {
     /// within about a millisecond; a task that parked instead would be woken at the back of
     /// the API's run queue, behind every connection there (105–170 ms on average under the
     /// mixed benchmark's load: the tail of a hot address's latency, `docs/benchmarks.md`
-    /// Session 33). Only when the routes' runtime
-    /// is not the caller's (as in `serve`): on the same runtime, the blocked thread could be
-    /// the one that would run the recomputation. Once one such wait runs out, the others of
-    /// that recomputation park at once. Whether it blocked.
+    /// Session 33). Only when the routes' runtime is not the caller's (as in `serve`): on the
+    /// same runtime, the blocked thread could be the one that would run the recomputation.
+    /// Once one such wait runs out, the others of that recomputation park at once. Whether it
+    /// blocked.
     fn in_place(&self, waiter: &Waiter) -> bool {
         let (Some(ended), Some(routes)) = (&waiter.ended, &self.runtime) else { return false };
         let elsewhere = tokio::runtime::Handle::try_current().map_or(true, |mine| mine.id() != routes.id());
