@@ -65,9 +65,15 @@ pub fn surface(path: &str) -> &'static str {
 /// made only of lowercase letters, `-` and `_` (or a version such as `v1`) is a route word;
 /// anything else (hashes, heights, addresses, contract ids, names with digits) a parameter.
 pub fn route_template(path: &str) -> String {
-    let words: Vec<&str> =
-        path.split('/').filter(|s| !s.is_empty()).map(|s| if is_route_word(s) { s } else { "{}" }).collect();
-    format!("/{}", words.join("/"))
+    let mut template = String::with_capacity(path.len().min(96) + 1);
+    for s in path.split('/').filter(|s| !s.is_empty()) {
+        template.push('/');
+        template.push_str(if is_route_word(s) { s } else { "{}" });
+    }
+    if template.is_empty() {
+        template.push('/');
+    }
+    template
 }
 
 fn is_route_word(s: &str) -> bool {
