@@ -263,7 +263,7 @@ mod tests {
     /// the thread that runs the upkeep, so that nobody scraping does not mean memory kept.
     #[test]
     fn installing_the_recorder_starts_its_upkeep() {
-        let handle = install();
+        let _ = install();
         let upkeep_threads = || {
             std::fs::read_dir("/proc/self/task")
                 .expect("/proc/self/task")
@@ -280,6 +280,11 @@ mod tests {
         // Installing again (as every `serve` in one test process does) starts no other.
         let _ = install();
         assert_eq!(upkeep_threads(), 1);
+    }
+
+    #[test]
+    fn http_requests_counted_through_kept_handles_land_in_one_series() {
+        let handle = install();
         // Each thread keeps its handles: requests counted on two threads, some before and some
         // after the handles were kept, all land in the one series.
         let record = || {

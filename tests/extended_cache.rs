@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use common::{devnet_config, devnet_events, ingest_all, Db, TestStore};
 use serde_json::Value;
+use stacks_ledger::api::runtime::ApiRuntime;
 use stacks_ledger::api::{self, ResponseCache};
 use stacks_ledger::ledger::Network;
 use stacks_ledger::store::Store;
@@ -74,11 +75,11 @@ async fn never_stale(db: Db) {
     // place.
     let (here_cache, other_cache) =
         (Arc::new(ResponseCache::new(8 << 20).refreshing(8)), Arc::new(ResponseCache::new(8 << 20)));
-    let observer = Background(Some(
-        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap(),
-    ));
+    // (`ApiRuntime` at nice 0: a runtime of its own, shut down without waiting when dropped,
+    // which a test's async body may do.)
+    let observer = ApiRuntime::new(1, 0).unwrap();
     let here = {
-        let _on = observer.0.as_ref().unwrap().enter();
+        let _on = observer.handle().enter();
         table(&store, &here_cache)
     };
     let there = table(&other, &other_cache);
@@ -191,17 +192,6 @@ async fn never_stale(db: Db) {
     );
     other.close().await;
     ts.finish().await;
-}
-
-/// A runtime shut down without waiting when dropped (a test's async body may not block).
-struct Background(Option<tokio::runtime::Runtime>);
-
-impl Drop for Background {
-    fn drop(&mut self) {
-        if let Some(rt) = self.0.take() {
-            rt.shutdown_background();
-        }
-    }
 }
 
 #[tokio::test]
