@@ -26,6 +26,9 @@
 //! 4. *Cache off*: the mixed store served with the response cache off, `/extended/v1/tx?limit=50`
 //!    with 32 then `--hot` connections for `--seconds` each.
 //!
+//! `--hot-url URL` points the hot readers at another server (a static file server holding the
+//! same answer, say): what any server gets of the two cores while the same events are applied.
+//!
 //! Under `cargo test` (no `--bench`) it does nothing. Needs `wrk` on the PATH.
 
 use std::collections::BTreeMap;
@@ -55,10 +58,12 @@ struct Opts {
     addr: usize,
     seconds: u64,
     skip_cache_off: bool,
+    /// Where the hot readers read instead of this process's `HOT_ROUTE`.
+    hot_url: Option<String>,
 }
 
 fn parse_opts() -> anyhow::Result<Opts> {
-    let mut o = Opts { hot: 1000, addr: 200, seconds: 20, skip_cache_off: false };
+    let mut o = Opts { hot: 1000, addr: 200, seconds: 20, skip_cache_off: false, hot_url: None };
     let mut args = std::env::args().skip(1).filter(|a| a != "--bench");
     while let Some(a) = args.next() {
         let mut val = || args.next().with_context(|| format!("{a} needs a value"));
@@ -67,6 +72,7 @@ fn parse_opts() -> anyhow::Result<Opts> {
             "--addr" => o.addr = val()?.parse()?,
             "--seconds" => o.seconds = val()?.parse()?,
             "--skip-cache-off" => o.skip_cache_off = true,
+            "--hot-url" => o.hot_url = Some(val()?),
             other => bail!("unknown option {other}"),
         }
     }
@@ -273,7 +279,7 @@ async fn run(o: Opts) -> anyhow::Result<()> {
     let mixed_db = dir.join("mixed.db");
     copy_db(&template, &mixed_db)?;
     let mixed = start(&mixed_db, None).await?;
-    let hot = format!("http://{}{HOT_ROUTE}", mixed.api);
+    let hot = o.hot_url.clone().unwrap_or_else(|| format!("http://{}{HOT_ROUTE}", mixed.api));
     let addr = format!("http://{}/extended/v1/address/{HOT_ADDRESS}/transactions?limit=50", mixed.api);
     let cpu_before = support::cpu_seconds();
     let readers = [wrk(&hot, o.hot, 2, 3600)?, wrk(&addr, o.addr, 1, 3600)?];
@@ -290,7 +296,7 @@ async fn run(o: Opts) -> anyhow::Result<()> {
         o.addr,
         100.0 * rate / rate_alone
     );
-    println!("-- {} connections on {HOT_ROUTE}:\n{hot_report}", o.hot);
+    println!("-- {} connections on {}:\n{hot_report}", o.hot, o.hot_url.as_deref().unwrap_or(HOT_ROUTE));
     println!("-- {} connections on the hot address's transactions:\n{addr_report}", o.addr);
     println!(
         "admission: {} shed (503); response cache: {} hits, {} computed by requests, {} recomputed ahead, {} waits for them in place",

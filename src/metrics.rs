@@ -117,6 +117,10 @@ async fn sample(s: &Sampled) {
     gauge!("stacks_ledger_db_pool_idle").set(pool.idle as f64);
     gauge!("stacks_ledger_db_pool_max").set(pool.max as f64);
     gauge!("stacks_ledger_response_cache_bytes").set(s.cache.bytes() as f64);
+    // Counted by the cache itself (atomics beside its lock), copied here at each scrape
+    // rather than looked up in the recorder on every request.
+    counter!("stacks_ledger_response_cache_hits_total").absolute(s.cache.hits());
+    counter!("stacks_ledger_response_cache_misses_total").absolute(s.cache.misses());
     gauge!("stacks_ledger_response_cache_waiting").set(s.cache.waiting() as f64);
     let (in_flight, queued) = s.admission.load();
     gauge!("stacks_ledger_admission_in_flight").set(in_flight as f64);
@@ -222,14 +226,6 @@ fn http_handles(surface: &'static str, route: &str, status: u16) -> (Counter, Hi
         counter!("stacks_ledger_http_requests_total", labels.clone()),
         histogram!("stacks_ledger_http_request_duration_seconds", labels),
     )
-}
-
-pub fn cache_lookup(hit: bool) {
-    if hit {
-        counter!("stacks_ledger_response_cache_hits_total").increment(1);
-    } else {
-        counter!("stacks_ledger_response_cache_misses_total").increment(1);
-    }
 }
 
 /// A request answered with another request's computation: `coalesced` (it waited for the

@@ -114,6 +114,10 @@ struct Cached {
 struct Entry {
     cached: Arc<Cached>,
     used: u64,
+    /// Its place in [`Inner::lru`]: its last use when it was put there. A hit only moves
+    /// `used` (nothing else to do under the lock); eviction puts an entry used since back at
+    /// its last use instead of dropping it.
+    queued: u64,
     demand: u64,
 }
 
@@ -141,7 +145,8 @@ struct Inner {
     chain_generation: Generation,
     /// Answer and last use, of the other routes (`[0]`) and of the [`chain_only`] ones (`[1]`).
     entries: [HashMap<String, Entry>; 2],
-    /// Last use → key and whether it is a [`chain_only`] route's, oldest first.
+    /// Last use when queued ([`Entry::queued`]) → key and whether it is a [`chain_only`]
+    /// route's, oldest first.
     lru: BTreeMap<u64, (String, bool)>,
     tick: u64,
     bytes: usize,
@@ -160,6 +165,7 @@ pub struct ResponseCache {
     refresh: usize,
     inner: Mutex<Inner>,
     hits: AtomicU64,
+    misses: AtomicU64,
     computed: AtomicU64,
     refreshed: AtomicU64,
     in_place: AtomicU64,
@@ -251,6 +257,7 @@ impl ResponseCache {
             refresh: 0,
             inner: Mutex::new(Inner::default()),
             hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
             computed: AtomicU64::new(0),
             refreshed: AtomicU64::new(0),
             in_place: AtomicU64::new(0),
@@ -286,6 +293,12 @@ impl ResponseCache {
     /// Answers served from the cache so far (fresh hits).
     pub fn hits(&self) -> u64 {
         self.hits.load(Ordering::Relaxed)
+    }
+
+    /// Cacheable requests the cache did not have so far (they waited for another request's
+    /// answer, got a stale one, or computed their own).
+    pub fn misses(&self) -> u64 {
+        self.misses.load(Ordering::Relaxed)
     }
 
     /// Answers computed so far by a request that then offered it to the others (a miss that led).
@@ -354,7 +367,7 @@ impl ResponseCache {
         };
         let mut hot = Vec::new();
         for (url, e) in &left {
-            inner.lru.remove(&e.used);
+            inner.lru.remove(&e.queued);
             inner.bytes = inner.bytes.saturating_sub(size(url, &e.cached));
             if worth(url, e.demand) {
                 hot.push((e.demand, url.clone()));
@@ -453,15 +466,12 @@ impl ResponseCache {
             let tick = inner.tick;
             if let Some(e) = inner.entries[usize::from(key.chain_only)].get_mut(&key.url) {
                 e.demand += 1;
-                let (cached, old) = (Arc::clone(&e.cached), std::mem::replace(&mut e.used, tick));
-                inner.lru.remove(&old);
-                inner.lru.insert(tick, (key.url.clone(), key.chain_only));
+                e.used = tick;
                 self.hits.fetch_add(1, Ordering::Relaxed);
-                crate::metrics::cache_lookup(true);
-                return Lookup::Hit(cached);
+                return Lookup::Hit(Arc::clone(&e.cached));
             }
         }
-        crate::metrics::cache_lookup(false);
+        self.misses.fetch_add(1, Ordering::Relaxed);
         let stale = match key.stale_ok && !self.stale_for.is_zero() {
             true => inner.stale.get(&key.url).filter(|c| now.duration_since(c.read_at) <= self.stale_for),
             false => None,
@@ -540,19 +550,31 @@ impl ResponseCache {
         };
         let class = usize::from(key.chain_only);
         if let Some(old) = inner.entries[class].remove(&key.url) {
-            inner.lru.remove(&old.used);
+            inner.lru.remove(&old.queued);
             inner.bytes = inner.bytes.saturating_sub(self::size(&key.url, &old.cached));
         }
         while inner.bytes + size > self.limit {
-            let Some((_, (url, chain_only))) = inner.lru.pop_first() else { break };
-            if let Some(old) = inner.entries[usize::from(chain_only)].remove(&url) {
-                inner.bytes = inner.bytes.saturating_sub(self::size(&url, &old.cached));
+            let Some((queued, (url, chain_only))) = inner.lru.pop_first() else { break };
+            let of = usize::from(chain_only);
+            match inner.entries[of].get_mut(&url) {
+                // Used since it was queued: back in the queue at its last use.
+                Some(e) if e.used != queued => {
+                    e.queued = e.used;
+                    let used = e.used;
+                    inner.lru.insert(used, (url, chain_only));
+                }
+                Some(_) => {
+                    if let Some(old) = inner.entries[of].remove(&url) {
+                        inner.bytes = inner.bytes.saturating_sub(self::size(&url, &old.cached));
+                    }
+                }
+                None => {}
             }
         }
         inner.tick += 1;
         let tick = inner.tick;
         inner.lru.insert(tick, (key.url.clone(), key.chain_only));
-        inner.entries[class].insert(key.url.clone(), Entry { cached, used: tick, demand });
+        inner.entries[class].insert(key.url.clone(), Entry { cached, used: tick, queued: tick, demand });
         inner.bytes += size;
         hot
     }
@@ -723,9 +745,16 @@ fn response(cached: &Cached, stale: bool) -> Response {
 /// event.
 pub fn chain_only(path: &str) -> bool {
     let path = path.strip_suffix('/').unwrap_or(path);
-    let segs: Vec<&str> = path.split('/').skip(1).collect();
+    // The first six segments, without allocating: the longest pattern below has five, so a
+    // longer path still matches the prefix patterns alone.
+    let mut segs = [""; 6];
+    let mut n = 0;
+    for s in path.split('/').skip(1).take(segs.len()) {
+        segs[n] = s;
+        n += 1;
+    }
     matches!(
-        segs.as_slice(),
+        &segs[..n],
         ["extended", "v1", "tx"]
             | ["extended", "v3", "transactions"]
             | ["extended", "v1", "block" | "microblock", ..]

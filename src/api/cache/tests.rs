@@ -69,6 +69,19 @@ fn entries_live_for_one_generation() {
 }
 
 #[test]
+fn lookups_are_counted_as_hits_and_misses() {
+    let c = cache(1 << 20);
+    assert!(get(&c, &key("GET /a?", 1)).is_none());
+    put(&c, &key("GET /a?", 1), entry("one"));
+    for _ in 0..3 {
+        assert!(get(&c, &key("GET /a?", 1)).is_some());
+    }
+    assert!(get(&c, &key("GET /b?", 1)).is_none());
+    assert!(get(&c, &key("GET /a?", 2)).is_none());
+    assert_eq!((c.hits(), c.misses()), (3, 3));
+}
+
+#[test]
 fn bytes_are_bounded_least_recently_used_first() {
     let body = "x".repeat(1000);
     let one = 1000 + 2 * "GET /0?".len() + ENTRY_OVERHEAD;
@@ -83,6 +96,18 @@ fn bytes_are_bounded_least_recently_used_first() {
     assert!(c.bytes() <= 3 * one);
     assert!(get(&c, &key("GET /1?", 1)).is_none());
     for i in [0, 2, 3] {
+        assert!(get(&c, &key(&format!("GET /{i}?"), 1)).is_some(), "/{i} evicted");
+    }
+    // Least recently *used*, not put: after /3, /0 and then /2 are used (in that order), so
+    // /0's and /2's places in the queue are stale; the next two evictions take /3, then /0.
+    for i in [3, 0, 2] {
+        assert!(get(&c, &key(&format!("GET /{i}?"), 1)).is_some());
+    }
+    put(&c, &key("GET /4?", 1), entry(&body));
+    assert!(get(&c, &key("GET /3?", 1)).is_none(), "/3 evicted first");
+    put(&c, &key("GET /5?", 1), entry(&body));
+    assert!(get(&c, &key("GET /0?", 1)).is_none(), "/0 evicted next");
+    for i in [2, 4, 5] {
         assert!(get(&c, &key(&format!("GET /{i}?"), 1)).is_some(), "/{i} evicted");
     }
     // Larger than the whole cache: not kept.

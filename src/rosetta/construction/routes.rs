@@ -16,7 +16,7 @@ use stacks_codec::to_hex_prefixed;
 use warp::filters::BoxedFilter;
 use warp::http::StatusCode;
 use warp::reply::Response;
-use warp::{Filter, Reply};
+use warp::{Filter, Rejection, Reply};
 
 use super::build::{self, GivenSignature, OriginKeys, Signers};
 use super::error::ConstructionError as E;
@@ -76,9 +76,12 @@ impl Context {
 
 type Ctx = Arc<Context>;
 
-pub fn routes(ctx: Context) -> BoxedFilter<(Response,)> {
+/// Every construction endpoint. Their common prefix is matched once, ahead of the boxed
+/// endpoints: a boxed filter allocates its future whenever it is tried, and the public API
+/// tries this table first for every request, most of them for other APIs.
+pub fn routes(ctx: Context) -> impl Filter<Extract = (Response,), Error = Rejection> + Clone {
     let ctx = Arc::new(ctx);
-    endpoint("derive", &ctx, derive)
+    let endpoints = endpoint("derive", &ctx, derive)
         .or(endpoint("preprocess", &ctx, preprocess))
         .unify()
         .or(endpoint("metadata", &ctx, metadata))
@@ -93,11 +96,13 @@ pub fn routes(ctx: Context) -> BoxedFilter<(Response,)> {
         .unify()
         .or(endpoint("submit", &ctx, submit))
         .unify()
-        .boxed()
+        .boxed();
+    warp::path("rosetta").and(warp::path("v1")).and(warp::path("construction")).and(endpoints)
 }
 
-/// `POST /rosetta/v1/construction/{name}`: the body is checked (JSON, network identifier)
-/// before the handler sees it; every failure is a listed error with HTTP 500.
+/// `POST /rosetta/v1/construction/{name}` (under the prefix [`routes`] matched): the body is
+/// checked (JSON, network identifier) before the handler sees it; every failure is a listed
+/// error with HTTP 500.
 fn endpoint<Req, Resp, F, Fut>(name: &'static str, ctx: &Ctx, handler: F) -> BoxedFilter<(Response,)>
 where
     Req: DeserializeOwned + Send + 'static,
@@ -106,10 +111,7 @@ where
     Fut: Future<Output = Result<Resp, RosettaError>> + Send,
 {
     let ctx = Arc::clone(ctx);
-    warp::path("rosetta")
-        .and(warp::path("v1"))
-        .and(warp::path("construction"))
-        .and(warp::path(name))
+    warp::path(name)
         .and(warp::path::end())
         .and(warp::post())
         .and(warp::body::content_length_limit(4 * 1024 * 1024))
