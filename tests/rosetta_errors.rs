@@ -90,6 +90,9 @@ async fn errors_are_listed_and_500(db: Db) {
         ("/rosetta/v1/mempool/transaction", format!(r#"{{"network_identifier":{{"blockchain":"stacks","network":"testnet"}},"transaction_identifier":{{"hash":"0x{}"}}}}"#, "ab".repeat(32)), ErrorKind::TransactionNotFound),
         ("/rosetta/v1/call", r#"{"network_identifier":{"blockchain":"stacks","network":"testnet"},"method":"x","parameters":{}}"#.into(), ErrorKind::UnknownCallMethod),
         ("/rosetta/v1/no-such-endpoint", net.into(), ErrorKind::UnknownEndpoint),
+        // Under the construction table's prefix but none of its endpoints: Rosetta's answer.
+        ("/rosetta/v1/construction/no-such-endpoint", net.into(), ErrorKind::UnknownEndpoint),
+        ("/rosetta/v1/construction/derive/more", net.into(), ErrorKind::UnknownEndpoint),
     ];
     for (path, body, kind) in cases {
         let (status, err) = post(&api, path, &body).await;
@@ -101,10 +104,12 @@ async fn errors_are_listed_and_500(db: Db) {
         assert!(listed, "{err}");
     }
     // Another method on a Rosetta path is a Rosetta error too, never the /extended 404.
-    let res = warp::test::request().method("GET").path("/rosetta/v1/network/list").reply(&api).await;
-    assert_eq!(res.status(), 500);
-    let body: Value = serde_json::from_slice(res.body()).unwrap();
-    assert_eq!(body["code"], ErrorKind::UnknownEndpoint.code());
+    for path in ["/rosetta/v1/network/list", "/rosetta/v1/construction/derive"] {
+        let res = warp::test::request().method("GET").path(path).reply(&api).await;
+        assert_eq!(res.status(), 500, "{path}");
+        let body: Value = serde_json::from_slice(res.body()).unwrap();
+        assert_eq!(body["code"], ErrorKind::UnknownEndpoint.code(), "{path}");
+    }
     ts.finish().await;
 }
 
