@@ -18,8 +18,10 @@
 //!    (from 1 s before the first POST until the last is answered; wrk's own report).
 //!    Afterwards the two stores' tables must hold the same row counts (nothing lost) and the
 //!    maintained totals must match the balances.
-//!    The API runs on its own runtime at `STACKS_LEDGER_API_NICE` (default 10) as `serve`
-//!    runs it beside the observer; `STACKS_LEDGER_API_NICE=0` measures the shared runtime.
+//!    The API runs as `serve` runs it beside the observer: its connections on event loops
+//!    (`STACKS_LEDGER_API_LOOPS`, default one here) and its computations on a runtime of its
+//!    own, at `STACKS_LEDGER_API_NICE` (default 10); `STACKS_LEDGER_API_NICE=0` measures
+//!    `warp::serve` on the observer's runtime.
 //!    With `STACKS_LEDGER_EVENT_ACK=logged` the observer acknowledges each event once it is
 //!    logged, as `serve --event-ack logged` does, and the time of both ingestion phases runs
 //!    until the last event is applied, not to its `200`.
@@ -109,15 +111,22 @@ async fn start(db: &Path, cache_bytes: Option<usize>) -> anyhow::Result<Server> 
     ));
     let listener = stacks_ledger::observer::listen(([127, 0, 0, 1], 0).into())?;
     let api = listener.local_addr()?;
-    let server = warp::serve(routes).incoming(listener).run();
     let api_runtime = match config.load.api_nice {
         0 => {
-            tokio::spawn(server);
+            tokio::spawn(warp::serve(routes).incoming(listener).run());
             None
         }
         nice => {
             let rt = ApiRuntime::new(2, nice)?;
-            rt.spawn(server);
+            let loops = config.load.api_loops.unwrap_or_else(|| api::server::default_loops(2));
+            tokio::spawn(api::server::serve(
+                listener,
+                routes,
+                Arc::clone(&cache),
+                &rt,
+                loops,
+                std::future::pending(),
+            )?);
             Some(rt)
         }
     };

@@ -364,6 +364,7 @@ impl Config {
                 "admission_queue": self.load.admission.queue,
                 "admission_wait_ms": self.load.admission.wait.as_millis() as u64,
                 "api_nice": self.load.api_nice,
+                "api_loops": self.load.api_loops,
             },
             "live": {
                 "ping_interval_s": self.live.ping_interval.as_secs(),
@@ -438,6 +439,9 @@ pub struct LoadConfig {
     /// Niceness added to the API's own runtime threads where the event observer runs in the
     /// same process (0: the API shares the observer's runtime).
     pub api_nice: i32,
+    /// How many event loops serve the API's connections there (`crate::api::server`; `None`:
+    /// one per four cores).
+    pub api_loops: Option<usize>,
 }
 
 impl LoadConfig {
@@ -465,6 +469,14 @@ impl LoadConfig {
                         .invalid(&n.to_string(), "a nice value is 0 to 19"))
                 }
             },
+            api_loops: match count("STACKS_LEDGER_API_LOOPS")? {
+                Some(0) => {
+                    return Err(
+                        Source::Env("STACKS_LEDGER_API_LOOPS").invalid("0", "at least one loop serves")
+                    )
+                }
+                loops => loops,
+            },
         })
     }
 }
@@ -476,6 +488,7 @@ impl Default for LoadConfig {
             cache_refresh: crate::api::cache::DEFAULT_REFRESH,
             admission: AdmissionConfig::default(),
             api_nice: crate::api::runtime::DEFAULT_NICE,
+            api_loops: None,
         }
     }
 }

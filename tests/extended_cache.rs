@@ -42,6 +42,21 @@ async fn get(
     Answer { status: res.status().as_u16(), headers, body: res.body().to_vec() }
 }
 
+/// `path` over HTTP from the server at `base`, with the headers a route sets (not those hyper
+/// adds on the wire).
+async fn get_http(client: &reqwest::Client, base: &str, path: &str) -> Answer {
+    let res = client.get(format!("{base}{path}")).send().await.unwrap();
+    let status = res.status().as_u16();
+    let mut headers: Vec<(String, String)> = res
+        .headers()
+        .iter()
+        .filter(|(n, _)| !matches!(n.as_str(), "date" | "content-length"))
+        .map(|(n, v)| (n.to_string(), v.to_str().unwrap_or_default().to_string()))
+        .collect();
+    headers.sort();
+    Answer { status, headers, body: res.bytes().await.unwrap().to_vec() }
+}
+
 /// The public route table over `store` with `cache` (another API process when `store` is a
 /// second `Store` on the same database).
 fn table(
@@ -84,6 +99,23 @@ async fn never_stale(db: Db) {
     };
     let there = table(&other, &other_cache);
     let plain = table(&store, &Arc::new(ResponseCache::new(0)));
+    // The same table served as `serve` serves it beside ingestion: kept answers from the event
+    // loop (`api::server`), the rest through the table on the API's runtime.
+    let loops_cache = Arc::new(ResponseCache::new(8 << 20));
+    let api_runtime = ApiRuntime::new(2, 0).unwrap();
+    let listener = stacks_ledger::observer::listen(([127, 0, 0, 1], 0).into()).unwrap();
+    let served = format!("http://{}", listener.local_addr().unwrap());
+    let server = api::server::serve(
+        listener,
+        table(&store, &loops_cache),
+        Arc::clone(&loops_cache),
+        &api_runtime,
+        1,
+        std::future::pending(),
+    )
+    .unwrap();
+    tokio::spawn(server);
+    let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
 
     let (events, _) = devnet_events(devnet_config(17, 36, 8));
     let mut urls: Vec<String> = [
@@ -125,6 +157,16 @@ async fn never_stale(db: Db) {
                     );
                     assert_eq!(got.headers, want.headers, "{db:?} {name}: GET {url} after {path}");
                 }
+            }
+            for _ in 0..2 {
+                let got = get_http(&http, &served, url).await;
+                assert_eq!(got.status, want.status, "{db:?} event loop: GET {url} after {path}");
+                assert_eq!(
+                    String::from_utf8_lossy(&got.body),
+                    String::from_utf8_lossy(&want.body),
+                    "{db:?} event loop: stale GET {url} after {path}"
+                );
+                assert_eq!(got.headers, want.headers, "{db:?} event loop: GET {url} after {path}");
             }
             if want.status == 200 {
                 any_change |= before.insert(url.clone(), want.body.clone()).is_some_and(|b| b != want.body);
@@ -180,7 +222,10 @@ async fn never_stale(db: Db) {
             "{db:?}: no {kind} changed a cached answer: {changed:?}"
         );
     }
-    assert!(here_cache.hits() > 100 && other_cache.hits() > 100, "{db:?}: the caches were not used");
+    assert!(
+        here_cache.hits() > 100 && other_cache.hits() > 100 && loops_cache.hits() > 100,
+        "{db:?}: the caches were not used"
+    );
     assert!(here_cache.refreshed() > 10, "{db:?}: only {} answers recomputed ahead", here_cache.refreshed());
     assert!(here_cache.waited_in_place() > 10, "{db:?}: {} waits in place", here_cache.waited_in_place());
     println!(

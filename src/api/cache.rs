@@ -45,7 +45,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -53,7 +53,7 @@ use http_body_util::BodyExt;
 use tokio::sync::watch;
 use tower_service::Service;
 use warp::filters::BoxedFilter;
-use warp::http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
+use warp::http::{header, HeaderMap, HeaderValue, Method, Request, StatusCode, Uri};
 use warp::reply::Response;
 use warp::{Filter, Rejection, Reply};
 
@@ -170,6 +170,16 @@ pub struct ResponseCache {
     refreshed: AtomicU64,
     in_place: AtomicU64,
     waiting: AtomicUsize,
+    /// Set by the route table built over this cache ([`cached`]): what answering from it
+    /// outside the table needs ([`ResponseCache::kept_answer`]).
+    outside: OnceLock<Outside>,
+}
+
+/// What [`ResponseCache::kept_answer`] needs of the route table's cache layer.
+struct Outside {
+    generations: Arc<Generations>,
+    refresher: Refresher,
+    with_node: bool,
 }
 
 /// What a lookup found.
@@ -262,6 +272,7 @@ impl ResponseCache {
             refreshed: AtomicU64::new(0),
             in_place: AtomicU64::new(0),
             waiting: AtomicUsize::new(0),
+            outside: OnceLock::new(),
         }
     }
 
@@ -457,6 +468,24 @@ impl ResponseCache {
     }
 
     fn find(self: &Arc<Self>, inner: &mut Inner, key: &Key, now: Instant) -> Lookup {
+        if let Some(kept) = self.find_kept(inner, key, now) {
+            return kept;
+        }
+        self.misses.fetch_add(1, Ordering::Relaxed);
+        if let Some(flight) = inner.flights.get_mut(&key.url) {
+            // A computation is under way: its answer, if fresh enough for this request.
+            flight.demand += 1;
+            if flight.generation == key.generation || older(&key.generation, &flight.generation) {
+                return Lookup::Wait(Waiter { answer: flight.answer.clone(), ended: flight.ended.clone() });
+            }
+        }
+        self.computed.fetch_add(1, Ordering::Relaxed);
+        Lookup::Lead(self.fly(inner, key, 1, false))
+    }
+
+    /// [`ResponseCache::find`]'s answers that need no waiting: a kept answer, or a stale one
+    /// (allowed, while a computation is under way); otherwise nothing, and nothing counted.
+    fn find_kept(&self, inner: &mut Inner, key: &Key, now: Instant) -> Option<Lookup> {
         // A request that read an older generation may be answered at the cache's: the data
         // is newer than it asked for, never older.
         let mine = Self::generation_of(inner, key);
@@ -468,28 +497,67 @@ impl ResponseCache {
                 e.demand += 1;
                 e.used = tick;
                 self.hits.fetch_add(1, Ordering::Relaxed);
-                return Lookup::Hit(Arc::clone(&e.cached));
+                return Some(Lookup::Hit(Arc::clone(&e.cached)));
             }
         }
+        if !key.stale_ok || self.stale_for.is_zero() {
+            return None;
+        }
+        let stale = inner.stale.get(&key.url).filter(|c| now.duration_since(c.read_at) <= self.stale_for)?;
+        let flight = inner.flights.get_mut(&key.url)?;
+        flight.demand += 1;
         self.misses.fetch_add(1, Ordering::Relaxed);
-        let stale = match key.stale_ok && !self.stale_for.is_zero() {
-            true => inner.stale.get(&key.url).filter(|c| now.duration_since(c.read_at) <= self.stale_for),
-            false => None,
+        Some(Lookup::Stale(Arc::clone(stale)))
+    }
+
+    /// The kept (or stale) answer to a request, if the cache has one now, answered as the route
+    /// table's cache layer would answer it ([`cached`]); `None` for anything else, which the
+    /// route table then answers (requests that must wait for another's computation or compute
+    /// their own included). For a server that answers kept answers itself and hands the rest
+    /// to the route table elsewhere (`super::server`). Nothing before the table is built.
+    pub async fn kept_answer(
+        self: &Arc<Self>,
+        method: &Method,
+        uri: &Uri,
+        headers: &HeaderMap,
+    ) -> Option<Response> {
+        let outside = self.outside.get()?;
+        let path = uri.path();
+        let cache_control = match headers.get(header::CACHE_CONTROL) {
+            Some(v) => Some(v.to_str().ok()?),
+            None => None,
         };
-        let stale = stale.cloned();
-        if let Some(flight) = inner.flights.get_mut(&key.url) {
-            // A computation is under way: the stale answer if allowed, else its answer if
-            // fresh enough for this request.
-            flight.demand += 1;
-            if let Some(stale) = stale {
-                return Lookup::Stale(stale);
-            }
-            if flight.generation == key.generation || older(&key.generation, &flight.generation) {
-                return Lookup::Wait(Waiter { answer: flight.answer.clone(), ended: flight.ended.clone() });
-            }
+        let inm = headers.contains_key(header::IF_NONE_MATCH);
+        if !self.cacheable(method, path, inm, outside.with_node) {
+            return None;
         }
-        self.computed.fetch_add(1, Ordering::Relaxed);
-        Lookup::Lead(self.fly(inner, key, 1, false))
+        let query = uri.query().unwrap_or("");
+        let key = request_key(&outside.generations, method, path, query, cache_control).await.ok()?;
+        let now = Instant::now();
+        let (found, ahead) = {
+            let mut inner = self.lock();
+            let ahead = self.move_to(&mut inner, &key, now);
+            (self.find_kept(&mut inner, &key, now), ahead)
+        };
+        outside.refresher.spawn(ahead);
+        match found? {
+            Lookup::Hit(c) => Some(response(&c, false)),
+            Lookup::Stale(c) => {
+                crate::metrics::cache_shared("stale");
+                Some(response(&c, true))
+            }
+            Lookup::Wait(_) | Lookup::Lead(_) => None,
+        }
+    }
+
+    /// Whether a request may be answered from the cache (`inm`: it sent `If-None-Match`).
+    fn cacheable(&self, method: &Method, path: &str, inm: bool, with_node: bool) -> bool {
+        self.enabled()
+            && (method == Method::GET || method == Method::HEAD)
+            && !inm
+            && path.starts_with("/extended")
+            && !UNCACHED_SUFFIXES.iter().any(|s| path.ends_with(s))
+            && !(with_node && NODE_STATUS_PATHS.contains(&path))
     }
 
     /// Registers the computation of `key`'s answer, asked for by `demand` requests so far;
@@ -773,6 +841,26 @@ pub fn chain_only(path: &str) -> bool {
     )
 }
 
+/// A cacheable request's key, at the store's generation read now.
+async fn request_key(
+    generations: &Generations,
+    method: &Method,
+    path: &str,
+    query: &str,
+    cache_control: Option<&str>,
+) -> Result<Key, String> {
+    let read_at = Instant::now();
+    let generation = generations.read().await?;
+    let chain_only = chain_only(path);
+    Ok(Key {
+        url: format!("{method} {path}?{query}"),
+        generation: if chain_only { generation.chain() } else { generation },
+        chain_only,
+        read_at,
+        stale_ok: stale_ok(path, cache_control),
+    })
+}
+
 /// Whether the client accepts a stale answer of `path` (`Cache-Control` as sent).
 fn stale_ok(path: &str, cache_control: Option<&str>) -> bool {
     let path = path.strip_suffix('/').unwrap_or(path);
@@ -819,6 +907,11 @@ where
         routes: routes.clone(),
         runtime: tokio::runtime::Handle::try_current().ok(),
     };
+    let _ = cache.outside.set(Outside {
+        generations: Arc::clone(&generations),
+        refresher: refresher.clone(),
+        with_node,
+    });
     let on_answer = refresher.clone();
     let query = warp::query::raw().or(warp::any().map(String::new)).unify();
     let key = warp::method()
@@ -836,25 +929,11 @@ where
                 async move {
                     let path = path.as_str();
                     let gated = path.starts_with("/extended");
-                    let cacheable = cache.enabled()
-                        && (method == Method::GET || method == Method::HEAD)
-                        && inm.is_none()
-                        && gated
-                        && !UNCACHED_SUFFIXES.iter().any(|s| path.ends_with(s))
-                        && !(with_node && NODE_STATUS_PATHS.contains(&path));
-                    if !cacheable {
+                    if !cache.cacheable(&method, path, inm.is_some(), with_node) {
                         return Ok::<_, Rejection>((None, gated));
                     }
-                    let read_at = Instant::now();
-                    match generations.read().await {
-                        Ok(generation) => {
-                            let url = format!("{method} {path}?{query}");
-                            let stale_ok = stale_ok(path, cc.as_deref());
-                            let chain_only = chain_only(path);
-                            let generation = if chain_only { generation.chain() } else { generation };
-                            let key = Key { url, generation, chain_only, read_at, stale_ok };
-                            Ok((Some((cache, key)), gated))
-                        }
+                    match request_key(&generations, &method, path, &query, cc.as_deref()).await {
+                        Ok(key) => Ok((Some((cache, key)), gated)),
                         Err(e) => {
                             // The uncached route answers (and reports the database's state).
                             tracing::warn!("response cache: store generation: {e}");

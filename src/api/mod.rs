@@ -12,6 +12,7 @@ mod generation;
 pub mod observe;
 pub mod ready;
 pub mod runtime;
+pub mod server;
 pub use admission::{Admission, AdmissionConfig, IngestFirst};
 pub use cache::ResponseCache;
 pub use ready::Readiness;
@@ -63,8 +64,9 @@ pub fn app(
         admission: Arc::clone(&admission),
         hub: Some(Arc::clone(&live.hub)),
     });
-    let table = table(store, config.v2.clone(), faucets, cache, readiness, Arc::clone(&admission));
-    Ok(App { routes: observe::observed(live.routes().or(table)), sampled, admission })
+    let table =
+        table(store, config.v2.clone(), faucets, Arc::clone(&cache), readiness, Arc::clone(&admission));
+    Ok(App { routes: observe::observed(live.routes().or(table)), sampled, admission, cache })
 }
 
 /// The admission gate `config` sizes for `store` (its bound by default the pool's size).
@@ -87,6 +89,7 @@ pub struct App<F> {
     pub routes: F,
     sampled: Arc<crate::metrics::Sampled>,
     admission: Arc<Admission>,
+    cache: Arc<ResponseCache>,
 }
 
 impl<F> App<F> {
@@ -98,6 +101,12 @@ impl<F> App<F> {
     /// ([`IngestFirst`]).
     pub fn admission(&self) -> Arc<Admission> {
         Arc::clone(&self.admission)
+    }
+
+    /// The response cache the routes answer from ([`server::serve`] answers its kept answers
+    /// on its event loops).
+    pub fn cache(&self) -> Arc<ResponseCache> {
+        Arc::clone(&self.cache)
     }
 }
 

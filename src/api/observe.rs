@@ -36,6 +36,21 @@ where
         }))
 }
 
+/// What [`observed`] records of a request, for one answered outside the route table (a kept
+/// answer the server's event loop answers itself, `super::server`): the same span, metrics
+/// and log line.
+pub(crate) fn observed_outside(start: Instant, method: &Method, path: &str, res: Response) -> Response {
+    let span = tracing::info_span!(
+        "request",
+        method = %method,
+        route = %route_template(path),
+        status = Empty,
+        latency_ms = Empty,
+        errorTag = Empty,
+    );
+    span.in_scope(|| finish(start, method, path, res))
+}
+
 fn finish(start: Instant, method: &Method, path: &str, res: Response) -> Response {
     let took = start.elapsed();
     let status = res.status().as_u16();

@@ -1,5 +1,6 @@
 //! The public API's own tokio runtime, whose threads run at a lower CPU priority than the event
-//! observer's (issue 28, "ingestion first").
+//! observer's (issue 28, "ingestion first"). Its connections are served by event loops at the
+//! same priority (`super::server`); this runtime computes what they hand it.
 //!
 //! Admission control bounds the database work readers may start while an event is applied, but
 //! not the CPU of the HTTP layer: a thousand connections answered from the response cache kept
@@ -23,6 +24,7 @@ pub const DEFAULT_NICE: i32 = 10;
 /// allowed from async code, unlike dropping a [`Runtime`].
 pub struct ApiRuntime {
     rt: Option<Runtime>,
+    nice: i32,
 }
 
 impl ApiRuntime {
@@ -35,7 +37,12 @@ impl ApiRuntime {
             .enable_all()
             .on_thread_start(move || lower_priority(nice))
             .build()?;
-        Ok(ApiRuntime { rt: Some(rt) })
+        Ok(ApiRuntime { rt: Some(rt), nice })
+    }
+
+    /// How many steps below the starting thread's priority its threads run.
+    pub fn nice(&self) -> i32 {
+        self.nice
     }
 
     pub fn handle(&self) -> &Handle {
@@ -60,7 +67,7 @@ impl Drop for ApiRuntime {
 }
 
 /// Raises the calling thread's nice value by `by` (Linux: the nice value is per thread).
-fn lower_priority(by: i32) {
+pub(crate) fn lower_priority(by: i32) {
     #[cfg(target_os = "linux")]
     {
         let tid = this_thread();

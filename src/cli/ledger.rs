@@ -261,8 +261,8 @@ pub async fn serve_with(
     let (routes, sampled, admission) = match &live {
         Some(live) => {
             let app = stacks_ledger::api::app(Arc::clone(&store), config, live).context("faucets")?;
-            let (sampled, admission) = (app.sampled(), app.admission());
-            (Some(app.routes), sampled, Some(admission))
+            let (sampled, admission, cache) = (app.sampled(), app.admission(), app.cache());
+            (Some((app.routes, cache)), sampled, Some(admission))
         }
         None => (None, stacks_ledger::api::sampled_without_api(Arc::clone(&store), config), None),
     };
@@ -307,26 +307,38 @@ pub async fn serve_with(
     if let (Some(events), Some(api)) = (events_addr, api_addr) {
         on_bound(Bound { events, api });
     }
-    // Where this process also ingests, the API runs on a runtime of its own at a lower CPU
-    // priority, so the node's POSTs never queue behind readers (src/api/runtime.rs).
+    // Where this process also ingests, the API runs at a lower CPU priority, so the node's
+    // POSTs never queue behind readers (src/api/runtime.rs): its connections on event loops of
+    // their own, its computations on a runtime of its own (src/api/server.rs).
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let api_runtime = match (&events_addr, config.load.api_nice) {
         (Some(_), nice) if nice > 0 => {
-            let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-            Some(stacks_ledger::api::runtime::ApiRuntime::new(threads, nice).context("the API's runtime")?)
+            Some(stacks_ledger::api::runtime::ApiRuntime::new(cores, nice).context("the API's runtime")?)
         }
         _ => None,
     };
-    let api = async move {
-        let (Some(listener), Some(routes)) = (api, routes) else { return };
-        let server = warp::serve(routes).incoming(listener).graceful(until_stopped(stopped)).run();
-        match &api_runtime {
-            Some(rt) => {
-                if let Err(e) = rt.spawn(server).await {
-                    tracing::error!("the API server stopped: {e}");
-                }
-            }
-            None => server.await,
+    let api: std::pin::Pin<Box<dyn Future<Output = ()> + Send>> = match (api, routes, api_runtime) {
+        (Some(listener), Some((routes, cache)), Some(rt)) => {
+            let loops =
+                config.load.api_loops.unwrap_or_else(|| stacks_ledger::api::server::default_loops(cores));
+            let server = stacks_ledger::api::server::serve(
+                listener,
+                routes,
+                cache,
+                &rt,
+                loops,
+                until_stopped(stopped),
+            )
+            .context("the API's event loops")?;
+            Box::pin(async move {
+                server.await;
+                drop(rt);
+            })
         }
+        (Some(listener), Some((routes, _)), None) => {
+            Box::pin(warp::serve(routes).incoming(listener).graceful(until_stopped(stopped)).run())
+        }
+        _ => Box::pin(async {}),
     };
     tokio::join!(observer, api, metrics);
     tracing::info!("stopped serving");

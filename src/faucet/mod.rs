@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 pub use config::{FaucetConfig, FaucetConfigError};
 pub use error::FaucetError;
-pub use routes::routes;
+pub use routes::{routes, ClientAddr};
 
 use ledger_read::LocalTxSink;
 

@@ -157,9 +157,17 @@ fn parse_body(body: &[u8]) -> Params {
     form
 }
 
+/// The client's address as a server other than `warp::serve` puts it in a request's extensions
+/// (`crate::api::server`; warp's own is private to it).
+#[derive(Clone, Copy, Debug)]
+pub struct ClientAddr(pub SocketAddr);
+
 /// The client: the first `X-Forwarded-For` entry, else the socket's address.
 fn requester() -> impl Filter<Extract = (Requester,), Error = Rejection> + Clone {
-    warp::header::optional::<String>("x-forwarded-for").and(warp::addr::remote()).map(
+    let remote = warp::ext::optional::<ClientAddr>()
+        .and(warp::addr::remote())
+        .map(|ours: Option<ClientAddr>, warps: Option<SocketAddr>| ours.map(|c| c.0).or(warps));
+    warp::header::optional::<String>("x-forwarded-for").and(remote).map(
         |forwarded: Option<String>, remote: Option<SocketAddr>| {
             let first = forwarded
                 .as_deref()
