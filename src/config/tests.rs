@@ -319,16 +319,19 @@ fn load_settings_from_the_environment() {
         ("STACKS_LEDGER_ADMISSION_INGEST_LIMIT", "1"),
         ("STACKS_LEDGER_ADMISSION_QUEUE", "0"),
         ("STACKS_LEDGER_ADMISSION_WAIT_MS", "20"),
+        ("STACKS_LEDGER_API_LOOPS", "3"),
     ]);
     let expected =
         AdmissionConfig { limit: Some(3), ingest_limit: Some(1), queue: 0, wait: Duration::from_millis(20) };
     assert_eq!((c.load.cache_stale, c.load.cache_refresh, c.load.admission), (Duration::ZERO, 2, expected));
+    assert_eq!((c.load.api_loops, LoadConfig::default().api_loops), (Some(3), None));
 }
 
 #[test]
 fn every_invalid_setting_is_named() {
-    let cases: [(&str, &str); 10] = [
+    let cases: [(&str, &str); 11] = [
         ("STACKS_LEDGER_ADMISSION_LIMIT", "-1"),
+        ("STACKS_LEDGER_API_LOOPS", "0"),
         ("STACKS_LEDGER_CACHE_STALE_MS", "soon"),
         ("STACKS_LEDGER_CACHE_REFRESH", "all"),
         ("STACKS_LEDGER_METRICS_BIND", "9153"),
