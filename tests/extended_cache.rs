@@ -42,6 +42,17 @@ async fn get(
     Answer { status: res.status().as_u16(), headers, body: res.body().to_vec() }
 }
 
+/// `got` is `want` (status, headers, body); `who` answered `GET {request}`.
+fn assert_same(got: &Answer, want: &Answer, who: &str, request: &str) {
+    assert_eq!(got.status, want.status, "{who}: GET {request}");
+    assert_eq!(
+        String::from_utf8_lossy(&got.body),
+        String::from_utf8_lossy(&want.body),
+        "{who}: stale GET {request}"
+    );
+    assert_eq!(got.headers, want.headers, "{who}: GET {request}");
+}
+
 /// `path` over HTTP from the server at `base`, with the headers a route sets (not those hyper
 /// adds on the wire).
 async fn get_http(client: &reqwest::Client, base: &str, path: &str) -> Answer {
@@ -149,24 +160,12 @@ async fn never_stale(db: Db) {
                 // wait for its recomputation ahead); 4 times makes an answer worth recomputing.
                 for _ in 0..times {
                     let got = get(api, url).await;
-                    assert_eq!(got.status, want.status, "{db:?} {name}: GET {url} after {path}");
-                    assert_eq!(
-                        String::from_utf8_lossy(&got.body),
-                        String::from_utf8_lossy(&want.body),
-                        "{db:?} {name}: stale GET {url} after {path}"
-                    );
-                    assert_eq!(got.headers, want.headers, "{db:?} {name}: GET {url} after {path}");
+                    assert_same(&got, &want, &format!("{db:?} {name}"), &format!("{url} after {path}"));
                 }
             }
             for _ in 0..2 {
                 let got = get_http(&http, &served, url).await;
-                assert_eq!(got.status, want.status, "{db:?} event loop: GET {url} after {path}");
-                assert_eq!(
-                    String::from_utf8_lossy(&got.body),
-                    String::from_utf8_lossy(&want.body),
-                    "{db:?} event loop: stale GET {url} after {path}"
-                );
-                assert_eq!(got.headers, want.headers, "{db:?} event loop: GET {url} after {path}");
+                assert_same(&got, &want, &format!("{db:?} event loop"), &format!("{url} after {path}"));
             }
             if want.status == 200 {
                 any_change |= before.insert(url.clone(), want.body.clone()).is_some_and(|b| b != want.body);
