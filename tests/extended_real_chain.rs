@@ -50,9 +50,16 @@ impl MinedTx {
     /// payer (the sponsor when sponsored), transfer recipient, called or deployed contract, and
     /// the parties of its asset events (a failed transaction has none).
     fn principals(&self) -> BTreeSet<String> {
+        let mut set = self.transfer_principals();
+        set.extend(self.tx.sponsor_address().map(|a| a.to_string()));
+        set
+    }
+
+    /// The principals the incumbent's `transactions_with_transfers` query links the transaction
+    /// to: those of [`MinedTx::principals`] but the fee payer.
+    fn transfer_principals(&self) -> BTreeSet<String> {
         let sender = self.tx.origin_address().to_string();
         let mut set = BTreeSet::from([sender.clone()]);
-        set.extend(self.tx.sponsor_address().map(|a| a.to_string()));
         match &self.tx.payload {
             Payload::TokenTransfer { recipient, .. } => {
                 set.insert(recipient.to_string());
@@ -71,13 +78,18 @@ impl MinedTx {
 }
 
 /// Every transaction of a generated chain without forks or microblocks (every block canonical)
-/// above the boot block (whose transactions the lists checked here leave out).
+/// above the boot block (whose transactions most lists leave out).
 fn mined(events: &[RawEvent]) -> Vec<MinedTx> {
+    mined_from(events, 1)
+}
+
+/// [`mined`] from height `from` on (0: the boot block's transactions too).
+fn mined_from(events: &[RawEvent], from: u64) -> Vec<MinedTx> {
     let mut out = Vec::new();
     for ev in events.iter().filter(|e| e.path == "/new_block") {
         let b: Value = serde_json::from_str(&ev.payload).unwrap();
         let height = b["block_height"].as_u64().unwrap();
-        if height == 0 {
+        if height < from {
             continue;
         }
         let mut parties: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -125,6 +137,7 @@ fn mined(events: &[RawEvent]) -> Vec<MinedTx> {
 async fn all_pages<F, R>(
     api: &F,
     base: &str,
+    limit: u32,
     tx_of: impl Fn(&Value) -> &Value,
 ) -> (Vec<String>, BTreeSet<u64>)
 where
@@ -133,7 +146,7 @@ where
 {
     let (mut ids, mut totals) = (Vec::new(), BTreeSet::new());
     loop {
-        let (status, body) = get(api, &format!("{base}?limit=20&offset={}", ids.len())).await;
+        let (status, body) = get(api, &format!("{base}?limit={limit}&offset={}", ids.len())).await;
         assert_eq!(status, 200, "{base}");
         let page = body["results"].as_array().cloned().unwrap_or_default();
         if page.is_empty() {
@@ -147,10 +160,28 @@ where
 }
 
 /// A sponsored transaction is listed among its sponsor's transactions (v1 and v2) and counted
-/// in `total`, as the incumbent's `principal_txs` records the fee payer.
+/// in `total`, as the incumbent's `principal_txs` records the fee payer; v1
+/// `transactions_with_transfers` follows its own query instead, which leaves the fee payer out
+/// and lists the boot block's transactions, and answers `height=N` with the whole block.
 async fn sponsors_list_their_sponsored_transactions(db: Db) {
     let (events, _) = devnet_events(DevnetConfig::real_chain_cases(20));
     let txs = mined(&events);
+    let with_boot = mined_from(&events, 0);
+    let mut transfers_of: BTreeMap<String, Vec<&MinedTx>> = BTreeMap::new();
+    for t in &with_boot {
+        for p in t.transfer_principals() {
+            transfers_of.entry(p).or_default().push(t);
+        }
+    }
+    // Both kinds the route must tell apart: a sponsored transfer and a sponsored contract call.
+    let sponsored = |call: bool| {
+        txs.iter()
+            .filter(|t| t.tx.sponsor_address().is_some())
+            .filter(|t| matches!(t.tx.payload, Payload::ContractCall { .. }) == call)
+            .filter(|t| matches!(t.tx.payload, Payload::ContractCall { .. } | Payload::TokenTransfer { .. }))
+            .count()
+    };
+    assert!(sponsored(false) >= 1 && sponsored(true) >= 1, "{} / {}", sponsored(false), sponsored(true));
     let mut by_principal: BTreeMap<String, Vec<&MinedTx>> = BTreeMap::new();
     for t in &txs {
         for p in t.principals() {
@@ -179,15 +210,61 @@ async fn sponsors_list_their_sponsored_transactions(db: Db) {
         want.sort_by_key(|t| std::cmp::Reverse((t.height, t.tx_index)));
         let want: Vec<String> = want.iter().map(|t| t.tx_id.clone()).collect();
         let total = BTreeSet::from([want.len() as u64]);
-        let (v1, v1_totals) = all_pages(&api, &format!("/extended/v1/address/{p}/transactions"), |r| r).await;
+        let (v1, v1_totals) =
+            all_pages(&api, &format!("/extended/v1/address/{p}/transactions"), 20, |r| r).await;
         assert_eq!((&v1, &v1_totals), (&want, &total), "v1 {p}");
         let (v2, v2_totals) =
-            all_pages(&api, &format!("/extended/v2/addresses/{p}/transactions"), |r| &r["tx"]).await;
+            all_pages(&api, &format!("/extended/v2/addresses/{p}/transactions"), 20, |r| &r["tx"]).await;
         assert_eq!((&v2, &v2_totals), (&want, &total), "v2 {p}");
         checked += want.len();
     }
+    // transactions_with_transfers, in pages of 3 so that pages start on both sides of the
+    // sponsor-only entries they skip: newest first above the boot block, then the boot block's.
+    let mut with_transfers = 0;
+    for p in
+        by_principal.keys().chain(transfers_of.keys()).filter(|p| !p.contains('.')).collect::<BTreeSet<_>>()
+    {
+        let list = transfers_of.get(p).cloned().unwrap_or_default();
+        let (mut above, boot): (Vec<&MinedTx>, Vec<&MinedTx>) = list.iter().partition(|t| t.height > 0);
+        above.sort_by_key(|t| std::cmp::Reverse((t.height, t.tx_index)));
+        let above: Vec<String> = above.iter().map(|t| t.tx_id.clone()).collect();
+        let boot: BTreeSet<String> = boot.iter().map(|t| t.tx_id.clone()).collect();
+        let base = format!("/extended/v1/address/{p}/transactions_with_transfers");
+        let (got, totals) = all_pages(&api, &base, 3, |r| &r["tx"]).await;
+        let total = if list.is_empty() { BTreeSet::new() } else { BTreeSet::from([list.len() as u64]) };
+        assert_eq!(totals, total, "{base}");
+        let (got_boot, got_above): (Vec<String>, Vec<String>) =
+            got.into_iter().partition(|id| boot.contains(id));
+        assert_eq!(got_above, above, "{base}");
+        assert_eq!(got_boot.into_iter().collect::<BTreeSet<_>>(), boot, "{base}");
+        with_transfers += list.len();
+    }
+    // `height=N`: every transaction of the block, whatever the limit and offset (echoed).
+    let mut per_block: BTreeMap<(&str, u64), BTreeSet<&str>> = BTreeMap::new();
+    for (p, list) in &transfers_of {
+        for t in list.iter().filter(|t| t.height > 0) {
+            per_block.entry((p.as_str(), t.height)).or_default().insert(t.tx_id.as_str());
+        }
+    }
+    let ((p, h), ids) =
+        per_block.iter().filter(|(k, _)| !k.0.contains('.')).max_by_key(|(_, v)| v.len()).unwrap();
+    assert!(ids.len() >= 3, "{p} at {h}: {ids:?}");
+    let (status, body) = get(
+        &api,
+        &format!("/extended/v1/address/{p}/transactions_with_transfers?height={h}&limit=1&offset=1"),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let got: BTreeSet<&str> =
+        body["results"].as_array().unwrap().iter().map(|r| r["tx"]["tx_id"].as_str().unwrap()).collect();
+    assert_eq!(
+        (&got, body["total"].as_u64(), body["limit"].as_u64(), body["offset"].as_u64()),
+        (ids, Some(ids.len() as u64), Some(1), Some(1)),
+        "{p} at {h}"
+    );
     println!(
-        "{db:?}: {checked} listed rows of {} principals, {sponsor_only} sponsor-only",
+        "{db:?}: {checked} listed rows of {} principals, {sponsor_only} sponsor-only; {with_transfers} \
+         rows with transfers",
         by_principal.len()
     );
     ts.finish().await;

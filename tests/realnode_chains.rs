@@ -8,6 +8,7 @@
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -55,6 +56,8 @@ struct Compared {
     contracts: usize,
     failed_deploys: usize,
     txs: usize,
+    /// Sponsored transactions whose listing was checked for the sender and the sponsor, by kind.
+    sponsored: BTreeMap<String, usize>,
 }
 
 async fn chain_matches_the_node(db: Db, name: &str) -> Option<Compared> {
@@ -122,6 +125,40 @@ async fn chain_matches_the_node(db: Db, name: &str) -> Option<Compared> {
         c.txs += 1;
     }
 
+    // A sponsored transaction is its sponsor's in v1 `/transactions` and v2 (the fee payer is
+    // among the incumbent's `principal_txs`), but not in v1 `transactions_with_transfers`, whose
+    // query leaves the fee payer out, unless the sponsor is otherwise a party; the sender's in all.
+    for tx in load(&dir, "txs.json").as_array().unwrap() {
+        let Some(txid) = tx["txid"].as_str() else { continue };
+        let (_, ours) = get(&api, &format!("/extended/v1/tx/{txid}?event_limit=50")).await;
+        let Some(sponsor) = ours["sponsor_address"].as_str() else { continue };
+        let sender = ours["sender_address"].as_str().unwrap();
+        let party = |p: &str| {
+            ours["token_transfer"]["recipient_address"].as_str() == Some(p)
+                || ours["events"].as_array().unwrap().iter().any(|e| {
+                    [&e["asset"]["sender"], &e["asset"]["recipient"]].iter().any(|a| a.as_str() == Some(p))
+                })
+        };
+        for (who, with_transfers) in [(sender, true), (sponsor, party(sponsor))] {
+            let lists = [
+                (format!("/extended/v1/address/{who}/transactions?limit=50"), true),
+                (format!("/extended/v2/addresses/{who}/transactions?limit=50"), true),
+                (format!("/extended/v1/address/{who}/transactions_with_transfers?limit=50"), with_transfers),
+            ];
+            for (path, listed) in lists {
+                let (status, page) = get(&api, &path).await;
+                assert_eq!(status, 200, "{label} {path}: {page}");
+                let rows = page["results"].as_array().unwrap();
+                let ids: Vec<&str> =
+                    rows.iter().map(|r| r["tx_id"].as_str().or(r["tx"]["tx_id"].as_str()).unwrap()).collect();
+                assert!(rows.len() < 50, "{label} {path}: one page holds them all");
+                assert_eq!(page["total"].as_u64(), Some(ids.len() as u64), "{label} {path}");
+                assert_eq!(ids.contains(&txid), listed, "{label} {path}: {} {txid}", tx["label"]);
+            }
+        }
+        *c.sponsored.entry(ours["tx_type"].as_str().unwrap().to_string()).or_default() += 1;
+    }
+
     // check-data reconciles every account's balance with the chain's operations.
     let url = serve(Arc::clone(&ts.store)).await;
     let mut opts = Options::new(&url);
@@ -151,8 +188,14 @@ async fn all_chains(db: Db) {
         let Some(c) = chain_matches_the_node(db, name).await else { return };
         total.contracts += c.contracts;
         total.failed_deploys += c.failed_deploys;
+        for (kind, n) in c.sponsored {
+            *total.sponsored.entry(kind).or_default() += n;
+        }
     }
     assert!(total.contracts >= 3 && total.failed_deploys >= 1, "{db:?}: {total:?}");
+    // The contracts chain's sponsored transfers and contract call.
+    let sponsored = |kind: &str| total.sponsored.get(kind).copied().unwrap_or(0);
+    assert!(sponsored("token_transfer") >= 3 && sponsored("contract_call") >= 1, "{db:?}: {total:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -442,15 +442,14 @@ impl AddressReader for Store {
         Ok((total, self.page_rows_listed(rows).await?))
     }
 
-    async fn address_txs_with_boot(
+    async fn address_txs_with_transfers(
         &self,
         principal: &str,
         from: u64,
         to: Option<u64>,
-        paging: Paging,
+        paging: Option<Paging>,
     ) -> Result<(u64, Vec<MinedTx>), ReadError> {
-        let (total, rows) = self.address_txs_page(principal, true, from, to, paging).await?;
-        Ok((total, self.page_rows_mined(rows).await?))
+        Ok(self.with_transfers_page(principal, from, to, paging).await?)
     }
 
     async fn principal_tx_events(
@@ -503,6 +502,13 @@ impl AddressReader for Store {
     ) -> Result<PrincipalActivity, ReadError> {
         Ok(self.principal_activity_of(principal, mempool).await?)
     }
+}
+
+/// A principal's entry in `account_txs`, with its order key (height, microblock sequence, index).
+struct ListedEntry {
+    tx_id: String,
+    index_block_hash: String,
+    key: [i64; 3],
 }
 
 /// The newest-first order of a principal's listed transactions, over the columns of
@@ -723,6 +729,106 @@ impl Store {
         let page = Paging { limit: paging.limit, offset: 0 };
         let (_, txs) = self.mined_page(&from_where, &order, vals, page, false).await?;
         Ok((total_u, PageRows::Txs(txs)))
+    }
+
+    /// The page of v1 `transactions_with_transfers`: the listed entries (`address_txs_page`,
+    /// boot block included) less those where `principal` is only the sponsor. `paging` `None`:
+    /// every entry in range (the incumbent's `height=N` answer, which ignores limit and offset).
+    ///
+    /// The sponsor-only entries (`sponsor_only_keys`) are few, so the page is the listed one
+    /// widened by their count: of the listed entries from `offset` on, those not sponsor-only,
+    /// after skipping as many as there are sponsor-only entries above the first one.
+    async fn with_transfers_page(
+        &self,
+        principal: &str,
+        from: u64,
+        to: Option<u64>,
+        paging: Option<Paging>,
+    ) -> Result<(u64, Vec<MinedTx>), StoreError> {
+        let excluded = self.sponsor_only_keys(principal, from, to).await?;
+        let paging = match paging {
+            Some(p) => p,
+            None => {
+                let (total, _) =
+                    self.address_txs_page(principal, true, from, to, Paging { limit: 0, offset: 0 }).await?;
+                Paging { limit: u32::try_from(total).unwrap_or(u32::MAX), offset: 0 }
+            }
+        };
+        if excluded.is_empty() {
+            let (total, rows) = self.address_txs_page(principal, true, from, to, paging).await?;
+            return Ok((total, self.page_rows_mined(rows).await?));
+        }
+        let k = u32::try_from(excluded.len()).unwrap_or(u32::MAX);
+        let wide = Paging { limit: paging.limit.saturating_add(k), offset: paging.offset };
+        let (total, rows) = self.address_txs_page(principal, true, from, to, wide).await?;
+        let total = total.saturating_sub(excluded.len() as u64);
+        let window = self.page_rows_mined(rows).await?;
+        let Some(first) = window.first() else { return Ok((total, window)) };
+        let first_key = self.listed_key(principal, &first.tx_id, &first.index_block_hash).await?;
+        let above = excluded.iter().filter(|e| e.key > first_key).count();
+        let page = window
+            .into_iter()
+            .filter(|t| {
+                !excluded.iter().any(|e| e.tx_id == t.tx_id && e.index_block_hash == t.index_block_hash)
+            })
+            .skip(above)
+            .take(paging.limit as usize)
+            .collect();
+        Ok((total, page))
+    }
+
+    /// The canonical listed entries of `principal` in blocks `from..=to` whose transaction it
+    /// only sponsored: not its sender, token-transfer recipient or contract, and no party of
+    /// its STX, FT or NFT events. Found through the sponsor index of `txs`.
+    async fn sponsor_only_keys(
+        &self,
+        principal: &str,
+        from: u64,
+        to: Option<u64>,
+    ) -> Result<Vec<ListedEntry>, StoreError> {
+        let rows = select(
+            "SELECT a.tx_id, a.index_block_hash, a.block_height, a.seq, a.tx_index FROM txs t \
+             JOIN account_txs a ON a.principal = $1 AND a.tx_id = t.tx_id \
+             AND a.index_block_hash = t.index_block_hash \
+             WHERE t.sponsor_address = $1 AND t.canonical = true AND t.sponsored = true \
+             AND t.block_height >= $2 AND t.block_height <= $3 \
+             AND a.listed = true AND a.canonical = true AND t.sender_address <> $1 \
+             AND COALESCE(t.token_transfer_recipient, '') <> $1 AND COALESCE(t.contract_id, '') <> $1 \
+             AND NOT EXISTS (SELECT 1 FROM events e WHERE e.tx_id = t.tx_id \
+               AND e.index_block_hash = t.index_block_hash AND e.microblock_hash = t.microblock_hash \
+               AND (e.sender = $1 OR e.recipient = $1) AND e.kind <> 'contract_log' AND e.kind <> 'stx_lock')",
+            vec![principal.into(), height_val(from), to.map_or(i64::MAX, |h| i64::try_from(h).unwrap_or(i64::MAX)).into()],
+        )
+        .fetch_all(self)
+        .await?;
+        rows.iter()
+            .map(|r| {
+                Ok(ListedEntry {
+                    tx_id: r.try_get("tx_id")?,
+                    index_block_hash: r.try_get("index_block_hash")?,
+                    key: [r.try_get("block_height")?, r.try_get("seq")?, r.try_get("tx_index")?],
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(StoreError::from)
+    }
+
+    /// The order key (height, microblock sequence, index) of `principal`'s entry for a
+    /// transaction, as its listed pages order it.
+    async fn listed_key(
+        &self,
+        principal: &str,
+        tx_id: &str,
+        index_block_hash: &str,
+    ) -> Result<[i64; 3], StoreError> {
+        let r = select(
+            "SELECT block_height, seq, tx_index FROM account_txs WHERE principal = $1 AND tx_id = $2 \
+             AND index_block_hash = $3",
+            vec![principal.into(), tx_id.into(), index_block_hash.into()],
+        )
+        .fetch_one(self)
+        .await?;
+        Ok([r.try_get("block_height")?, r.try_get("seq")?, r.try_get("tx_index")?])
     }
 
     async fn address_assets_page(

@@ -155,14 +155,18 @@ pub trait AddressReader: ExplorerReader {
         }
     }
 
-    /// [`AddressReader::address_txs`] with the boot block's transactions, as the incumbent's
-    /// `transactions_with_transfers` lists them.
-    fn address_txs_with_boot(
+    /// The transactions the incumbent's `transactions_with_transfers` lists for `principal` in
+    /// blocks `from..=to`, newest first, and how many there are: those of
+    /// [`AddressReader::address_txs`] and the boot block's, but not one whose only tie to
+    /// `principal` is that it sponsored it (that route's rule is sender, token-transfer
+    /// recipient, called or deployed contract, or a party of an STX, FT or NFT event; the fee
+    /// payer is not among them). `paging` `None`: every one (its `height=N` answer).
+    fn address_txs_with_transfers(
         &self,
         principal: &str,
         from: u64,
         to: Option<u64>,
-        paging: Paging,
+        paging: Option<Paging>,
     ) -> impl Future<Output = Result<(u64, Vec<MinedTx>), ReadError>> + Send;
     /// Per transaction of `txs`: its STX/FT/NFT asset events that `principal` sends or
     /// receives, newest event first.

@@ -6,7 +6,7 @@ use serde_json::{json, Map, Value};
 use warp::reply::Response;
 
 use super::{
-    block_ref, cached_json, height_of, heights, principal, principal_etag, AddressReader, StxInbound,
+    block_ref, bound, cached_json, height_of, heights, principal, principal_etag, AddressReader, StxInbound,
 };
 use crate::error::ApiError;
 use crate::params::{LimitRule, Page, Paging, Query};
@@ -107,8 +107,12 @@ pub(super) async fn v1_transactions_with_transfers<R: AddressReader>(
     let paging = q.paging(TXS)?;
     q.bool("unanchored")?;
     let opts = crate::tx::render_options(q)?;
-    let (from, to) = heights(r, q).await?;
-    let (total, txs) = r.address_txs_with_boot(&p, from, to, paging).await?;
+    let (at, single) = bound(q)?;
+    let to = height_of(r, at).await?;
+    let from = if single { to.unwrap_or(0) } else { 0 };
+    // With `height=N` the incumbent answers every transaction of that block, whatever the
+    // limit and offset (which it still echoes).
+    let (total, txs) = r.address_txs_with_transfers(&p, from, to, (!single).then_some(paging)).await?;
     let events = r.principal_tx_events(&p, &txs).await?;
     let mut results = Vec::with_capacity(txs.len());
     for (tx, evs) in txs.iter().zip(&events) {
