@@ -229,7 +229,7 @@ pub struct Config {
     pub live: LiveConfig,
     /// The `/extended` response cache's bound in bytes (0: off).
     pub response_cache_bytes: usize,
-    /// Behaviour under load: stale answers, admission control (issue 28).
+    /// Behaviour under load: stale answers, admission control.
     pub load: LoadConfig,
     /// `None`: no metrics listener.
     pub metrics_bind: Option<BindAddr>,
