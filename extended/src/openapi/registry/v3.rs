@@ -152,8 +152,7 @@ fn staking() -> Vec<Route> {
     ]
 }
 
-/// A principal's transactions, balance changes, balances, nonces and pending transactions (issue
-/// 22 item 2).
+/// A principal's transactions, balance changes, balances, nonces and pending transactions.
 fn principals() -> Vec<Route> {
     use crate::v3::{cursor, page};
     vec![
