@@ -344,7 +344,7 @@ async fn run(o: Opts) -> anyhow::Result<()> {
     let use_wrk = !o.builtin && wrk_available();
     let mut rows = Vec::new();
     for (path, incumbent) in
-        urls.iter().filter(|(u, _)| o.only.as_ref().map_or(true, |s| u.contains(s.as_str())))
+        urls.iter().filter(|(u, _)| o.only.as_ref().is_none_or(|s| u.contains(s.as_str())))
     {
         let url = format!("{base}{path}");
         // One request first: a broken route fails the run instead of measuring error pages.

@@ -605,7 +605,7 @@ impl ResponseCache {
         let hot = self.move_to(&mut inner, key, Instant::now());
         if *Self::generation_of(&inner, key) != key.generation {
             // Computed at an older generation than the cache's: a stale answer at most.
-            let newer = inner.stale.get(&key.url).map_or(true, |s| s.read_at < cached.read_at);
+            let newer = inner.stale.get(&key.url).is_none_or(|s| s.read_at < cached.read_at);
             if cached.may_be_stale && !self.stale_for.is_zero() && newer {
                 inner.stale.insert(key.url.clone(), cached);
                 self.bound_stale(&mut inner);
