@@ -1,4 +1,4 @@
-//! The `/extended` read benchmark of issue 6: the public route table served over HTTP on
+//! The `/extended` read benchmark: the public route table served over HTTP on
 //! loopback from an existing store, and each route loaded for a fixed time by N keep-alive
 //! connections — with `wrk -t2 -cN -dS --latency` when `wrk` is on the PATH (the incumbent's
 //! figures in `../shared/bench/realnode-2/wrk.txt` were taken that way), else (or with
@@ -9,11 +9,11 @@
 //! cargo bench --bench extended -- --db sqlite:///path/ledger.db --builtin --connections 32 --seconds 20
 //! cargo bench --bench extended -- --db sqlite:///path/ledger.db --no-cache   # the response cache off
 //!
-//! # issue 21: realnode-2 imported into a temporary store, the nine URLs of its wrk.txt, each
+//! # realnode-2 imported into a temporary store, the nine URLs of its wrk.txt, each
 //! # compared with the incumbent's req/s there (cache off, 10 s per URL unless --seconds)
 //! cargo bench --bench extended -- --realnode-2 --no-cache
 //!
-//! # issue 22: the same store, the v3 list routes of its speed bar instead (p99 < 10 ms):
+//! # the same store, the v3 list routes instead (target p99 < 10 ms):
 //! # /extended/v3/transactions, the hot address's v3 transactions on page 1 and at a cursor
 //! # half-way through its list (found by following `cursor.next` from page 1)
 //! cargo bench --bench extended -- --realnode-2 --v3 --no-cache
@@ -24,14 +24,15 @@
 //! sample of 50 mid-chain transactions (the most called contract; `--busy` overrides) and the
 //! hottest sender of that sample (for balances and nonces).
 //!
-//! Target (issue 6): ≥ 10× the incumbent's req/s on the same routes, p99 < 10 ms at 32
+//! Target: ≥ 10× the incumbent's req/s on the same routes, p99 < 10 ms at 32
 //! connections.
 //!
 //! With `--realnode-2` the store is `../shared/bench/realnode-2/events.tsv` imported (as
 //! `import-events` does) into a fresh SQLite store under `$TMPDIR` (or into the empty store
 //! `--db` names), the URLs and the incumbent's req/s are read from that directory's `wrk.txt`,
 //! and a closing table gives each URL's req/s, p99 and ratio to the incumbent, and their
-//! geometric mean (issue 21: every read ≥ 5×, geometric mean ≥ 20×, p99 < 10 ms).
+//! geometric mean (target: every read ≥ 5×, geometric mean ≥ 20×, p99 < 10 ms). Current
+//! figures: `docs/benchmarks.md`.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -96,7 +97,7 @@ fn parse_opts() -> anyhow::Result<Opts> {
             "--no-cache" => o.no_cache = true,
             // Import ../shared/bench/realnode-2 first and load the nine URLs of its wrk.txt.
             "--realnode-2" => o.realnode2 = true,
-            // With --realnode-2: the v3 list routes of issue 22 instead of wrk.txt's nine.
+            // With --realnode-2: the v3 list routes instead of wrk.txt's nine.
             "--v3" => o.v3 = true,
             // With --realnode-2: keep the imported store.
             "--keep" => o.keep = true,
@@ -104,7 +105,7 @@ fn parse_opts() -> anyhow::Result<Opts> {
         }
     }
     if o.realnode2 && !seconds_given {
-        o.seconds = 10; // issue 21's `wrk -d10s`
+        o.seconds = 10; // `wrk -d10s`: nine URLs in under two minutes
     }
     if o.v3 && !o.realnode2 {
         bail!("--v3 needs --realnode-2 (its hot address)");
@@ -267,7 +268,7 @@ async fn import_realnode2(o: &Opts) -> anyhow::Result<(Store, Option<PathBuf>)> 
     Ok((store, dir))
 }
 
-/// The routes of issue 6 with their ids picked from the store through the API (module docs).
+/// The benchmark's routes with their ids picked from the store through the API (module docs).
 async fn picked_urls(o: &Opts, client: &reqwest::Client, base: &str) -> anyhow::Result<Vec<String>> {
     let total = get_json(client, &format!("{base}/extended/v1/tx?limit=1")).await?["total"]
         .as_u64()
@@ -302,7 +303,7 @@ async fn picked_urls(o: &Opts, client: &reqwest::Client, base: &str) -> anyhow::
 /// realnode-2's hot address (`../shared/bench/realnode-2/README.md`).
 const REALNODE2_HOT: &str = "STVWDNCRXAYZ7SAJ3B2PACPP29D5JDY549YGZNSM";
 
-/// The v3 list reads of issue 22's speed bar: `/transactions`, and the hot address's
+/// The v3 list reads: `/transactions`, and the hot address's
 /// transactions on page 1 and at the cursor half-way through its list.
 async fn v3_urls(client: &reqwest::Client, base: &str) -> anyhow::Result<Vec<String>> {
     let first = format!("/extended/v3/principals/{REALNODE2_HOT}/transactions");
@@ -343,7 +344,7 @@ async fn run(o: Opts) -> anyhow::Result<()> {
     let use_wrk = !o.builtin && wrk_available();
     let mut rows = Vec::new();
     for (path, incumbent) in
-        urls.iter().filter(|(u, _)| o.only.as_ref().map_or(true, |s| u.contains(s.as_str())))
+        urls.iter().filter(|(u, _)| o.only.as_ref().is_none_or(|s| u.contains(s.as_str())))
     {
         let url = format!("{base}{path}");
         // One request first: a broken route fails the run instead of measuring error pages.

@@ -1,4 +1,4 @@
-//! The mixed-load benchmark of issue 28: reads and ingestion at once, as `serve` runs them
+//! The mixed-load benchmark: reads and ingestion at once, as `serve` runs them
 //! (the event observer over `IngestFirst`, the public API with its response cache and
 //! admission gate, both in this process on real TCP; release build), on SQLite.
 //!

@@ -176,7 +176,7 @@ async fn run_ledger_command(command: LedgerCommand, config: Config) -> anyhow::R
 /// A line is formatted where it is logged and written by a thread of its own, which writes
 /// whatever has queued meanwhile at once: with one line per request, writing each line on the
 /// request's thread cost a `write(2)` and the stderr lock per request (up to a quarter of cached
-/// answers' throughput when stderr is a pipe, `docs/benchmarks.md` Session 33). Not lossy: when
+/// answers' throughput when stderr is a pipe). Not lossy: when
 /// the queue is full, logging waits. The returned guard writes out what is still queued when
 /// dropped.
 fn init_logging(filter: &str, format: config::LogFormat) -> anyhow::Result<WorkerGuard> {

@@ -229,7 +229,7 @@ pub struct Config {
     pub live: LiveConfig,
     /// The `/extended` response cache's bound in bytes (0: off).
     pub response_cache_bytes: usize,
-    /// Behaviour under load: stale answers, admission control (issue 28).
+    /// Behaviour under load: stale answers, admission control.
     pub load: LoadConfig,
     /// `None`: no metrics listener.
     pub metrics_bind: Option<BindAddr>,
@@ -664,7 +664,8 @@ fn v2_settings(args: &ConfigArgs, env: &impl Fn(&str) -> Option<String>) -> Resu
             return Err(ConfigError::PolicyNeedsNode(if p == V2Policy::Proxy { "proxy" } else { "auto" }))
         }
         (Some(p), _) => p,
-        // The issue's default: the ledger where it is exact and caught up, else the node.
+        // The default (docs/configuration.md): the ledger where it is exact and caught up, else
+        // the node.
         (None, Some(_)) => V2Policy::Auto,
         (None, None) => V2Policy::Ledger,
     };

@@ -20,8 +20,7 @@ pub mod v2;
 /// benchmarks and tests measure the same one). Each request allocates on a runtime worker and
 /// frees on another or on sqlx's SQLite worker thread; glibc's malloc then spent ~17 % of a
 /// read's CPU in its arena bookkeeping (`malloc_consolidate`, `_int_malloc`, `unlink_chunk`),
-/// where jemalloc's per-thread caches take and return memory without a shared lock
-/// (docs/benchmarks.md, session 13).
+/// where jemalloc's per-thread caches take and return memory without a shared lock.
 #[cfg(not(target_env = "msvc"))]
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;

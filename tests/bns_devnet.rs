@@ -175,7 +175,7 @@ impl Model {
         let ibh = b["index_block_hash"].as_str().unwrap().to_string();
         let height = b["block_height"].as_u64().unwrap();
         let parent = b["parent_index_block_hash"].as_str().unwrap().to_string();
-        let canonical_now = self.tip.as_ref().map_or(true, |t| height > t.0);
+        let canonical_now = self.tip.as_ref().is_none_or(|t| height > t.0);
         let mut visible = if canonical_now { self.canonical_set(Some(&parent)) } else { self.canonical() };
         if canonical_now {
             visible.insert(ibh.clone());

@@ -1,6 +1,6 @@
 //! End to end, family ext-addr: ingest every oracle fixture, then replay every recorded request
 //! of the address, token, contract and search routes against the public route table and compare
-//! with the incumbent's answers. Prints a per-route parity table; the routes this branch serves
+//! with the incumbent's answers. Prints a per-route parity table; the routes this family serves
 //! must all match (see docs/extended-deviations.md for the keys that cannot).
 
 mod common;
@@ -67,7 +67,7 @@ fn route_of(e: &OracleEntry) -> Option<&'static str> {
     })
 }
 
-/// The routes this branch serves; every recorded answer of theirs must match.
+/// The routes this family serves; every recorded answer of theirs must match.
 const SERVED: &[&str] = &[
     "If-None-Match with the incumbent's ETag value",
     "v1 address/{p}/transactions",

@@ -1,8 +1,8 @@
-//! The overall parity test (issue 6): for every oracle fixture, ingest its event stream, replay
+//! The overall parity test: for every oracle fixture, ingest its event stream, replay
 //! EVERY recorded request of its manifest through the public route table and compare status and
 //! body with the incumbent's recording (rules: `common::parity::compare`; the only fields allowed
 //! to differ: `common::parity_allow::ALLOWED`). Prints one table per engine, route template |
-//! compared | matched | %, then per-fixture and overall percentages; requests of other issues'
+//! compared | matched | %, then per-fixture and overall percentages; requests of the other surfaces'
 //! routes (Rosetta, `/v2` including BNS's `/v2/prices`, faucets) are replayed too and listed
 //! apart; BNS's `/v1` routes and every `/extended/v3` route are in scope.
 //!
@@ -27,7 +27,7 @@ use serde_json::Value;
 use stacks_extended::openapi::{self, Response, Route};
 use test_support::oracle::{manifest, OracleEntry};
 
-/// The issue that serves a request outside this one's scope, if any.
+/// The surface (and its tests) that serves a request outside this test's scope, if any.
 fn other_issue(e: &OracleEntry) -> Option<&'static str> {
     let p = e.path.as_str();
     Some(if p.starts_with("/rosetta") {
@@ -339,9 +339,9 @@ async fn parity(db: Db) {
             return;
         }
     }
-    print_table(&format!("{db:?}: /extended parity per route (issue 6 scope)"), &out.ours);
-    print_table(&format!("{db:?}: other issues' routes (replayed, listed apart)"), &out.others);
-    println!("\n{db:?}: per fixture (issue 6 scope)");
+    print_table(&format!("{db:?}: /extended parity per route (/extended and BNS /v1)"), &out.ours);
+    print_table(&format!("{db:?}: other surfaces' routes (replayed, listed apart)"), &out.others);
+    println!("\n{db:?}: per fixture (/extended and BNS /v1)");
     let mut overall = Row::default();
     for (f, r) in &out.fixtures {
         println!("  {f:<52} {:>5}/{:<5} {:>6.1}%", r.matched, r.compared, r.pct());

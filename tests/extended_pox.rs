@@ -54,7 +54,7 @@ where
 }
 
 /// The incumbent reads a page's `total` from its first row, so a page past the end of the
-/// cycles, a cycle's signers or a signer's stackers has `total` 0 (issue 20). Pages each
+/// cycles, a cycle's signers or a signer's stackers has `total` 0. Pages each
 /// non-empty list of the fixture at its own `total` (the offset just past its last row) and
 /// returns how many lists it paged.
 async fn past_the_end_totals_are_0<F, R>(api: &F, fixture: &str) -> usize

@@ -1,4 +1,4 @@
-//! Rules that real nodes' chains exercise and the recorded fixtures do not (issue 20), each
+//! Rules that real nodes' chains exercise and the recorded fixtures do not, each
 //! checked end to end on a generated devnet chain against values recomputed here from the
 //! generated `/new_block` payloads themselves (decoded with the codec, never read back from the
 //! store): a principal's transactions (the sponsor of a sponsored transaction among them),
@@ -390,7 +390,7 @@ async fn tenures_and_burn_blocks(db: Db) {
     ts.finish().await;
 }
 
-/// The rules the route-by-route audit of the incumbent's SQL and handlers found (2026-11-26),
+/// The rules a route-by-route audit of the incumbent's SQL and handlers found,
 /// each on the generated chain: unknown blocks are 404s; `total` is 0 past the end where the
 /// incumbent reads it from the page's first row (and an FT's `total_supply` with it); `/tx`
 /// applies a non-zero `nonce`; `with_transfers` answers only a principal the transaction names

@@ -31,9 +31,9 @@ fn is_ext_tx(e: &OracleEntry) -> bool {
 }
 
 /// Fixtures whose every served request must match. The others are replayed and reported (per
-/// fixture and in total) but not yet asserted: their remaining differences are listed in the
-/// final report of the ext-tx branch (the genesis block's transactions keep block 0's times in
-/// the incumbent, unanchored microblock previews, ...).
+/// fixture and in total) but not yet asserted: their remaining differences are listed in
+/// docs/extended-deviations.md, "ext-tx" (the genesis block's transactions keep block 0's times
+/// in the incumbent, unanchored microblock previews, ...).
 const ASSERTED: &[&str] = &[
     "mocknet",
     "mainnet-block0",

@@ -1,5 +1,5 @@
 //! `/extended/v3` transactions, blocks' transactions, events, mempool and supply end to end
-//! (issue 22 item 1), on SQLite and PostgreSQL: a generated devnet chain is ingested and every
+//! on SQLite and PostgreSQL: a generated devnet chain is ingested and every
 //! answer is checked against values recomputed from the chain's own `/new_block` payloads
 //! (which transactions, in which order, with which events), and the cursor rules against the
 //! incumbent's: `next`/`previous`/`current` across pages, all `null` on an empty page, the

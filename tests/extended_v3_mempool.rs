@@ -1,4 +1,4 @@
-//! `/extended/v3/principals/{p}/mempool/transactions` end to end (issue 22), on SQLite and
+//! `/extended/v3/principals/{p}/mempool/transactions` end to end, on SQLite and
 //! PostgreSQL: a devnet chain is ingested up to a block, then only the mempool announcements and
 //! drops of the blocks after it, so their transactions stay pending. Every principal's list
 //! holds exactly the pending transactions involving it as the incumbent counts it (sender, token

@@ -1,4 +1,4 @@
-//! One write path for the transactions we put into the mempool ourselves (issue 21 item 4), end
+//! One write path for the transactions we put into the mempool ourselves, end
 //! to end over HTTP with a fake Stacks node, on SQLite and PostgreSQL: a `/v2/transactions`
 //! broadcast, a Rosetta `/construction/submit` and an STX faucet transfer each reach a
 //! WebSocket subscriber (`mempool`, `tx_update`) at once, before any node event; they leave the

@@ -190,8 +190,8 @@ async fn next_round(network: Network, request: &Value, partial: &Value) -> Value
     body
 }
 
-/// The sponsored vector over HTTP: round 1 the origin signs, round 2 (a `/payloads`
-/// continuation) the sponsor; the result, its txid and what parse says are the reference's.
+/// The sponsored vector over HTTP: the origin signs in the first round, the sponsor in the
+/// second (a `/payloads` continuation); the result, its txid and what parse says are the reference's.
 #[tokio::test]
 async fn sponsored_vector_through_the_routes() {
     let Some(all) = test_support::load_json("vectors/signing.json") else { return };

@@ -1,4 +1,4 @@
-//! End to end, on both engines: the public API under concurrent load (issue 28). Concurrent
+//! End to end, on both engines: the public API under concurrent load. Concurrent
 //! misses of one URL compute it once; a list route answers the previous generation's body,
 //! marked stale, while its new answer is computed; past the admission bound requests queue,
 //! then are shed with `503`, `Retry-After` and a counted metric; cache hits and event POSTs

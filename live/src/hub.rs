@@ -299,7 +299,7 @@ impl Hub {
     pub fn skip_if_idle(&self) -> bool {
         let Some(grace) = self.idle_grace else { return false };
         let mut inner = self.inner();
-        let idle = inner.conns.is_empty() && inner.last_left.map_or(true, |at| at.elapsed() >= grace);
+        let idle = inner.conns.is_empty() && inner.last_left.is_none_or(|at| at.elapsed() >= grace);
         if idle && inner.gap != Some(inner.next_seq - 1) {
             inner.gap = Some(inner.next_seq);
             inner.next_seq += 1;

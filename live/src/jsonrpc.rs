@@ -54,7 +54,7 @@ pub fn is_principal(raw: &str) -> bool {
     };
     let addr_ok =
         (28..=41).contains(&addr.len()) && addr.starts_with('S') && addr.chars().all(|c| C32.contains(c));
-    let name_ok = name.map_or(true, |n| {
+    let name_ok = name.is_none_or(|n| {
         let mut cs = n.chars();
         cs.next().is_some_and(|c| c.is_ascii_alphabetic())
             && n.len() <= 40

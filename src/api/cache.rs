@@ -13,7 +13,7 @@
 //! not move; every other answer for the whole generation. On a live node mempool events
 //! arrive many times a second, blocks every few seconds or minutes.
 //!
-//! Under load (issue 28):
+//! Under load (many connections while blocks arrive):
 //! - **Coalescing.** Concurrent misses of one URL compute it once: the first leads, the
 //!   others wait for its answer and share it (an answer computed at a generation at least as
 //!   new as theirs).
@@ -605,7 +605,7 @@ impl ResponseCache {
         let hot = self.move_to(&mut inner, key, Instant::now());
         if *Self::generation_of(&inner, key) != key.generation {
             // Computed at an older generation than the cache's: a stale answer at most.
-            let newer = inner.stale.get(&key.url).map_or(true, |s| s.read_at < cached.read_at);
+            let newer = inner.stale.get(&key.url).is_none_or(|s| s.read_at < cached.read_at);
             if cached.may_be_stale && !self.stale_for.is_zero() && newer {
                 inner.stale.insert(key.url.clone(), cached);
                 self.bound_stale(&mut inner);
@@ -722,9 +722,9 @@ impl Refresher {
     /// blocked for at most [`IN_PLACE`]. The recomputation runs on another runtime and is due
     /// within about a millisecond; a task that parked instead would be woken at the back of
     /// the API's run queue, behind every connection there (105–170 ms on average under the
-    /// mixed benchmark's load: the tail of a hot address's latency, `docs/benchmarks.md`
-    /// Session 33). Only when the routes' runtime is not the caller's (as in `serve`): on the
-    /// same runtime, the blocked thread could be the one that would run the recomputation.
+    /// mixed benchmark's load: the tail of a hot address's latency). Only when the routes'
+    /// runtime is not the caller's (as in `serve`): on the same runtime, the blocked thread
+    /// could be the one that would run the recomputation.
     /// Once one such wait runs out, the others of that recomputation park at once. Whether it
     /// blocked.
     fn in_place(&self, waiter: &Waiter) -> bool {

@@ -1,11 +1,11 @@
 //! The public API's own tokio runtime, whose threads run at a lower CPU priority than the event
-//! observer's (issue 28, "ingestion first"). Its connections are served by event loops at the
+//! observer's ("ingestion first", `docs/configuration.md`). Its connections are served by event loops at the
 //! same priority (`super::server`); this runtime computes what they hand it.
 //!
 //! Admission control bounds the database work readers may start while an event is applied, but
 //! not the CPU of the HTTP layer: a thousand connections answered from the response cache kept
 //! both cores busy and the node's POSTs waited behind them in the same scheduler queue
-//! (`docs/benchmarks.md`, Session 12: ingestion at 2–4 % of its rate). On a runtime of its own,
+//! (the mixed-load benchmark: ingestion at 2–4 % of its rate alone). On a runtime of its own,
 //! the API's tasks no longer queue ahead of the observer's, and its threads' higher nice value
 //! lets the kernel run the observer and the writer first whenever they have work; when they
 //! are idle the API gets every core. Threads the API's threads start (its blocking pool, and

@@ -1,4 +1,4 @@
-//! The public API's HTTP server beside ingestion (issue 28): connections on single-threaded
+//! The public API's HTTP server beside ingestion: connections on single-threaded
 //! event loops; every request the response cache cannot answer at once handed to the API's
 //! multi-threaded runtime ([`super::runtime::ApiRuntime`]).
 //!
@@ -6,13 +6,12 @@
 //! runnable task, and a worker's own queue holds 256 of them. With a thousand connections the
 //! rest overflow to the runtime's global queue, which a worker only looks at now and then, so
 //! some connections are answered again and again while others wait: under the mixed benchmark
-//! the hot route's p50 was ~33 ms and its p99 ~130 ms for a mean of ~43 ms
-//! (`docs/benchmarks.md`, Session 36). A loop on one thread runs its connections first come,
-//! first served (the same load, this server: p50 36-52 ms, p99 69-94 ms in 15 of 16 runs, for
-//! more requests per second). It answers kept answers itself (a few
-//! microseconds each, most of an explorer's load) and hands anything else to the runtime:
-//! misses, Rosetta, `/v2`, faucets, WebSocket upgrades run the whole route table there, on
-//! every core, as under `warp::serve`.
+//! the hot route's p50 was ~33 ms and its p99 ~130 ms for a mean of ~43 ms. A loop on one
+//! thread runs its connections first come, first served (the same load, this server: p50
+//! 36-52 ms, p99 69-94 ms in 15 of 16 runs, for more requests per second). It answers kept
+//! answers itself (a few microseconds each, most of an explorer's load) and hands anything
+//! else to the runtime: misses, Rosetta, `/v2`, faucets, WebSocket upgrades run the whole
+//! route table there, on every core, as under `warp::serve`.
 
 use std::convert::Infallible;
 use std::future::Future;

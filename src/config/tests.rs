@@ -18,6 +18,8 @@ fn invalid_source(err: ConfigError) -> String {
     }
 }
 
+/// The defaults `docs/configuration.md`'s settings table states; `tests/configuration_doc.rs`
+/// holds every row of that table to the code.
 #[test]
 fn defaults() {
     let c = env_only(&[]);
@@ -195,7 +197,8 @@ fn v2_node_from_the_incumbents_variables_and_flags() {
     assert_eq!(config.v2.policy, V2Policy::Auto);
     assert_eq!(config.v2.transfer_fee, 3);
 
-    // A node alone means the default, auto; the incumbent's behaviour is asked for.
+    // A node alone means the default, auto (docs/configuration.md); the incumbent's behaviour
+    // is asked for.
     assert_eq!(env_only(&[("STACKS_CORE_PROXY_PORT", "1")]).v2.policy, V2Policy::Auto);
     let proxy = env_only(&[("STACKS_CORE_PROXY_PORT", "1"), ("STACKS_LEDGER_V2_POLICY", "proxy")]);
     assert_eq!(proxy.v2.policy, V2Policy::Proxy);

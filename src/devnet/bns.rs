@@ -237,7 +237,7 @@ impl BnsWorld {
     fn can_receive(&self, account: u32, height: u64) -> bool {
         match self.owner_name.get(&account) {
             None => true,
-            Some(key) => self.names.get(key).map_or(true, |n| n.revoked) || self.expired(key, height),
+            Some(key) => self.names.get(key).is_none_or(|n| n.revoked) || self.expired(key, height),
         }
     }
 

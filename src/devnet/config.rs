@@ -97,7 +97,7 @@ impl Default for DevnetConfig {
 }
 
 impl DevnetConfig {
-    /// A chain with the cases real node chains show and the default chain does not (issue 20):
+    /// A chain with the cases real node chains show and the default chain does not:
     /// delegations and their revocations, sponsored contract calls, failed deploys (runtime and
     /// analysis failures, re-deploys, replaced duplicates), ABIs in a node's key order and the
     /// fields of a current node (`tenure_height`). 60 blocks of 10 transactions have several of

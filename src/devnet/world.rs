@@ -261,14 +261,14 @@ impl World {
     /// second `delegate-stx` and a `stack-stx` then). One burn block short of
     /// [`World::revocable`], so the generator never plans on the edge.
     pub fn delegated(&self, account: &Holder, burn_height: u64) -> bool {
-        self.delegations.get(account).is_some_and(|d| d.until.map_or(true, |u| u > burn_height))
+        self.delegations.get(account).is_some_and(|d| d.until.is_none_or(|u| u > burn_height))
     }
 
     /// The delegation pox-4's `get-check-delegation` returns for `account` at `burn_height`
     /// (what `revoke-delegate-stx` revokes, and what refuses a `stack-stx` or a second
     /// `delegate-stx`): in force while `burn-block-height <= until-burn-ht`.
     pub fn revocable(&self, account: &Holder, burn_height: u64) -> Option<&Delegation> {
-        self.delegations.get(account).filter(|d| d.until.map_or(true, |u| u >= burn_height))
+        self.delegations.get(account).filter(|d| d.until.is_none_or(|u| u >= burn_height))
     }
 
     /// Records a failed deploy whose name may be deployed again.

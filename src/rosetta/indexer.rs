@@ -125,7 +125,7 @@ pub async fn search_transactions(ctx: &Rosetta, body: &Bytes) -> RosettaResult<S
     let mut matched: Vec<BlockTransaction> = Vec::new();
     let mut cache: Option<(String, BlockIdentifier, Vec<Transaction>)> = None;
     for (ibh, tx_id) in candidates {
-        if cache.as_ref().map_or(true, |(h, _, _)| *h != ibh) {
+        if cache.as_ref().is_none_or(|(h, _, _)| *h != ibh) {
             let Some(b) = ctx.reader.block_by_index_hash(&ibh).await? else { continue };
             if b.block_height > max_block {
                 continue;
@@ -153,5 +153,5 @@ pub async fn search_transactions(ctx: &Rosetta, body: &Bytes) -> RosettaResult<S
 
 /// `None` matches anything (keeps the crate's MSRV, below `Option::is_none_or`).
 fn any_or_eq<T: PartialEq>(want: Option<&T>, v: &T) -> bool {
-    want.map_or(true, |w| w == v)
+    want.is_none_or(|w| w == v)
 }

@@ -79,8 +79,7 @@ impl Store {
 
     /// `ChainReader::block_list`: the page's blocks read with their stored transaction ids
     /// (`blocks.tx_ids`) in one statement. A 1M-chain page holds 2,000 ids (138 KB); read by
-    /// hash in a second statement they were a quarter of the route's CPU (docs/benchmarks.md,
-    /// session 23).
+    /// hash in a second statement they were a quarter of the route's CPU (`perf`).
     async fn listed_blocks(
         &self,
         height: u64,

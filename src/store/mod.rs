@@ -390,7 +390,7 @@ impl Checkpointer {
 /// POSTs one event at a time and each is one commit, which writes every page it dirtied to the
 /// WAL (checksummed, copied by the kernel): a mempool transaction dirties one page in each of
 /// ~10 B-trees, a block ~100. With 4 KiB pages the realnode-2 POST benchmark spent 19 % less
-/// CPU than with 16 KiB (docs/benchmarks.md, session 14).
+/// CPU than with 16 KiB.
 const LIVE_PAGE_SIZE: u32 = 4096;
 /// The page size of a SQLite file created by a bulk replay (`import-events`,
 /// `Store::open_for_replay`): a 2,000-event commit rewrites whole B-trees, where larger pages

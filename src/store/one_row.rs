@@ -3,7 +3,7 @@
 //! here. sqlx's SQLite driver runs each connection on a worker thread and hands every row to
 //! the async task through a channel, each row converted column by column into an `AnyRow`:
 //! on a 50-row page that hand-off and its allocations cost more than the query itself
-//! (docs/benchmarks.md, sessions 12 and 13). One row, one text column, crosses instead.
+//! (`perf` of the uncached list routes). One row, one text column, crosses instead.
 //!
 //! [`Cols`] reads a column the same way from an `AnyRow` and from a row of such a page, so
 //! that one decoder (e.g. `explorer_tx::mined_tx`) serves both.

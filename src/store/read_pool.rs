@@ -1,7 +1,7 @@
 //! PostgreSQL: the connections the API's reads run on, kept here rather than in sqlx's pool.
 //! sqlx pings a pooled connection every time it is returned (a round trip to the server, and a
 //! wake-up of both processes, per statement read); on the short routes that was 18–37 % of
-//! a request's CPU (docs/benchmarks.md, session 29). A connection here goes back to
+//! a request's CPU. A connection here goes back to
 //! the idle list as it is, once its statement completed; one whose statement failed or was
 //! cancelled (a client that hung up) is closed instead, since it may have unread replies.
 

@@ -299,7 +299,7 @@ impl V3TxReader for Store {
             .v3_previews(scope)
             .await?
             .into_iter()
-            .filter(|t| from.map_or(true, |c| position_of(t) <= c))
+            .filter(|t| from.is_none_or(|c| position_of(t) <= c))
             .take(take as usize)
             .map(|t| (t, None))
             .collect();

@@ -102,10 +102,9 @@ impl Ctx {
         let Ok(Some(tip)) = self.reader.tip().await else { return false };
         let Ok(ours) = u64::try_from(tip.block_height) else { return false };
         let same_block = || {
-            !node
-                .block_hash
+            node.block_hash
                 .as_deref()
-                .is_some_and(|theirs| !tip.block_hash.trim_start_matches("0x").eq_ignore_ascii_case(theirs))
+                .is_none_or(|theirs| tip.block_hash.trim_start_matches("0x").eq_ignore_ascii_case(theirs))
         };
         ours > node.height || (ours == node.height && same_block())
     }

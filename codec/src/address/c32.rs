@@ -62,7 +62,7 @@ pub(crate) fn encode(version: u8, hash: &[u8; 20]) -> String {
         digits.pop();
     }
     let leading_zero_bytes = payload.iter().take_while(|&&b| b == 0).count();
-    digits.extend(std::iter::repeat(0).take(leading_zero_bytes));
+    digits.extend(std::iter::repeat_n(0, leading_zero_bytes));
 
     let mut out = String::with_capacity(2 + digits.len());
     out.push('S');
@@ -112,7 +112,7 @@ pub(crate) fn decode(s: &str) -> Result<(u8, [u8; 20]), CodecError> {
         le.pop();
     }
     let leading_zero_digits = digits.iter().take_while(|&&d| d == 0).count();
-    le.extend(std::iter::repeat(0).take(leading_zero_digits));
+    le.extend(std::iter::repeat_n(0, leading_zero_digits));
     le.reverse();
     let payload = le;
 

@@ -44,7 +44,7 @@ fn required<'q>(q: &'q Query, param: &'static str) -> Result<&'q str, ApiError> 
 /// A Clarity value as hex, `0x` optional.
 fn clarity_hex(raw: &str, param: &'static str) -> Result<String, ApiError> {
     let hex = raw.strip_prefix("0x").unwrap_or(raw);
-    if hex.is_empty() || hex.len() % 2 != 0 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+    if hex.is_empty() || !hex.len().is_multiple_of(2) || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
         return Err(ApiError::invalid(param, format!("`{raw}` is not a hex Clarity value")));
     }
     Ok(format!("0x{}", hex.to_ascii_lowercase()))

@@ -1,4 +1,4 @@
-//! `/extended/v3`: the incumbent's newest route generation (issue 22), cursor-paged.
+//! `/extended/v3`: the incumbent's newest route generation, cursor-paged.
 //!
 //! # The skeleton every v3 route family builds on
 //! * A family is a sub-module with `pub(crate) fn routes<R: ExtendedReader>(reader: Arc<R>) ->

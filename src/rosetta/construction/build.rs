@@ -164,7 +164,7 @@ pub fn estimated_size(
             let sig = AuthField::Signature { key_encoding: KeyEncoding::Compressed, signature: [0; 65] };
             let key = AuthField::PublicKey { key_encoding: KeyEncoding::Compressed, key: [0; 33] };
             let mut fields = vec![sig; required];
-            fields.extend(std::iter::repeat(key).take(members.max(required) - required));
+            fields.extend(std::iter::repeat_n(key, members.max(required) - required));
             SpendingCondition::MultiSig(MultiSigSpendingCondition {
                 hash_mode: shape.hash_mode,
                 signer: origin.sender.hash160,

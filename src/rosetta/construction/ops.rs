@@ -327,7 +327,7 @@ trait OptEq {
 
 impl OptEq for Option<&String> {
     fn none_or_eq(self, s: &str) -> bool {
-        self.map_or(true, |m| m == s)
+        self.is_none_or(|m| m == s)
     }
 }
 

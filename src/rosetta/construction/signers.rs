@@ -62,7 +62,7 @@ pub fn is_complete(condition: &SpendingCondition) -> bool {
 
 /// Whether every condition of the transaction is complete (what `/hash` and `/submit` need).
 pub fn is_signed(tx: &Transaction) -> bool {
-    is_complete(tx.origin()) && tx.sponsor().map_or(true, is_complete)
+    is_complete(tx.origin()) && tx.sponsor().is_none_or(is_complete)
 }
 
 fn signature_count(fields: &[AuthField]) -> usize {

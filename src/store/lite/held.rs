@@ -4,8 +4,8 @@
 //! a shared lock on the database file and one on a WAL read mark, each taken under a
 //! process-wide mutex and, when no other connection of the process holds it, with an `fcntl`
 //! call; the threads of a busy API contend on those mutexes and sleep on futexes. That was
-//! ~20 % of the CPU of a one-row read (address nonces) and 5–8 % of a list page (`perf`,
-//! session 18). A reader connection here begins a transaction once and keeps it for as long as
+//! ~20 % of the CPU of a one-row read (address nonces) and 5–8 % of a list page (`perf`).
+//! A reader connection here begins a transaction once and keeps it for as long as
 //! the database is unchanged, and ends it as soon as anything commits, so a statement never
 //! reads an older state than it would have in autocommit.
 //!

@@ -2,7 +2,7 @@
 //! (rusqlite), instead of sqlx's SQLite driver, which runs every connection on a worker thread
 //! of its own and hands each statement and each row across channels. A read of the benchmark
 //! routes takes a few hundred microseconds of CPU; those hand-offs (thread wake-ups and
-//! switches, ~37% of the server's CPU in the session 13 profile) cost more than the query.
+//! switches, ~37% of the server's CPU under `perf`) cost more than the query.
 //! A statement here runs on the async worker like any other CPU work of the request.
 //!
 //! The writer's connection is one too (`LiteWriter`, through `conn::Conn`); migrations, the
@@ -263,7 +263,7 @@ fn release_idle(pool: Weak<Pool>) {
 /// checkpoint copies no frame past the oldest snapshot a reader holds. Ended lazily (at a
 /// reader's next statement, or by the release thread within [`RELEASE_EVERY`]), idle
 /// transactions held both back under sustained writes: the WAL grew to 2.1 GB in the mixed-load
-/// benchmark and ingestion slowed to 57–71 % of its rate alone (session 18). So the writer of
+/// benchmark and ingestion slowed to 57–71 % of its rate alone. So the writer of
 /// this process ends every idle transaction before its own begins ([`WriteFence::enter`]), and
 /// until it ends ([`WriteFence::leave`]) connections put back end theirs: while it writes,
 /// readers hold read marks only while a statement runs, as in autocommit.
@@ -377,7 +377,7 @@ fn run(
 /// The SQLite writer: one read-write connection used synchronously on the calling thread
 /// (`conn::Conn`), for the same reason as the readers above. The ingest path ran ~110
 /// statements per block through sqlx's worker thread, two thread wake-ups each (21 % of the
-/// live path's CPU in the session 14 profile).
+/// live path's CPU under `perf`).
 ///
 /// Its statements come rewritten for SQLite by `sql::for_engine` (FAIL conflicts, positional
 /// placeholders), as sqlx's driver got them.
@@ -634,8 +634,8 @@ mod tests {
         assert_eq!(idle_holds(&r), [true]);
     }
 
-    /// Session 18's failure, in small: readers reading between the writer's transactions must
-    /// not keep the WAL from starting over.
+    /// What an unfenced version did, in small (its WAL grew without bound): readers reading
+    /// between the writer's transactions must not keep the WAL from starting over.
     #[test]
     fn the_wal_starts_over_while_readers_read_between_writes() {
         let (dir, path) = store_file();

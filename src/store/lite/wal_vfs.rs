@@ -5,7 +5,7 @@
 //! calls at adjacent offsets, and a live block commits ~500 frames. Every call is a trip
 //! through the kernel's buffered-write path, whose fixed cost (the system call, the inode's
 //! lock and times, the dirty-page accounting) was half of a frame's: 4.1–4.6 µs a frame written
-//! one by one against ~2 µs in writes of 40 frames (`docs/benchmarks.md`, session 27). So a
+//! one by one against ~2 µs in writes of 40 frames (a C micro-benchmark of the pattern). So a
 //! WAL file's frame writes are held back while they follow one another, header then page, and
 //! go down as one write when the commit's last frame is complete (its header's "database size
 //! after commit" is not 0), when the run reaches [`HELD_MAX`] bytes, or before any other call

@@ -60,7 +60,7 @@ pub(super) async fn apply_block(
         return Ok(());
     }
     let tip = reads.tip;
-    let canonical = tip.as_ref().map_or(true, |t| height > t.block_height);
+    let canonical = tip.as_ref().is_none_or(|t| height > t.block_height);
     // For a canonical block the tip is its parent's height (one canonical block per height).
     let receipt =
         Receipt { time: ctx.receipt_time, block_height: height - 1, raw_event_id: ctx.raw_event_id };

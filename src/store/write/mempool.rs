@@ -47,11 +47,11 @@ pub(super) async fn gc_mempool(conn: &mut Conn, tip: i64) -> Result<(), sqlx::Er
 /// index (a bitmap scan, which the UPDATE's own range gets, visits their heap pages on every
 /// call and marks nothing): every transaction enters the mempool as pending and is pruned
 /// later, so without it each block's collection visited every row pruned since the last
-/// vacuum, 2.5 ms a block at the end of the realnode-2 POST benchmark (docs/benchmarks.md,
-/// session 21). The guard stops at `$1` too: the rows pruned by the running transaction
-/// cannot be marked until it commits, and they were received on recent tips, above `$1`; a
-/// guard without that bound walked all of them at every block of an import batch. SQLite has
-/// no dead entries: it runs [`GC_MEMPOOL_PLAIN`].
+/// vacuum, 2.5 ms a block at the end of the realnode-2 POST benchmark. The guard stops at `$1`
+/// too: the rows pruned by the running transaction cannot be marked until it commits, and
+/// they were received on recent tips, above `$1`; a guard without that bound walked all of
+/// them at every block of an import batch. SQLite has no dead entries: it runs
+/// [`GC_MEMPOOL_PLAIN`].
 const GC_MEMPOOL: &str = "UPDATE mempool_txs SET pruned = true, status = 'dropped_stale_garbage_collect' \
      WHERE pruned = false AND receipt_block_height <= $1 \
      AND receipt_block_height >= (SELECT MIN(m.receipt_block_height) FROM mempool_txs m \

@@ -27,8 +27,7 @@ pub(super) fn routes() -> Vec<Route> {
     [core(), principals(), staking()].concat()
 }
 
-/// Transactions, blocks' transactions, the mempool, the supply (issue 22 item 1): declared
-/// with their handlers.
+/// Transactions, blocks' transactions, the mempool, the supply: declared with their handlers.
 fn core() -> Vec<Route> {
     vec![
         get(
@@ -85,7 +84,7 @@ fn core() -> Vec<Route> {
     ]
 }
 
-/// PoX-5 staking (issue 22 item 4).
+/// PoX-5 staking.
 fn staking() -> Vec<Route> {
     let r = |path: &'static str, id: &'static str, summary: &'static str, schema: &'static str| {
         get(path, id, "Staking", summary, schema)
@@ -153,8 +152,7 @@ fn staking() -> Vec<Route> {
     ]
 }
 
-/// A principal's transactions, balance changes, balances, nonces and pending transactions (issue
-/// 22 item 2).
+/// A principal's transactions, balance changes, balances, nonces and pending transactions.
 fn principals() -> Vec<Route> {
     use crate::v3::{cursor, page};
     vec![

@@ -212,7 +212,7 @@ fn registration_summary_props() -> Vec<(&'static str, Value)> {
     ]
 }
 
-/// PoX-5 staking (issue 22 item 4), from the incumbent's `bonds.ts`, `bond-*.ts`,
+/// PoX-5 staking, from the incumbent's `bonds.ts`, `bond-*.ts`,
 /// `staking-signers.ts`, `staking-cycles.ts` and `principal-bond-positions.ts`.
 fn staking() -> Vec<(&'static str, Value)> {
     let signer = || vec![("signer", s()), ("signer_key", s())];

@@ -1,4 +1,4 @@
-//! `/extended/v3/principals/{p}/…` (issue 22 item 2, staking aside): a principal's
+//! `/extended/v3/principals/{p}/…` (staking aside): a principal's
 //! transactions with its involvement and STX balance changes, its balance changes per
 //! transaction and asset, its STX, FT and NFT balances, its nonces and its pending mempool
 //! transactions. Balance changes are the principal's operations as the store folds them

@@ -1,5 +1,5 @@
-//! The transaction family of v3 (issue 22 item 1): transactions, a block's transactions, the
-//! mempool and the STX supply.
+//! The transaction family of v3: transactions, a block's transactions, the mempool and the
+//! STX supply.
 
 pub mod reader;
 pub mod render;
