@@ -1,7 +1,7 @@
 //! `check-data` (the in-project rosetta-cli `check:data`) against our Rosetta server over a
 //! real HTTP socket: it passes after each fixture and on a generated devnet chain that reorgs
-//! while it syncs (orphans > 0), on SQLite and PostgreSQL; and it fails on a server that lies
-//! about one operation amount or one parent hash.
+//! while it syncs (orphans > 0), on SQLite and PostgreSQL, and started above genesis; and it
+//! fails on a server that lies about one operation amount or one parent hash.
 
 mod common;
 
@@ -106,6 +106,36 @@ async fn sqlite_check_data_passes_on_a_devnet_chain_with_reorgs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_check_data_passes_on_a_devnet_chain_with_reorgs() {
     devnet_with_reorgs_passes(Db::Postgres).await;
+}
+
+/// Started above genesis, the check takes each account's balance below its first block from
+/// the server, as rosetta-cli does with a start index, and passes: every account reconciled,
+/// `/events/blocks` compared from the start block on.
+async fn starting_above_genesis_passes(db: Db) {
+    let (events, _) = devnet_events(devnet_config(11, 40, 4));
+    let Some(ts) = TestStore::new(db, "rosetta_check_start", Network::Testnet).await else { return };
+    ingest_all(&ts.store, events, &[], "devnet").await;
+    let tip = ts.store.chain_tip().await.unwrap().unwrap();
+    let url = serve(Arc::clone(&ts.store)).await;
+    let Some(mut opts) = options(&url) else { return };
+    let start = 20;
+    opts.start = Some(start);
+    let mut checker = Checker::new(opts).unwrap();
+    checker.sync().await.unwrap();
+    let report = checker.finish().await;
+    assert_passes(&report, &format!("{db:?} devnet from block {start}"));
+    assert_eq!(report.stats.blocks as i64, tip.block_height - start + 1, "{:?}", report.stats);
+    ts.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_check_data_passes_started_above_genesis() {
+    starting_above_genesis_passes(Db::Sqlite).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_check_data_passes_started_above_genesis() {
+    starting_above_genesis_passes(Db::Postgres).await;
 }
 
 /// A server in front of ours that rewrites `/block` answers with `lie`.
