@@ -105,11 +105,13 @@ pub enum Format {
     Native,
 }
 
-pub fn run(cli: Cli) -> anyhow::Result<()> {
+/// Runs the command; `env_file` is what `main` read from `.env`, logged once logging is set up.
+pub fn run(cli: Cli, env_file: &config::env_file::Loaded) -> anyhow::Result<()> {
     let env = |name: &str| std::env::var(name).ok();
     // Held to the end of the command: dropping it writes out the lines still queued.
     let _log_writer =
         init_logging(&config::log_filter(&cli.config, env)?, config::log_format(&cli.config, env)?)?;
+    env_file.log();
     let out = match cli.command {
         Command::Config => Config::from_process_env(&cli.config)?.masked_json(),
         Command::Demo(args) => {
