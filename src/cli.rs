@@ -113,9 +113,9 @@ pub fn run(cli: Cli, env_file: &config::env_file::Loaded) -> anyhow::Result<()> 
         init_logging(&config::log_filter(&cli.config, env)?, config::log_format(&cli.config, env)?)?;
     env_file.log();
     let out = match cli.command {
-        Command::Config => Config::from_process_env(&cli.config)?.masked_json(),
+        Command::Config => resolve_config(&cli.config, &[])?.masked_json(),
         Command::Demo(args) => {
-            let config = Config::from_process_env(&cli.config)?;
+            let config = resolve_config(&cli.config, &[])?;
             let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
             return runtime.block_on(demo::run(config, args, ledger::shutdown_signal(), |_| {}));
         }
@@ -125,7 +125,9 @@ pub fn run(cli: Cli, env_file: &config::env_file::Loaded) -> anyhow::Result<()> 
         Command::CheckData(args) => return check_data::run(args),
         Command::CheckConstruction(args) => return check_construction::run(args),
         Command::Ledger(command) => {
-            let mut config = Config::from_process_env(&cli.config)?;
+            let reads =
+                if matches!(command, LedgerCommand::ImportBns(_)) { &["BNS_IMPORT_DIR"][..] } else { &[] };
+            let mut config = resolve_config(&cli.config, reads)?;
             if let LedgerCommand::Serve(args) = &command {
                 if let Some(mode) = args.mode {
                     config.mode = mode;
@@ -143,6 +145,15 @@ pub fn run(cli: Cli, env_file: &config::env_file::Loaded) -> anyhow::Result<()> 
     };
     println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(())
+}
+
+/// The configuration from flags and the process environment, warning once about each of the
+/// incumbent's variables that is set and has no effect (`reads`: those the command reads
+/// itself).
+fn resolve_config(args: &ConfigArgs, reads: &[&str]) -> anyhow::Result<Config> {
+    let config = Config::from_process_env(args)?;
+    config::incumbent_env::warn_ignored(|name| std::env::var(name).ok(), config.v2.node.is_some(), reads);
+    Ok(config)
 }
 
 async fn run_ledger_command(command: LedgerCommand, config: Config) -> anyhow::Result<()> {

@@ -100,7 +100,7 @@ pub struct ImportArgs {
 pub struct ImportBnsArgs {
     /// The directory of `chainstate.txt`, `name_zonefiles.txt`, `subdomains.csv`,
     /// `subdomain_zonefiles.txt` and their `.sha256` files.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", env = "BNS_IMPORT_DIR")]
     pub dir: PathBuf,
 }
 
