@@ -270,6 +270,8 @@ pub async fn serve_with(
     let observer_stopped = until_stopped(stopped.clone());
     let observer = match events {
         Some(listener) => {
+            // A line per block applied: the running server's life sign.
+            store.log_blocks(true);
             let sink = Arc::new(stacks_ledger::live::LiveSink::new(Arc::clone(&store), feed));
             Some(match admission {
                 // Ingestion first: while the observer applies events, readers get a smaller bound.
