@@ -175,7 +175,7 @@ async fn run_ledger_command(command: LedgerCommand, config: Config) -> anyhow::R
             Ok(())
         }
         LedgerCommand::ImportBns(args) => {
-            let summary = ledger::import_bns(&sink, &args.dir).await?;
+            let summary = ledger::import_bns(&sink, &args.dir, ProgressMode::for_stderr()).await?;
             println!("{}", serde_json::to_string_pretty(&summary)?);
             Ok(())
         }
