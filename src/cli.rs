@@ -70,7 +70,14 @@ pub enum Command {
 /// The commands that work on the store.
 #[derive(Debug, Subcommand)]
 pub enum LedgerCommand {
-    /// Run the event observer a Stacks node sends its events to, until Ctrl-C or SIGTERM.
+    /// Serve the API and the event observer until Ctrl-C or SIGTERM.
+    ///
+    /// On --api-bind (default 127.0.0.1:3999): the API: Rosetta (/rosetta/v1), /extended, the
+    /// node RPC (/v2), live updates (WebSocket /extended/v1/ws, Socket.IO), the faucets, BNS,
+    /// and its reference page (/extended/docs). On --events-bind (default 127.0.0.1:3700): the
+    /// event observer a Stacks node POSTs its events to (its `[[events_observer]]`). On
+    /// --metrics-bind (default 127.0.0.1:9153): Prometheus metrics (/metrics). --mode runs the
+    /// API or the event observer alone.
     Serve(ServeArgs),
     /// Write every stored raw event, in id order, as the incumbent API's TSV.
     ExportEvents(ExportArgs),
