@@ -70,7 +70,14 @@ pub enum Command {
 /// The commands that work on the store.
 #[derive(Debug, Subcommand)]
 pub enum LedgerCommand {
-    /// Run the event observer a Stacks node sends its events to, until Ctrl-C or SIGTERM.
+    /// Serve the API and the event observer until Ctrl-C or SIGTERM.
+    ///
+    /// On --api-bind (default 127.0.0.1:3999): the API: Rosetta (/rosetta/v1), /extended, the
+    /// node RPC (/v2), live updates (WebSocket /extended/v1/ws, Socket.IO), the faucets, BNS,
+    /// and its reference page (/extended/docs). On --events-bind (default 127.0.0.1:3700): the
+    /// event observer a Stacks node POSTs its events to (its `[[events_observer]]`). On
+    /// --metrics-bind (default 127.0.0.1:9153): Prometheus metrics (/metrics). --mode runs the
+    /// API or the event observer alone.
     Serve(ServeArgs),
     /// Write every stored raw event, in id order, as the incumbent API's TSV.
     ExportEvents(ExportArgs),
@@ -105,15 +112,17 @@ pub enum Format {
     Native,
 }
 
-pub fn run(cli: Cli) -> anyhow::Result<()> {
+/// Runs the command; `env_file` is what `main` read from `.env`, logged once logging is set up.
+pub fn run(cli: Cli, env_file: &config::env_file::Loaded) -> anyhow::Result<()> {
     let env = |name: &str| std::env::var(name).ok();
     // Held to the end of the command: dropping it writes out the lines still queued.
     let _log_writer =
         init_logging(&config::log_filter(&cli.config, env)?, config::log_format(&cli.config, env)?)?;
+    env_file.log();
     let out = match cli.command {
-        Command::Config => Config::from_process_env(&cli.config)?.masked_json(),
+        Command::Config => resolve_config(&cli.config, &[])?.masked_json(),
         Command::Demo(args) => {
-            let config = Config::from_process_env(&cli.config)?;
+            let config = resolve_config(&cli.config, &[])?;
             let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
             return runtime.block_on(demo::run(config, args, ledger::shutdown_signal(), |_| {}));
         }
@@ -123,7 +132,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::CheckData(args) => return check_data::run(args),
         Command::CheckConstruction(args) => return check_construction::run(args),
         Command::Ledger(command) => {
-            let mut config = Config::from_process_env(&cli.config)?;
+            let reads =
+                if matches!(command, LedgerCommand::ImportBns(_)) { &["BNS_IMPORT_DIR"][..] } else { &[] };
+            let mut config = resolve_config(&cli.config, reads)?;
             if let LedgerCommand::Serve(args) = &command {
                 if let Some(mode) = args.mode {
                     config.mode = mode;
@@ -141,6 +152,15 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     };
     println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(())
+}
+
+/// The configuration from flags and the process environment, warning once about each of the
+/// incumbent's variables that is set and has no effect (`reads`: those the command reads
+/// itself).
+fn resolve_config(args: &ConfigArgs, reads: &[&str]) -> anyhow::Result<Config> {
+    let config = Config::from_process_env(args)?;
+    config::incumbent_env::warn_ignored(|name| std::env::var(name).ok(), config.v2.node.is_some(), reads);
+    Ok(config)
 }
 
 async fn run_ledger_command(command: LedgerCommand, config: Config) -> anyhow::Result<()> {
@@ -162,7 +182,7 @@ async fn run_ledger_command(command: LedgerCommand, config: Config) -> anyhow::R
             Ok(())
         }
         LedgerCommand::ImportBns(args) => {
-            let summary = ledger::import_bns(&sink, &args.dir).await?;
+            let summary = ledger::import_bns(&sink, &args.dir, ProgressMode::for_stderr()).await?;
             println!("{}", serde_json::to_string_pretty(&summary)?);
             Ok(())
         }

@@ -18,6 +18,9 @@ use tracing_subscriber::EnvFilter;
 
 use crate::api::AdmissionConfig;
 
+pub mod env_file;
+pub mod incumbent_env;
+
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://./data/stacks-ledger.db";
 pub const DEFAULT_EVENTS_HOST: &str = "127.0.0.1";
 pub const DEFAULT_EVENTS_PORT: u16 = 3700;

@@ -10,6 +10,8 @@ pub mod faucet;
 pub mod ingest;
 pub mod ledger;
 pub mod live;
+#[cfg(test)]
+mod log_capture;
 pub mod metrics;
 pub mod observer;
 pub mod rosetta;

@@ -59,19 +59,20 @@ async fn genesis_names_answer_as_the_incumbent_expects(db: Db) {
 
     // Interrupted after its first committed batch of 20 subdomains (of 50).
     let mut batches = Vec::new();
-    let first = import_bns_with(&ts.store, Path::new(&dir), 20, |rows| {
-        batches.push(rows);
+    let first = import_bns_with(&ts.store, Path::new(&dir), 20, |rows, total| {
+        batches.push((rows, total));
         ControlFlow::Break(())
     })
     .await
     .unwrap();
-    assert_eq!(batches, [20]);
+    assert_eq!(batches, [(20, 50)]);
     assert_eq!((first.namespaces, first.names, first.subdomains, first.complete), (5, 12, 20, false));
+    assert_eq!(first.subdomains_total, 50);
     let (status, subs) = get(&api, "/v1/names/id.blockstack/subdomains").await;
     assert_eq!((status, subs.as_array().unwrap().len()), (200, 20), "{subs}");
     // The next run resumes after that batch: the names are not redone, 30 subdomains are added.
     let mut batches = Vec::new();
-    let resumed = import_bns_with(&ts.store, Path::new(&dir), 20, |rows| {
+    let resumed = import_bns_with(&ts.store, Path::new(&dir), 20, |rows, _| {
         batches.push(rows);
         ControlFlow::Continue(())
     })

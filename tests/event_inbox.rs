@@ -94,6 +94,9 @@ async fn logged_acks_build_the_ledger_a_replay_builds(db: Db) {
     }
     stop(&mut server);
     assert!(server.log().contains("events are acknowledged once logged"), "{}", server.log());
+    // The life sign: a line per block, though blocks are applied in batches.
+    let blocks = events.iter().filter(|e| e.path == EventPath::NewBlock.as_str()).count();
+    assert_eq!(server.log().matches("block applied").count(), blocks, "{}", server.log());
 
     let store = Store::open(&test.url, Network::Testnet).await.unwrap();
     let log = raw_log(&store).await;

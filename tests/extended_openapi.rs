@@ -270,6 +270,7 @@ fn routes_table() -> String {
         let response = match r.response {
             Response::Json(s) => format!("`{s}`"),
             Response::Text => "text".into(),
+            Response::Html => "HTML".into(),
             Response::Redirect => "301".into(),
         };
         let summary =

@@ -77,6 +77,9 @@ pub async fn run(
             block_time.as_millis(),
             bound.api
         );
+        for line in urls(bound.api) {
+            tracing::info!("demo: {line}");
+        }
         tokio::spawn(async move {
             if let Err(e) = feed(generator, bound.events, history, block_time, feed_stopped).await {
                 tracing::error!("demo chain stopped: {e:#}");
@@ -87,6 +90,19 @@ pub async fn run(
     .await;
     let _ = stop_feed.send(true);
     result
+}
+
+/// Where the demo's other APIs answer, as lines to print.
+pub(super) fn urls(api: std::net::SocketAddr) -> [String; 4] {
+    [
+        format!(
+            "Rosetta: http://{api}/rosetta/v1 (try curl -s -X POST -H 'content-type: application/json' \
+             -d '{{}}' http://{api}/rosetta/v1/network/list)"
+        ),
+        format!("WebSocket (JSON-RPC subscriptions): ws://{api}/extended/v1/ws"),
+        format!("Socket.IO: http://{api}/socket.io/"),
+        format!("API reference: http://{api}/extended/docs"),
+    ]
 }
 
 /// POSTs the chain's events to the observer at `events`, pausing after each block once

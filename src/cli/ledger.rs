@@ -100,16 +100,19 @@ pub struct ImportArgs {
 pub struct ImportBnsArgs {
     /// The directory of `chainstate.txt`, `name_zonefiles.txt`, `subdomains.csv`,
     /// `subdomain_zonefiles.txt` and their `.sha256` files.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", env = "BNS_IMPORT_DIR")]
     pub dir: PathBuf,
 }
 
-/// `import-bns`: logs each committed batch, and stops after the batch in progress on Ctrl-C
-/// (a later run resumes there).
+/// `import-bns`: shows the subdomains' progress toward the files' total (a bar on a terminal,
+/// a line every few seconds otherwise), logs the totals at the end, and stops after the batch
+/// in progress on Ctrl-C (a later run resumes there).
 pub async fn import_bns(
     store: &Store,
     dir: &std::path::Path,
+    progress: ProgressMode,
 ) -> anyhow::Result<stacks_ledger::ingest::bns_genesis::BnsImportSummary> {
+    use stacks_ledger::ingest::progress::CountProgress;
     use std::sync::atomic::{AtomicBool, Ordering};
     let stop = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&stop);
@@ -119,9 +122,12 @@ pub async fn import_bns(
             flag.store(true, Ordering::SeqCst);
         }
     });
+    let started = std::time::Instant::now();
     let batch = stacks_ledger::ingest::bns_genesis::BATCH;
-    let summary = stacks_ledger::ingest::bns_genesis::import_bns_with(store, dir, batch, |rows| {
-        tracing::info!("import-bns: {rows} subdomains committed");
+    // Started with the first batch, which brings the total.
+    let mut bar: Option<CountProgress> = None;
+    let summary = stacks_ledger::ingest::bns_genesis::import_bns_with(store, dir, batch, |rows, total| {
+        bar.get_or_insert_with(|| CountProgress::start(progress, "import-bns: subdomains", total)).set(rows);
         if stop.load(Ordering::SeqCst) {
             std::ops::ControlFlow::Break(())
         } else {
@@ -129,8 +135,25 @@ pub async fn import_bns(
         }
     })
     .await;
+    drop(bar);
     ctrl_c.abort();
-    Ok(summary?)
+    let summary = summary?;
+    tracing::info!(
+        "import-bns: {} in {:.1} s: this run imported {} namespaces, {} names and {} subdomains; \
+         the files hold {} subdomains{}",
+        if summary.complete { "done" } else { "stopped (run it again to resume)" },
+        started.elapsed().as_secs_f64(),
+        summary.namespaces,
+        summary.names,
+        summary.subdomains,
+        summary.subdomains_total,
+        if summary.already_done.is_empty() {
+            String::new()
+        } else {
+            format!("; imported by an earlier run: {}", summary.already_done.join(", "))
+        },
+    );
+    Ok(summary)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -270,6 +293,8 @@ pub async fn serve_with(
     let observer_stopped = until_stopped(stopped.clone());
     let observer = match events {
         Some(listener) => {
+            // A line per block applied: the running server's life sign.
+            store.log_blocks(true);
             let sink = Arc::new(stacks_ledger::live::LiveSink::new(Arc::clone(&store), feed));
             Some(match admission {
                 // Ingestion first: while the observer applies events, readers get a smaller bound.

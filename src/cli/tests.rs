@@ -384,12 +384,30 @@ async fn demo_serves_a_living_chain() {
         },
     ));
     let api = bound_rx.await.expect("the demo binds").api;
-    let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{api}/extended/v1/ws")).await.unwrap();
+    // The URLs the demo prints answer.
+    let printed = super::demo::urls(api).join(" ");
+    let url = |start: &str, end: &str| {
+        let word = printed
+            .split_whitespace()
+            .map(|w| w.trim_end_matches(')'))
+            .find(|w| w.starts_with(start) && w.ends_with(end));
+        word.unwrap_or_else(|| panic!("no {start}…{end} in {printed}")).to_owned()
+    };
+    let http = reqwest::Client::new();
+    let list = http
+        .post(url("http://", "/rosetta/v1/network/list"))
+        .json(&serde_json::json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(list.status(), 200, "Rosetta");
+    let docs = http.get(url("http://", "/extended/docs")).send().await.unwrap();
+    assert_eq!(docs.status(), 200, "the API reference");
+    let (mut ws, _) = tokio_tungstenite::connect_async(url("ws://", "/extended/v1/ws")).await.unwrap();
     let sub =
         serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "subscribe", "params": {"event": "block"}});
     ws.send(Message::text(sub.to_string())).await.unwrap();
 
-    let http = reqwest::Client::new();
     let height = || {
         let http = http.clone();
         async move {

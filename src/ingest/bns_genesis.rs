@@ -45,6 +45,8 @@ pub struct BnsImportSummary {
     pub namespaces: u64,
     pub names: u64,
     pub subdomains: u64,
+    /// The subdomains of the files, imported by this run or an earlier one.
+    pub subdomains_total: u64,
     /// Parts (`names`, `subdomains`) already imported by an earlier run.
     pub already_done: Vec<&'static str>,
     /// False when the caller stopped the run between two batches (run it again to resume).
@@ -55,25 +57,30 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> BnsImportError + '_ {
     move |source| BnsImportError::Io { path: path.to_path_buf(), source }
 }
 
-/// The file's SHA-256 (hex), checked against `<file>.sha256`.
-fn checked(path: &Path) -> Result<String, BnsImportError> {
+/// The file's SHA-256 (hex), checked against `<file>.sha256`, and its number of lines.
+fn checked(path: &Path) -> Result<(String, u64), BnsImportError> {
     let expected_path = PathBuf::from(format!("{}.sha256", path.display()));
     let expected = std::fs::read_to_string(&expected_path).map_err(io(&expected_path))?.trim().to_string();
     let mut f = File::open(path).map_err(io(path))?;
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
+    let (mut lines, mut last) = (0u64, b'\n');
     loop {
         let n = f.read(&mut buf).map_err(io(path))?;
         if n == 0 {
             break;
         }
         hasher.update(&buf[..n]);
+        lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+        last = buf[n - 1];
     }
+    // A last line without its newline.
+    lines += u64::from(last != b'\n');
     let actual = hex::encode(hasher.finalize());
     if actual != expected {
         return Err(BnsImportError::Checksum { path: path.to_path_buf(), expected, actual });
     }
-    Ok(actual)
+    Ok((actual, lines))
 }
 
 fn lines(path: &Path) -> Result<impl Iterator<Item = Result<String, BnsImportError>> + '_, BnsImportError> {
@@ -93,17 +100,17 @@ fn zonefiles(path: &Path) -> Result<HashMap<String, String>, BnsImportError> {
 
 /// Imports the genesis BNS state of `dir` into `store` (see the module documentation).
 pub async fn import_bns(store: &Store, dir: &Path) -> Result<BnsImportSummary, BnsImportError> {
-    import_bns_with(store, dir, BATCH, |_| ControlFlow::Continue(())).await
+    import_bns_with(store, dir, BATCH, |_, _| ControlFlow::Continue(())).await
 }
 
 /// [`import_bns`] with `batch` subdomains per transaction, calling `after_batch` with the
-/// subdomain rows done so far after each committed batch; `Break` stops the run there (what
-/// an interruption leaves: the next run resumes after that batch).
+/// subdomain rows done so far and the files' total after each committed batch; `Break` stops
+/// the run there (what an interruption leaves: the next run resumes after that batch).
 pub async fn import_bns_with(
     store: &Store,
     dir: &Path,
     batch_size: usize,
-    mut after_batch: impl FnMut(u64) -> ControlFlow<()>,
+    mut after_batch: impl FnMut(u64, u64) -> ControlFlow<()>,
 ) -> Result<BnsImportSummary, BnsImportError> {
     let batch_size = batch_size.max(1);
     let chainstate = dir.join("chainstate.txt");
@@ -111,10 +118,14 @@ pub async fn import_bns_with(
     let subdomains = dir.join("subdomains.csv");
     let subdomain_zonefiles = dir.join("subdomain_zonefiles.txt");
     // Every file is checked before anything is written.
-    let names_sha = format!("{}+{}", checked(&chainstate)?, checked(&name_zonefiles)?);
-    let subs_sha = format!("{}+{}", checked(&subdomains)?, checked(&subdomain_zonefiles)?);
+    let names_sha = format!("{}+{}", checked(&chainstate)?.0, checked(&name_zonefiles)?.0);
+    let (subdomains_sha, _) = checked(&subdomains)?;
+    // Two lines a subdomain: its zonefile's hash, then the zonefile.
+    let (zonefiles_sha, zonefile_lines) = checked(&subdomain_zonefiles)?;
+    let subs_sha = format!("{subdomains_sha}+{zonefiles_sha}");
     let genesis = store.bns_genesis().await?.ok_or(BnsImportError::NoGenesis)?;
-    let mut summary = BnsImportSummary::default();
+    let total = zonefile_lines / 2;
+    let mut summary = BnsImportSummary { subdomains_total: total, ..BnsImportSummary::default() };
 
     if store.bns_import_progress("chainstate.txt", &names_sha).await?.1 {
         summary.already_done.push("names");
@@ -141,6 +152,7 @@ pub async fn import_bns_with(
         store.import_bns_names("chainstate.txt", &names_sha, &genesis, &namespaces, &names).await?;
         summary.namespaces = namespaces.len() as u64;
         summary.names = names.len() as u64;
+        tracing::info!("import-bns: {} namespaces and {} names imported", summary.namespaces, summary.names);
     }
 
     let (done_rows, done) = store.bns_import_progress("subdomains.csv", &subs_sha).await?;
@@ -176,7 +188,7 @@ pub async fn import_bns_with(
             store.import_bns_subdomains("subdomains.csv", &subs_sha, &genesis, &batch, seen, false).await?;
             summary.subdomains += batch.len() as u64;
             batch.clear();
-            if after_batch(seen).is_break() {
+            if after_batch(seen, total).is_break() {
                 return Ok(summary);
             }
         }
@@ -191,6 +203,6 @@ pub async fn import_bns_with(
     store.import_bns_subdomains("subdomains.csv", &subs_sha, &genesis, &batch, seen, true).await?;
     summary.subdomains += batch.len() as u64;
     summary.complete = true;
-    let _ = after_batch(seen);
+    let _ = after_batch(seen, total);
     Ok(summary)
 }

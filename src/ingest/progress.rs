@@ -18,6 +18,8 @@ static ACTIVE_BAR: Mutex<Option<ProgressBar>> = Mutex::new(None);
 /// How often the plain reporter logs.
 const LOG_EVERY: Duration = Duration::from_secs(10);
 const BAR_TEMPLATE: &str = "{spinner} {elapsed_precise} [{wide_bar}] {bytes}/{total_bytes} {msg} ETA {eta}";
+const COUNT_TEMPLATE: &str =
+    "{spinner} {elapsed_precise} [{wide_bar}] {human_pos}/{human_len} {msg} ETA {eta}";
 /// How often the bar's message (blocks, blocks/s) is re-rendered.
 const MESSAGE_EVERY: Duration = Duration::from_millis(200);
 
@@ -64,17 +66,7 @@ pub struct Progress {
 impl Progress {
     pub fn start(mode: ProgressMode, total_bytes: u64) -> Self {
         let now = Instant::now();
-        let bar = (mode == ProgressMode::Bar).then(|| {
-            let bar = ProgressBar::with_draw_target(Some(total_bytes), ProgressDrawTarget::stderr());
-            // The template is a constant; a failure would be a programming error caught by the
-            // test below, so fall back to the default style rather than abort an import.
-            if let Ok(style) = ProgressStyle::with_template(BAR_TEMPLATE) {
-                bar.set_style(style.progress_chars("=> "));
-            }
-            bar.enable_steady_tick(Duration::from_millis(250));
-            *lock_bar() = Some(bar.clone());
-            bar
-        });
+        let bar = (mode == ProgressMode::Bar).then(|| start_bar(total_bytes, BAR_TEMPLATE));
         Progress {
             bar,
             log: mode == ProgressMode::Log,
@@ -124,10 +116,68 @@ impl Progress {
 impl Drop for Progress {
     fn drop(&mut self) {
         if let Some(bar) = self.bar.take() {
-            *lock_bar() = None;
             bar.set_message(self.bar_message());
-            // Leaves the last state on screen, whether the import finished or stopped.
-            bar.abandon();
+            end_bar(bar);
+        }
+    }
+}
+
+/// A bar on stderr of `template`, registered for log suspension.
+fn start_bar(total: u64, template: &str) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    // The templates are constants; a failure would be a programming error caught by the tests
+    // below, so fall back to the default style rather than abort an import.
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.enable_steady_tick(Duration::from_millis(250));
+    *lock_bar() = Some(bar.clone());
+    bar
+}
+
+/// Leaves the bar's last state on screen, whether the import finished or stopped.
+fn end_bar(bar: ProgressBar) {
+    *lock_bar() = None;
+    bar.abandon();
+}
+
+/// Progress of a count toward a known total (`import-bns`'s subdomains): a bar on a terminal,
+/// an `info` line every few seconds otherwise.
+pub struct CountProgress {
+    bar: Option<ProgressBar>,
+    log: bool,
+    /// What is counted, as the log lines say it (`import-bns: subdomains`).
+    what: &'static str,
+    total: u64,
+    last_report: Instant,
+}
+
+impl CountProgress {
+    pub fn start(mode: ProgressMode, what: &'static str, total: u64) -> Self {
+        let bar = (mode == ProgressMode::Bar).then(|| {
+            let bar = start_bar(total, COUNT_TEMPLATE);
+            bar.set_message(what);
+            bar
+        });
+        CountProgress { bar, log: mode == ProgressMode::Log, what, total, last_report: Instant::now() }
+    }
+
+    /// `done` of the total are done.
+    pub fn set(&mut self, done: u64) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(done.min(self.total));
+        } else if self.log && (self.last_report.elapsed() >= LOG_EVERY || done >= self.total) {
+            self.last_report = Instant::now();
+            let percent = if self.total == 0 { 100.0 } else { done as f64 * 100.0 / self.total as f64 };
+            tracing::info!("{}: {done} of {} ({percent:.1}%)", self.what, self.total);
+        }
+    }
+}
+
+impl Drop for CountProgress {
+    fn drop(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            end_bar(bar);
         }
     }
 }
@@ -180,12 +230,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_bar_template_parses() {
+    fn the_bar_templates_parse() {
         ProgressStyle::with_template(BAR_TEMPLATE).unwrap();
+        ProgressStyle::with_template(COUNT_TEMPLATE).unwrap();
+    }
+
+    /// The bar tests share the one active bar: one at a time.
+    static ONE_BAR: Mutex<()> = Mutex::new(());
+
+    #[test]
+    fn a_count_bar_registers_for_log_suspension_until_dropped() {
+        let _one = ONE_BAR.lock().unwrap_or_else(|e| e.into_inner());
+        let mut progress = CountProgress::start(ProgressMode::Bar, "subdomains", 10);
+        progress.set(4);
+        assert_eq!(progress.bar.as_ref().map(ProgressBar::position), Some(4));
+        assert!(lock_bar().is_some());
+        drop(progress);
+        assert!(lock_bar().is_none());
     }
 
     #[test]
     fn a_bar_registers_for_log_suspension_until_dropped() {
+        let _one = ONE_BAR.lock().unwrap_or_else(|e| e.into_inner());
         let mut progress = Progress::start(ProgressMode::Bar, 100);
         assert!(lock_bar().is_some());
         progress.update(50, Counts { applied: 3, skipped: 0, blocks: 1 });

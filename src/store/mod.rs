@@ -11,6 +11,7 @@ mod backfill_0032;
 mod backfill_0035;
 mod backfill_0044;
 mod backfill_txs;
+mod block_log;
 mod bns;
 mod bns_import;
 mod bulk;
@@ -59,6 +60,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyConnection, AnyPool, ConnectOptions, Connection, Executor};
 
+use block_log::AppliedBlock;
 use conn::Conn;
 use thiserror::Error;
 use tokio::sync::Mutex;
@@ -240,6 +242,8 @@ pub struct Store {
     /// SQLite: the writer has the bulk replay's settings (`set_writer_mode`), which the live
     /// cache sizing must leave alone.
     bulk_writer: std::sync::atomic::AtomicBool,
+    /// Whether each block applied is logged ([`block_log`]).
+    block_log: std::sync::atomic::AtomicBool,
     /// The database URL as opened: live updates LISTEN on their own PostgreSQL connection.
     url: String,
     /// SQLite: the background WAL checkpointer (see [`Checkpointer`]).
@@ -546,6 +550,7 @@ impl Store {
             writer: Mutex::new(None),
             live_events: std::sync::atomic::AtomicU64::new(0),
             bulk_writer: std::sync::atomic::AtomicBool::new(false),
+            block_log: std::sync::atomic::AtomicBool::new(false),
             generation_seen: std::sync::Mutex::new(None),
             checkpointer: std::sync::Mutex::new(checkpointer),
             tip_memo: std::sync::Mutex::new(Default::default()),
@@ -651,12 +656,18 @@ impl Store {
             )));
         }
         let mut writer = self.writer.lock().await;
+        let started = std::time::Instant::now();
         let conn = self.writer_conn(&mut writer).await?;
         let result = self.apply_event(conn, &ev, &payload).await;
         if matches!(result, Err(ApplyError::Store(_))) {
             self.drop_writer(&mut writer).await;
         } else {
             self.count_live(conn, 1).await;
+        }
+        if matches!(result, Ok(IngestOutcome::Applied { .. })) && self.logs_blocks() {
+            if let Some(block) = AppliedBlock::of(&payload, started) {
+                block.log();
+            }
         }
         result
     }
@@ -758,6 +769,8 @@ impl Store {
             let mut tx = self.writer_conn(writer).await?.begin().await?;
             let mut totals = totals::Pending::default();
             let mut out = Vec::with_capacity(events.len());
+            // Logged once the batch is committed.
+            let mut blocks = Vec::new();
             let mut i = 0;
             while i < events.len() {
                 // A run of mempool events goes in a few statements (`write::apply_mempool_run`).
@@ -792,8 +805,14 @@ impl Store {
                 let outcome = match (refused.get(&k), payload) {
                     (Some(r), _) | (None, Err(r)) => Err(ApplyError::from(r.clone())),
                     (None, Ok(payload)) => {
+                        let started = std::time::Instant::now();
                         match self.apply_in(&mut tx, ev, payload, derived.as_ref(), &mut totals).await {
-                            Ok(o) => Ok(o),
+                            Ok(o) => {
+                                if matches!(o, IngestOutcome::Applied { .. }) && self.logs_blocks() {
+                                    blocks.extend(AppliedBlock::of(payload, started));
+                                }
+                                Ok(o)
+                            }
                             Err(ApplyError::Store(e)) => return Err(e),
                             Err(refusal) => {
                                 // It may have written part of itself: start over without it.
@@ -816,6 +835,7 @@ impl Store {
             }
             totals.flush(&mut tx).await?;
             tx.commit().await?;
+            blocks.iter().for_each(AppliedBlock::log);
             for e in out.iter().filter_map(|o| o.as_ref().err()) {
                 tracing::warn!(error = %e, "event not applied");
             }

@@ -1,7 +1,8 @@
 //! The OpenAPI 3 document of `/extended`, generated from one route registry ([`registry`]) so it
 //! cannot drift: paging limits are the constants the handlers use, and tests/extended_openapi.rs
 //! checks that every route we answer is declared (and answered) and that every answer validates
-//! against the schema declared here. Served at `/extended/openapi.json` and `.yaml`.
+//! against the schema declared here. Served at `/extended/openapi.json` and `.yaml`, and as a
+//! browsable page at `/extended/docs` ([`DOCS_PAGE`]).
 
 mod registry;
 mod schemas;
@@ -10,7 +11,7 @@ mod yaml;
 pub use registry::{registry, ParamType, Response, Route};
 
 use serde_json::{json, Map, Value};
-use warp::http::header::CONTENT_TYPE;
+use warp::http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE};
 use warp::http::HeaderValue;
 use warp::{Filter, Rejection, Reply};
 
@@ -22,6 +23,18 @@ described here: the Rosetta API (`/rosetta/v1`, described by the Rosetta 1.4.6 s
 node RPC (`/v2`, the Stacks node's own API), the faucets and the BNS routes. Invalid input \
 values are answered with HTTP 500 and an `Error` body naming the parameter (`error`, `stack`, \
 `errorTag`); unknown URLs with 404 and `reference`.";
+
+/// The API reference page: one HTML file, its style and script inline, that renders
+/// `/extended/openapi.json` in the browser. Nothing else is loaded (see [`DOCS_POLICY`]).
+pub const DOCS_PAGE: &str = include_str!("docs.html");
+
+/// The page may fetch from its own origin only, and run only its own inline script and style.
+const DOCS_POLICY: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
+connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/// The page changes only with the binary: browsers may keep it an hour (the document it
+/// renders is fetched afresh, `no-store`).
+const DOCS_CACHE: &str = "public, max-age=3600";
 
 /// The OpenAPI 3.0 document of every route of [`registry`].
 pub fn document() -> Value {
@@ -62,7 +75,7 @@ pub fn route_for(method: &str, path: &str) -> Option<Route> {
         .max_by_key(|r| r.path.split('/').filter(|s| !s.starts_with('{')).count())
 }
 
-/// `GET /extended/openapi.json` and `GET /extended/openapi.yaml`.
+/// `GET /extended/openapi.json`, `GET /extended/openapi.yaml` and `GET /extended/docs`.
 pub fn routes() -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
     let json =
         warp::path!("extended" / "openapi.json").map(|| with_common_headers(warp::reply::json(&document())));
@@ -71,7 +84,14 @@ pub fn routes() -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clo
         res.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/yaml; charset=utf-8"));
         res
     });
-    warp::get().and(json.or(yaml))
+    let docs = warp::path!("extended" / "docs").map(|| {
+        let mut res = warp::reply::html(DOCS_PAGE).into_response();
+        let h = res.headers_mut();
+        h.insert(CACHE_CONTROL, HeaderValue::from_static(DOCS_CACHE));
+        h.insert(CONTENT_SECURITY_POLICY, HeaderValue::from_static(DOCS_POLICY));
+        with_common_headers(res)
+    });
+    warp::get().and(json.or(yaml).or(docs))
 }
 
 #[cfg(test)]

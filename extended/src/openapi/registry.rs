@@ -40,6 +40,8 @@ pub enum Response {
     Json(&'static str),
     /// `200 text/plain`.
     Text,
+    /// `200 text/html`.
+    Html,
     /// `301`/`302` to another URL.
     Redirect,
 }
@@ -193,6 +195,9 @@ impl Route {
             Response::Text => {
                 json!({"200": {"description": "Success", "content": {"text/plain": {"schema": {"type": "string"}}}}})
             }
+            Response::Html => {
+                json!({"200": {"description": "Success", "content": {"text/html": {"schema": {"type": "string"}}}}})
+            }
             Response::Redirect => json!({"301": {"description": "Moved permanently"}}),
         };
         let mut responses = ok;
@@ -281,6 +286,14 @@ pub fn registry() -> Vec<Route> {
             "Info",
             "This document (YAML)",
             Response::Text,
+        ),
+        route(
+            "get",
+            "/extended/docs",
+            "get_api_docs",
+            "Info",
+            "This document as a browsable page (HTML)",
+            Response::Html,
         ),
         // Transactions.
         get(
