@@ -13,8 +13,8 @@ use serde_json::{json, Value};
 use stacks_codec::sign::{sign_presign, verify_origin, vrs_to_rsv, PrivateKey};
 use stacks_codec::tx::Transaction;
 use stacks_ledger::ledger::Network;
-use stacks_ledger::rosetta::construction::node::NodeClient;
 use stacks_ledger::rosetta::construction::{routes, Context};
+use stacks_node_proxy::NodeClient;
 use warp::Filter;
 
 /// A node that accepts a transaction only if it verifies and carries the next nonce.
@@ -60,7 +60,7 @@ async fn flow(db: Db) {
         network,
         Arc::clone(&ts.store) as _,
         Arc::clone(&ts.store) as _,
-        Some(NodeClient::new(&node_url)),
+        Some(NodeClient::new(node_url.parse().unwrap())),
     ));
     let post = |endpoint: &str, body: Value| {
         let api = api.clone();

@@ -1,11 +1,15 @@
-//! Segwit addresses: BIP-173 bech32 (witness v0) and BIP-350 bech32m (v1+). Used for PoX reward
-//! addresses and the BTC faucet's regtest addresses; one copy of the checksum code for both.
+//! Segwit addresses: BIP-173 bech32 (witness v0) and BIP-350 bech32m (v1+), through the
+//! `bech32` crate. Used for PoX reward addresses and the BTC faucet's regtest addresses; this
+//! module only keeps the codec's own address type and reasons for a refusal.
 
 use std::fmt;
 
-const CHARSET: &[u8; 32] = b"qpzry9x8gf2tvdw0s3jn54khce6mua7l";
-const BECH32_CONST: u32 = 1;
-const BECH32M_CONST: u32 = 0x2bc8_30a3;
+use bech32::primitives::decode::{
+    CharError, ChecksumError, SegwitHrpstringError, UncheckedHrpstring, UncheckedHrpstringError,
+};
+use bech32::primitives::hrp;
+use bech32::primitives::segwit::MAX_STRING_LENGTH;
+use bech32::{segwit, Fe32, Hrp};
 
 /// A decoded segwit address.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,119 +57,71 @@ impl std::error::Error for SegwitError {}
 /// Decodes a segwit address, with the checksum its witness version requires (bech32 for v0,
 /// bech32m above) and BIP-141's program lengths.
 pub fn decode_segwit(addr: &str) -> Result<Segwit, SegwitError> {
-    if addr.len() > 90 {
+    // The string's shape first, so its reason is the one a reader looks for first.
+    if addr.len() > MAX_STRING_LENGTH {
         return Err(SegwitError::TooLong(addr.len()));
     }
-    let has_lower = addr.bytes().any(|b| b.is_ascii_lowercase());
-    let has_upper = addr.bytes().any(|b| b.is_ascii_uppercase());
-    if has_lower && has_upper {
+    if addr.bytes().any(|b| b.is_ascii_lowercase()) && addr.bytes().any(|b| b.is_ascii_uppercase()) {
         return Err(SegwitError::MixedCase);
     }
-    let lower = addr.to_ascii_lowercase();
-    let (hrp, rest) = lower.rsplit_once('1').ok_or(SegwitError::NoSeparator)?;
-    if hrp.is_empty() {
+    let Some((_, data)) = addr.rsplit_once('1').filter(|(hrp, _)| !hrp.is_empty()) else {
         return Err(SegwitError::NoSeparator);
-    }
-    let data: Vec<u8> = rest
-        .bytes()
-        .map(|c| CHARSET.iter().position(|&x| x == c).map(|p| p as u8))
-        .collect::<Option<_>>()
-        .ok_or(SegwitError::InvalidCharacter)?;
-    if data.len() < 7 {
-        return Err(SegwitError::TooShort);
-    }
-    let mut values = hrp_expand(hrp);
-    values.extend(&data);
-    let check = polymod(&values);
-    let (&witness_version, body) = data[..data.len() - 6].split_first().ok_or(SegwitError::TooShort)?;
-    if witness_version > 16 {
-        return Err(SegwitError::WitnessVersion(witness_version));
-    }
-    if check != checksum_constant(witness_version) {
-        return Err(SegwitError::BadChecksum);
-    }
-    let program = convert_bits(body, 5, 8, false).ok_or(SegwitError::BadPadding)?;
-    let len = program.len();
-    match (witness_version, len) {
-        (0, 20 | 32) | (1..=16, 2..=40) => Ok(Segwit { hrp: hrp.to_string(), witness_version, program }),
-        _ => Err(SegwitError::ProgramLength { witness_version, len }),
-    }
+    };
+    let (hrp, version, program) =
+        segwit::decode(addr).map_err(|e| match SegwitError::from_crate(e.0, addr) {
+            // A witness version and a checksum need seven characters.
+            SegwitError::BadChecksum if data.len() < 7 => SegwitError::TooShort,
+            why => why,
+        })?;
+    Ok(Segwit { hrp: hrp.to_lowercase(), witness_version: version.to_u8(), program })
 }
 
-/// Encodes a segwit address (lowercase), or `None` for a witness version above 16.
+/// Encodes a segwit address (lowercase), or `None` for a witness version above 16, a program
+/// length BIP-141 does not allow, or an invalid human-readable part.
 pub fn encode_segwit(hrp: &str, witness_version: u8, program: &[u8]) -> Option<String> {
-    if witness_version > 16 {
-        return None;
-    }
-    let mut data = vec![witness_version];
-    data.extend(convert_bits(program, 8, 5, true)?);
-    let mut values = hrp_expand(hrp);
-    values.extend(&data);
-    values.extend([0u8; 6]);
-    let pm = polymod(&values) ^ checksum_constant(witness_version);
-    let mut s = String::with_capacity(hrp.len() + 1 + data.len() + 6);
-    s.push_str(hrp);
-    s.push('1');
-    for d in data.iter().copied().chain((0..6).map(|i| ((pm >> (5 * (5 - i))) & 31) as u8)) {
-        s.push(CHARSET[usize::from(d)] as char);
-    }
-    Some(s)
+    let hrp = Hrp::parse(hrp).ok()?;
+    let version = Fe32::try_from(witness_version).ok()?;
+    segwit::encode(hrp, version, program).ok()
 }
 
-fn checksum_constant(witness_version: u8) -> u32 {
-    if witness_version == 0 {
-        BECH32_CONST
-    } else {
-        BECH32M_CONST
-    }
-}
-
-fn polymod(values: &[u8]) -> u32 {
-    const GEN: [u32; 5] = [0x3b6a_57b2, 0x2650_8e6d, 0x1ea1_19fa, 0x3d42_33dd, 0x2a14_62b3];
-    let mut chk: u32 = 1;
-    for &v in values {
-        let top = chk >> 25;
-        chk = ((chk & 0x01ff_ffff) << 5) ^ u32::from(v);
-        for (i, g) in GEN.iter().enumerate() {
-            if (top >> i) & 1 == 1 {
-                chk ^= g;
+impl SegwitError {
+    /// The crate's nested error, flattened into this module's reasons.
+    fn from_crate(e: SegwitHrpstringError, addr: &str) -> SegwitError {
+        match e {
+            SegwitHrpstringError::Unchecked(UncheckedHrpstringError::Char(c)) => match c {
+                CharError::MissingSeparator => SegwitError::NoSeparator,
+                CharError::MixedCase => SegwitError::MixedCase,
+                CharError::NothingAfterSeparator => SegwitError::TooShort,
+                _ => SegwitError::InvalidCharacter,
+            },
+            SegwitHrpstringError::Unchecked(UncheckedHrpstringError::Hrp(h)) => match h {
+                hrp::Error::MixedCase => SegwitError::MixedCase,
+                hrp::Error::Empty => SegwitError::NoSeparator,
+                hrp::Error::TooLong(_) => SegwitError::TooLong(addr.len()),
+                _ => SegwitError::InvalidCharacter,
+            },
+            SegwitHrpstringError::TooLong(len) => SegwitError::TooLong(len),
+            SegwitHrpstringError::NoData => SegwitError::TooShort,
+            SegwitHrpstringError::InvalidWitnessVersion(v) => SegwitError::WitnessVersion(v.to_u8()),
+            SegwitHrpstringError::Padding(_) => SegwitError::BadPadding,
+            SegwitHrpstringError::WitnessLength(_) => {
+                let (witness_version, len) = program_shape(addr);
+                SegwitError::ProgramLength { witness_version, len }
             }
+            SegwitHrpstringError::Checksum(ChecksumError::InvalidResidue(_)) => SegwitError::BadChecksum,
+            SegwitHrpstringError::Checksum(_) => SegwitError::TooShort,
+            _ => SegwitError::BadChecksum,
         }
     }
-    chk
 }
 
-fn hrp_expand(hrp: &str) -> Vec<u8> {
-    let mut v: Vec<u8> = hrp.bytes().map(|b| b >> 5).collect();
-    v.push(0);
-    v.extend(hrp.bytes().map(|b| b & 31));
-    v
-}
-
-/// Regroups bits (8 → 5 with padding to encode, 5 → 8 without to decode; then at most 4 bits
-/// of zero padding may be left over).
-fn convert_bits(data: &[u8], from: u32, to: u32, pad: bool) -> Option<Vec<u8>> {
-    let (mut acc, mut bits, maxv) = (0u32, 0u32, (1u32 << to) - 1);
-    let mut out = Vec::with_capacity(data.len() * from as usize / to as usize + 1);
-    for &v in data {
-        if u32::from(v) >> from != 0 {
-            return None;
-        }
-        acc = (acc << from) | u32::from(v);
-        bits += from;
-        while bits >= to {
-            bits -= to;
-            out.push(((acc >> bits) & maxv) as u8);
-        }
-    }
-    if pad {
-        if bits > 0 {
-            out.push(((acc << (to - bits)) & maxv) as u8);
-        }
-    } else if bits >= from || ((acc << (to - bits)) & maxv) != 0 {
-        return None;
-    }
-    Some(out)
+/// The witness version and program length of an address whose checksum and padding were
+/// accepted (the crate's length error does not carry them).
+fn program_shape(addr: &str) -> (u8, usize) {
+    let Ok(mut s) = UncheckedHrpstring::new(addr) else { return (0, 0) };
+    let version = s.remove_witness_version().map_or(0, Fe32::to_u8);
+    // Data characters after the version, less the six of the checksum, as whole bytes.
+    (version, s.data_part_ascii().len().saturating_sub(6) * 5 / 8)
 }
 
 #[cfg(test)]
@@ -196,5 +152,28 @@ mod tests {
         ] {
             assert_eq!(decode_segwit(addr), Err(why), "{addr}");
         }
+    }
+
+    #[test]
+    fn checksum_follows_the_witness_version() {
+        use SegwitError::*;
+        // BIP-350's invalid vectors: a v1+ address with a bech32 checksum, a v0 with bech32m.
+        for (addr, why) in [
+            ("tb1z0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vqglt2jd", BadChecksum),
+            ("bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kemeawh", BadChecksum),
+            ("BC130XLXVLHEMJA6C4DQV22UAPCTQUPFHLXM9H8Z3K2E72Q4K9HCZ7VQ7ZWS8R", WitnessVersion(17)),
+            ("bc1pw5dgrnzv", ProgramLength { witness_version: 1, len: 1 }),
+            ("BC1QR508D6QEJXTDG4Y5R3ZARVARYV98GJ9P", ProgramLength { witness_version: 0, len: 16 }),
+            ("tb1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vq47Zagq", MixedCase),
+            ("bc1gmk9yu", TooShort),
+            ("tb1p0xlxvlhemja6c4dqv22uapctqupfhlxm9h8z3k2e72q4k9hcz7vpggkg4j", BadPadding),
+        ] {
+            assert_eq!(decode_segwit(addr), Err(why), "{addr}");
+        }
+        assert_eq!(encode_segwit("bc", 17, &[0; 20]), None);
+        assert_eq!(encode_segwit("bc", 0, &[0; 21]), None);
+        let v16 = decode_segwit("BC1SW50QGDZ25J").unwrap();
+        assert_eq!((v16.hrp.as_str(), v16.witness_version, v16.program.len()), ("bc", 16, 2));
+        assert_eq!(encode_segwit("bc", 16, &v16.program).unwrap(), "bc1sw50qgdz25j");
     }
 }

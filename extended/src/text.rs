@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use crate::time::{iso8601, iso8601_into};
+use crate::time::iso8601_into;
 
 /// The five execution-cost members of a block or a transaction, in the order the incumbent
 /// writes them (the order of the record's `execution_cost` array).
@@ -54,19 +54,13 @@ impl<'a> Obj<'a> {
         write(self.out);
     }
 
-    /// An `*_iso` member: [`iso8601`] of `secs`, written without formatting machinery when
-    /// the year has four digits (its text needs no escapes).
+    /// An `*_iso` member: [`crate::time::iso8601`] of `secs`, written straight into the buffer (its text
+    /// needs no escapes).
     pub(crate) fn iso(&mut self, key: &str, secs: i64) {
-        let mut buf = [0u8; 24];
-        match iso8601_into(secs, &mut buf) {
-            Some(text) => {
-                self.key(key);
-                self.out.push(b'"');
-                self.out.extend_from_slice(text.as_bytes());
-                self.out.push(b'"');
-            }
-            None => self.member(key, iso8601(secs)),
-        }
+        self.key(key);
+        self.out.push(b'"');
+        iso8601_into(secs, self.out);
+        self.out.push(b'"');
     }
 
     /// `"key":` followed by a nested object the caller writes (and closes) into the buffer.
@@ -94,6 +88,7 @@ impl<'a> Obj<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::time::iso8601;
 
     #[test]
     fn objects_are_written_as_serde_json_writes_the_tree() {

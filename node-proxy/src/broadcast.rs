@@ -6,22 +6,20 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use serde::Deserialize;
-use warp::http::{header, HeaderMap};
+use warp::http::{header, HeaderMap, Method};
 use warp::reply::Response;
 
 use crate::error::ProxyError;
 use crate::headers;
 use crate::hook::BroadcastedTx;
-use crate::upstream::{Incoming, Upstream};
+use crate::upstream::{self, Incoming, Upstream};
 
 pub(crate) async fn handle(upstream: &Upstream, req: Incoming) -> Result<Response, ProxyError> {
     let url = upstream.target(&req.path, req.query.as_deref())?;
     let upstream_headers = headers::to_node(&req.headers, req.remote);
     let body = upstream.buffer_request_body(&req.headers, req.body).await?;
 
-    let answer = upstream
-        .exchange(upstream.client.post(url).headers(upstream_headers.clone()).body(body.clone()))
-        .await?;
+    let answer = upstream.exchange(Method::POST, url, upstream_headers.clone(), body.clone()).await?;
 
     if answer.status.is_success() {
         let txid = parse_txid(&answer.body);
@@ -46,7 +44,7 @@ pub(crate) async fn handle(upstream: &Upstream, req: Incoming) -> Result<Respons
     } else {
         tracing::info!(status = answer.status.as_u16(), "transaction broadcast rejected by the node");
     }
-    Ok(answer.into_response())
+    Ok(upstream::into_response(answer))
 }
 
 /// Sends the accepted body to every extra endpoint in the background, with the client's body

@@ -9,14 +9,14 @@ use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::Value;
 use tokio::sync::Mutex;
-use warp::http::{header, StatusCode};
+use warp::http::{header, Method, StatusCode};
 use warp::reply::Response;
 
 use crate::config::FeeRewriteConfig;
 use crate::error::ProxyError;
 use crate::headers;
 use crate::hook::{CostDimensions, FeeMarketCosts};
-use crate::upstream::{Incoming, Upstream};
+use crate::upstream::{self, Incoming, Upstream};
 
 /// Per-block cost limits; stacks-core's defaults until the node's `/v2/pox` says otherwise.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -64,25 +64,6 @@ impl Default for BlockLimitsCache {
     }
 }
 
-#[derive(Deserialize)]
-struct PoxInfo {
-    epochs: Vec<PoxEpoch>,
-}
-
-#[derive(Deserialize)]
-struct PoxEpoch {
-    block_limit: Option<PoxBlockLimit>,
-}
-
-#[derive(Deserialize)]
-struct PoxBlockLimit {
-    read_count: f64,
-    read_length: f64,
-    write_count: f64,
-    write_length: f64,
-    runtime: f64,
-}
-
 impl BlockLimitsCache {
     async fn get(&self, upstream: &Upstream) -> BlockLimits {
         // Held across the fetch so concurrent estimates wait for one `/v2/pox` call.
@@ -108,13 +89,7 @@ impl BlockLimitsCache {
 }
 
 async fn fetch_limits(upstream: &Upstream) -> Result<BlockLimits, ProxyError> {
-    let url = upstream.target("/v2/pox", None)?;
-    let answer = upstream.exchange(upstream.client.get(url)).await?;
-    if answer.status != StatusCode::OK {
-        return Err(ProxyError::BadNodeResponse(format!("/v2/pox answered {}", answer.status)));
-    }
-    let pox: PoxInfo = serde_json::from_slice(&answer.body)
-        .map_err(|e| ProxyError::BadNodeResponse(format!("/v2/pox: {e}")))?;
+    let pox = upstream.node.pox().await.map_err(|e| upstream.client_error(e))?;
     // Like the incumbent: the last listed epoch is the one whose limits apply.
     let limit = pox
         .epochs
@@ -141,8 +116,7 @@ pub(crate) async fn handle(
     let url = upstream.target(&req.path, req.query.as_deref())?;
     let upstream_headers = headers::to_node(&req.headers, req.remote);
     let body = upstream.buffer_request_body(&req.headers, req.body).await?;
-    let mut answer =
-        upstream.exchange(upstream.client.post(url).headers(upstream_headers).body(body.clone())).await?;
+    let mut answer = upstream.exchange(Method::POST, url, upstream_headers, body.clone()).await?;
     // Only successful estimates are rewritten; errors go back as the node wrote them.
     if answer.status == StatusCode::OK {
         if let Some(rewritten) = rewrite(upstream, limits, config, &body, &answer.body).await {
@@ -150,7 +124,7 @@ pub(crate) async fn handle(
             answer.headers.remove(header::CONTENT_LENGTH);
         }
     }
-    Ok(answer.into_response())
+    Ok(upstream::into_response(answer))
 }
 
 /// The fee-estimate request body (only the fields the rewrite reads).

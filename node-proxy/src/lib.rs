@@ -6,10 +6,14 @@
 //! 502/503/504 JSON errors. Broadcasts are also reported to the root crate through
 //! [`BroadcastHook`] (for its mempool) and copied to the configured extra endpoints.
 //!
+//! [`NodeClient`] is the one client of the node's RPC: the proxy's buffered routes go through it,
+//! and so do the root crate's callers (Construction, the faucets, readiness).
+//!
 //! This crate knows nothing of the ledger: the root crate wires it and answers what it can itself
 //! before falling through to it.
 
 mod broadcast;
+mod client;
 mod config;
 mod error;
 mod fees;
@@ -18,6 +22,7 @@ mod hook;
 mod proxy;
 mod upstream;
 
+pub use client::{Answer, BlockLimit, NodeClient, NodeError, NodeInfo, PoxEpoch, PoxInfo, Rejection};
 pub use config::{
     load_extra_endpoints, parse_extra_endpoints, ConfigError, FeeRewriteConfig, ProxyConfig,
     DEFAULT_BODY_LIMIT, DEFAULT_CONNECT_TIMEOUT, DEFAULT_REQUEST_TIMEOUT, DEFAULT_RPC_HOST, DEFAULT_RPC_PORT,

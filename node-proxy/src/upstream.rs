@@ -1,19 +1,20 @@
 //! The stacks-node as the proxy talks to it: the HTTP client and its bounds, the request as
 //! received, and the two ways a request travels: streamed (the default: bodies flow through
 //! chunk by chunk, whatever their size) and buffered (the few routes whose bodies the proxy
-//! must read: broadcasts and the fee rewrite). A leaf: the routes (`proxy`, `broadcast`,
-//! `fees`) build on it and not on each other.
+//! must read: broadcasts and the fee rewrite, sent through the [`NodeClient`]). A leaf: the
+//! routes (`proxy`, `broadcast`, `fees`) build on it and not on each other.
 
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use bytes::{Bytes, BytesMut};
-use futures_util::{Stream, StreamExt};
+use bytes::Bytes;
+use futures_util::Stream;
 use reqwest::Url;
-use warp::http::{header, HeaderMap, Method, StatusCode};
+use warp::http::{header, HeaderMap, Method};
 use warp::reply::{Reply, Response};
 
+use crate::client::{collect_limited, Answer, CollectError, NodeClient};
 use crate::config::ProxyConfig;
 use crate::error::ProxyError;
 use crate::headers;
@@ -32,27 +33,23 @@ pub(crate) struct Incoming {
     pub body: BodyStream,
 }
 
-/// A node answer read in full (buffered routes only).
-pub(crate) struct Buffered {
-    pub status: StatusCode,
-    pub headers: HeaderMap,
-    pub body: Bytes,
-}
-
-impl Buffered {
-    pub fn into_response(self) -> Response {
-        let mut response = Response::new(self.body.into());
-        *response.status_mut() = self.status;
-        *response.headers_mut() = headers::from_node(&self.headers);
-        response
-    }
+/// A node answer read in full (buffered routes only), as the client gives it back.
+pub(crate) fn into_response(answer: Answer) -> Response {
+    let mut response = Response::new(answer.body.into());
+    *response.status_mut() = answer.status;
+    *response.headers_mut() = headers::from_node(&answer.headers);
+    response
 }
 
 /// The node client and what every route needs to reach the node.
 pub(crate) struct Upstream {
     pub config: Arc<ProxyConfig>,
     pub hooks: Arc<dyn BroadcastHook>,
+    /// The streamed routes' client (and the connections the node client shares).
     pub client: reqwest::Client,
+    /// The buffered routes' client: the whole exchange bounded by the request timeout, the
+    /// answer by `body_limit`.
+    pub node: NodeClient,
 }
 
 impl Upstream {
@@ -70,7 +67,10 @@ impl Upstream {
             .no_proxy()
             .build()
             .map_err(|e| ProxyError::Internal(format!("HTTP client: {e}")))?;
-        Ok(Upstream { config, hooks, client })
+        let node = NodeClient::with_http(config.node.clone(), client.clone())
+            .timeout(config.request_timeout)
+            .answer_limit(config.body_limit);
+        Ok(Upstream { config, hooks, client, node })
     }
 
     /// The node URL for a request path: the node's base path, then the request path and query
@@ -78,9 +78,7 @@ impl Upstream {
     /// `/v2` (`/v2/../v3/...`) is refused rather than sent to another part of the node.
     pub fn target(&self, path: &str, query: Option<&str>) -> Result<Url, ProxyError> {
         let base = self.config.node.path().trim_end_matches('/');
-        let mut url = self.config.node.clone();
-        url.set_path(&format!("{base}{path}"));
-        url.set_query(query);
+        let url = self.node.url(path, query);
         let rest = url.path().strip_prefix(base).unwrap_or("");
         if rest == "/v2" || rest.starts_with("/v2/") {
             Ok(url)
@@ -103,26 +101,28 @@ impl Upstream {
         }
     }
 
-    /// Sends `request` and reads the whole answer (at most `body_limit` bytes), all within the
-    /// request timeout.
-    pub async fn exchange(&self, request: reqwest::RequestBuilder) -> Result<Buffered, ProxyError> {
-        let timeout = self.config.request_timeout;
-        let limit = self.config.body_limit;
-        let work = async {
-            let response = request.send().await.map_err(|e| self.node_error(e))?;
-            let status = response.status();
-            let headers = response.headers().clone();
-            let body = collect_limited(response.bytes_stream(), limit).await.map_err(|e| match e {
-                CollectError::TooLarge => {
-                    ProxyError::BadNodeResponse(format!("answer larger than {limit} bytes"))
-                }
-                CollectError::Stream(e) => self.node_error(e),
-            })?;
-            Ok(Buffered { status, headers, body })
-        };
-        match tokio::time::timeout(timeout, work).await {
-            Ok(result) => result,
-            Err(_) => Err(ProxyError::NodeTimeout(timeout)),
+    /// Sends a request to `url` and reads the whole answer (at most `body_limit` bytes), all
+    /// within the request timeout.
+    pub async fn exchange(
+        &self,
+        method: Method,
+        url: Url,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> Result<Answer, ProxyError> {
+        self.node.exchange(method, url, headers, Some(body)).await.map_err(|e| self.client_error(e))
+    }
+
+    /// Maps a node client's error (the buffered routes').
+    pub fn client_error(&self, err: crate::client::NodeError) -> ProxyError {
+        use crate::client::NodeError;
+        match err {
+            NodeError::Unreachable { source, .. } => self.node_error(source),
+            NodeError::Timeout { after, .. } => ProxyError::NodeTimeout(after),
+            NodeError::TooLarge { limit, .. } => {
+                ProxyError::BadNodeResponse(format!("answer larger than {limit} bytes"))
+            }
+            other => ProxyError::BadNodeResponse(other.to_string()),
         }
     }
 
@@ -199,28 +199,6 @@ fn declared_length(headers: &HeaderMap) -> Option<u64> {
     headers.get(header::CONTENT_LENGTH)?.to_str().ok()?.trim().parse().ok()
 }
 
-pub(crate) enum CollectError<E> {
-    TooLarge,
-    Stream(E),
-}
-
-/// Concatenates a body stream, giving up as soon as it passes `limit` bytes.
-pub(crate) async fn collect_limited<S, E>(stream: S, limit: usize) -> Result<Bytes, CollectError<E>>
-where
-    S: Stream<Item = Result<Bytes, E>>,
-{
-    let mut stream = std::pin::pin!(stream);
-    let mut out = BytesMut::new();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(CollectError::Stream)?;
-        if out.len() + chunk.len() > limit {
-            return Err(CollectError::TooLarge);
-        }
-        out.extend_from_slice(&chunk);
-    }
-    Ok(out.freeze())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,17 +226,5 @@ mod tests {
         let p = Upstream::new(Arc::new(config), Arc::new(NoopHook)).unwrap();
         assert_eq!(p.target("/v2/pox", None).unwrap().as_str(), "https://node.example/rpc/v2/pox");
         assert!(p.target("/v2/..", None).is_err());
-    }
-
-    #[tokio::test]
-    async fn collect_limited_stops_at_the_limit() {
-        let chunks = || {
-            futures_util::stream::iter(vec![
-                Ok::<_, std::io::Error>(Bytes::from_static(b"abc")),
-                Ok(Bytes::from_static(b"def")),
-            ])
-        };
-        assert_eq!(collect_limited(chunks(), 6).await.ok().unwrap(), Bytes::from_static(b"abcdef"));
-        assert!(matches!(collect_limited(chunks(), 5).await, Err(CollectError::TooLarge)));
     }
 }

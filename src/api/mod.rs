@@ -4,6 +4,7 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 
+use stacks_node_proxy::NodeClient;
 use warp::{Filter, Reply};
 
 pub mod admission;
@@ -156,7 +157,10 @@ fn table(
     readiness: Arc<Readiness>,
     admission: Arc<Admission>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
-    let node = v2.node.as_ref().map(|c| construction::node::NodeClient::new(c.node.as_str()));
+    let node = v2
+        .node
+        .as_ref()
+        .map(|c| NodeClient::with_timeouts(c.node.clone(), c.connect_timeout, c.request_timeout));
     let reader: Arc<dyn ledger_read::LedgerReader> = Arc::clone(&store) as _;
     let local_txs: Arc<dyn ledger_read::LocalTxSink> = Arc::clone(&store) as _;
     let construction =

@@ -26,7 +26,7 @@ use ledger_read::LocalTxSink;
 use crate::ledger::Network;
 use crate::store::{FaucetRequest, RateLimit, Reservation, Store};
 use btc::{BtcFaucet, BtcSent};
-use node::NodeClient;
+use node::Node;
 use stx::{StxFaucet, StxSent};
 
 /// The seed's limits, per address funded.
@@ -48,7 +48,7 @@ pub struct Faucets {
     stx_enabled: bool,
     btc_enabled: bool,
     rate_limit_enabled: bool,
-    node: NodeClient,
+    node: Node,
     stx: StxFaucet,
     btc: BtcFaucet,
     clock: Clock,
@@ -76,7 +76,7 @@ impl Faucets {
             stx_enabled: config.stx_enabled,
             btc_enabled: config.btc_enabled,
             rate_limit_enabled: config.rate_limit_enabled,
-            node: NodeClient::new(http.clone(), config.node_url.as_deref()),
+            node: Node::new(http.clone(), config.node_url.as_deref()),
             stx: StxFaucet::new(config.stx_keys, config.stx_fallback_fee)?,
             btc: BtcFaucet::new(http, config.btc_rpc, config.btc_key)?,
             clock: Arc::new(|| {

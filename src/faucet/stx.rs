@@ -14,7 +14,7 @@ use stacks_codec::tx::{
 };
 use tokio::sync::Mutex;
 
-use super::node::NodeClient;
+use super::node::Node;
 use super::FaucetError;
 use crate::store::Store;
 use ledger_read::{LocalSource, LocalTxSink};
@@ -70,7 +70,7 @@ impl StxFaucet {
         &self,
         store: &Store,
         local_txs: &dyn LocalTxSink,
-        node: &NodeClient,
+        node: &Node,
         recipient: Principal,
         stacking: bool,
     ) -> Result<StxSent, FaucetError> {

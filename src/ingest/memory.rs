@@ -13,6 +13,7 @@ use serde::de::IgnoredAny;
 
 use super::{EventInbox, EventSink, IncomingEvent, IngestError, IngestOutcome, RawEventLog};
 use crate::events::RawEvent;
+use crate::store::format_pg_timestamp_micros;
 
 /// Which error a simulated failure returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,28 +180,7 @@ impl RawEventLog for MemorySink {
 /// the form the raw log keeps.
 fn now_timestamp() -> String {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
-    format_timestamp(now.as_secs() as i64, now.subsec_micros())
-}
-
-fn format_timestamp(unix_secs: i64, micros: u32) -> String {
-    let (days, secs) = (unix_secs.div_euclid(86_400), unix_secs.rem_euclid(86_400));
-    let (year, month, day) = civil_from_days(days);
-    let (h, m, s) = (secs / 3600, secs / 60 % 60, secs % 60);
-    format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02}.{micros:06}+00")
-}
-
-/// Proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+    format_pg_timestamp_micros(i64::try_from(now.as_micros()).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]
@@ -271,10 +251,11 @@ mod tests {
     }
 
     #[test]
-    fn timestamps_print_like_postgres() {
-        assert_eq!(format_timestamp(0, 0), "1970-01-01 00:00:00.000000+00");
-        assert_eq!(format_timestamp(1_663_027_945, 632_668), "2022-09-13 00:12:25.632668+00");
-        assert_eq!(format_timestamp(951_782_400, 1), "2000-02-29 00:00:00.000001+00");
-        assert_eq!(format_timestamp(-1, 0), "1969-12-31 23:59:59.000000+00");
+    fn receive_timestamps_are_now_as_postgres_prints_it() {
+        let before = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() as i64;
+        let stamp = now_timestamp();
+        let at = crate::store::parse_pg_timestamp(&stamp).unwrap();
+        assert!((before..=before + 1).contains(&at), "{stamp}");
+        assert!(stamp.ends_with("+00") && stamp.as_bytes()[10] == b' ', "{stamp}");
     }
 }

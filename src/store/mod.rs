@@ -45,6 +45,7 @@ pub mod rosetta;
 mod rows;
 mod sql;
 mod staking;
+mod timestamp;
 mod totals;
 mod v2;
 mod v3_principals;
@@ -79,6 +80,7 @@ pub use local_tx::LocalTx;
 pub use prepare::{prepare_batch, PreparedBatch};
 pub use read::{BlockInfo, Generation, NonceUsage, Supply, TxInfo};
 pub use replica::ReplicaLag;
+pub use timestamp::{format_pg_timestamp, format_pg_timestamp_micros, parse_pg_timestamp};
 pub use v2::STABLE_CONFIRMATIONS;
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("src/store/migrations/sqlite");
@@ -993,66 +995,9 @@ pub fn now_unix() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
 }
 
-/// `YYYY-MM-DD HH:MM:SS+00`, the way PostgreSQL prints a UTC `timestamptz`.
-pub fn format_pg_timestamp(unix: i64) -> String {
-    let days = unix.div_euclid(86_400);
-    let secs = unix.rem_euclid(86_400);
-    // Civil-from-days (H. Hinnant).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}+00", secs / 3600, secs % 3600 / 60, secs % 60)
-}
-
-/// Unix seconds of a `YYYY-MM-DD HH:MM:SS[.ffffff]+00` text (UTC only; other offsets applied).
-pub fn parse_pg_timestamp(s: &str) -> Option<i64> {
-    let (date, rest) = s.split_once(' ')?;
-    let mut d = date.split('-').map(|x| x.parse::<i64>().ok());
-    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
-    let time_end = rest.find(['+', '-']).unwrap_or(rest.len());
-    let (time, offset) = rest.split_at(time_end);
-    let mut t = time.split(':');
-    let (hh, mm) = (t.next()?.parse::<i64>().ok()?, t.next()?.parse::<i64>().ok()?);
-    let ss = t.next()?.split('.').next()?.parse::<i64>().ok()?;
-    let off = if offset.is_empty() {
-        0
-    } else {
-        let sign = if offset.starts_with('-') { -1 } else { 1 };
-        let mut o = offset[1..].split(':');
-        let oh = o.next()?.parse::<i64>().ok()?;
-        let om = o.next().map(|x| x.parse::<i64>().ok()).unwrap_or(Some(0))?;
-        sign * (oh * 3600 + om * 60)
-    };
-    // Days-from-civil.
-    let y2 = if m <= 2 { y - 1 } else { y };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(days * 86_400 + hh * 3600 + mm * 60 + ss - off)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pg_timestamps_round_trip() {
-        for t in [0, 1_610_645_304, 1_795_319_244, 951_782_400] {
-            assert_eq!(parse_pg_timestamp(&format_pg_timestamp(t)), Some(t));
-        }
-        assert_eq!(format_pg_timestamp(1_610_645_304), "2021-01-14 17:28:24+00");
-        assert_eq!(parse_pg_timestamp("2021-01-14 17:28:24.123456+00"), Some(1_610_645_304));
-        assert_eq!(parse_pg_timestamp("2021-01-14 19:28:24+02"), Some(1_610_645_304));
-    }
 
     #[test]
     fn the_writer_cache_follows_the_file_within_its_bounds() {

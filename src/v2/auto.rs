@@ -5,15 +5,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use stacks_node_proxy::ProxyConfig;
+use stacks_node_proxy::{NodeClient, ProxyConfig};
 use tokio::sync::Mutex;
 
 /// How long a node tip height is reused.
 const FRESH_FOR: Duration = Duration::from_secs(1);
 
 pub struct NodeTipCache {
-    config: Arc<ProxyConfig>,
-    client: reqwest::Client,
+    client: NodeClient,
     last: Mutex<Option<(Instant, Option<NodeTip>)>>,
 }
 
@@ -27,12 +26,9 @@ pub struct NodeTip {
 
 impl NodeTipCache {
     pub fn new(config: Arc<ProxyConfig>) -> Self {
-        let client = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            .timeout(config.request_timeout)
-            .build()
-            .unwrap_or_default();
-        NodeTipCache { config, client, last: Mutex::new(None) }
+        let client =
+            NodeClient::with_timeouts(config.node.clone(), config.connect_timeout, config.request_timeout);
+        NodeTipCache { client, last: Mutex::new(None) }
     }
 
     /// The node's tip, or `None` when the node cannot tell (down, slow, or an answer without
@@ -50,25 +46,15 @@ impl NodeTipCache {
     }
 
     async fn fetch(&self) -> Option<NodeTip> {
-        let base = self.config.node.as_str().trim_end_matches('/');
-        let url = format!("{base}/v2/info");
-        let answer = match self.client.get(&url).send().await {
-            Ok(a) if a.status().is_success() => a,
-            Ok(a) => {
-                tracing::debug!(status = a.status().as_u16(), "node /v2/info answered an error");
-                return None;
-            }
+        let info = match self.client.info().await {
+            Ok(info) => info,
             Err(e) => {
-                tracing::debug!(error = %e, "node /v2/info unreachable");
+                tracing::debug!(error = %e, "node /v2/info gave no tip");
                 return None;
             }
         };
-        let info: serde_json::Value = answer.json().await.ok()?;
-        let height = info.get("stacks_tip_height")?.as_u64()?;
-        let block_hash = info
-            .get("stacks_tip")
-            .and_then(serde_json::Value::as_str)
-            .map(|h| h.trim_start_matches("0x").to_ascii_lowercase());
+        let height = info.stacks_tip_height?;
+        let block_hash = info.stacks_tip.map(|h| h.trim_start_matches("0x").to_ascii_lowercase());
         Some(NodeTip { height, block_hash })
     }
 }

@@ -2,6 +2,7 @@
 
 use serde_json::json;
 use stacks_codec::address::StacksAddress;
+use stacks_codec::bech32::decode_segwit;
 use warp::reply::Response;
 
 use super::reader::{BlockRef, BurnPoxTx, BurnRef, ChainReader, PoxTxsOf};
@@ -125,12 +126,8 @@ fn btc_address(v: &str, whole_message: bool) -> Result<String, ApiError> {
         return Ok(addr.to_b58());
     }
     let b58_ok = StacksAddress::from_b58(v).is_ok();
-    let bech32_ok = ["bc1", "tb1", "bcrt1"].iter().any(|hrp| {
-        v.to_lowercase().strip_prefix(hrp).is_some_and(|data| {
-            (6..=87).contains(&data.len())
-                && data.bytes().all(|c| BECH32_CHARSET.contains(&c.to_ascii_lowercase()))
-        })
-    });
+    // Segwit on mainnet, testnet or regtest, checksum and program checked (as base58check's is).
+    let bech32_ok = decode_segwit(v).is_ok_and(|s| matches!(s.hrp.as_str(), "bc" | "tb" | "bcrt"));
     if b58_ok || bech32_ok {
         return Ok(v.to_string());
     }
@@ -141,8 +138,6 @@ fn btc_address(v: &str, whole_message: bool) -> Result<String, ApiError> {
     };
     Err(ApiError::invalid("address", reason))
 }
-
-const BECH32_CHARSET: &[u8] = b"qpzry9x8gf2tvdw0s3jn54khce6mua7l";
 
 /// `/extended/v1/burnchain/...` (no ETag, as the incumbent).
 pub(crate) async fn burnchain<R: ChainReader>(r: &R, req: &Req, rest: &[&str]) -> Option<Answer> {
@@ -197,8 +192,18 @@ mod tests {
             btc_address("miJfo2mKvRhvpxnRyJE17VBr12xn3FrkZW", false).unwrap(),
             "miJfo2mKvRhvpxnRyJE17VBr12xn3FrkZW"
         );
+        for segwit in [
+            "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4",
+            "tb1pqqqqp399et2xygdj5xreqhjjvcmzhxw4aywxecjdzew6hylgvsesf3hn0c",
+            "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080",
+        ] {
+            assert_eq!(btc_address(segwit, false).unwrap(), segwit);
+        }
         for bad in [
             "notanaddress",
+            // A bad checksum, and a segwit address of another chain (Litecoin's `ltc`).
+            "bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t5",
+            "ltc1qw508d6qejxtdg4y5r3zarvary0c5xw7kgmn4n9",
             "mvtMXL9MYH8HYMY6xqgSbwk3cNYCsY6q7D",
             "SP3K8BC0PPEVCV7NZ6QSRWPQ2JE9E5B6N3PA0KBR9.fwp-wstx-alex-tranched-64",
         ] {

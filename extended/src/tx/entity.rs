@@ -411,16 +411,15 @@ impl Members {
     /// [`Members::member`] of an `*_iso` time ([`iso`]) written as [`iso`] serializes (its
     /// text needs no escapes), without a `String`.
     fn iso_member(&mut self, key: &str, t: u64) {
-        let mut buf = [0u8; 24];
-        match i64::try_from(t).ok().filter(|t| *t > 0).and_then(|t| iso8601_into(t, &mut buf)) {
-            Some(text) => {
+        match i64::try_from(t).ok().filter(|t| *t > 0) {
+            Some(t) => {
                 if self.0.last() != Some(&b'{') {
                     self.0.push(b',');
                 }
                 self.0.push(b'"');
                 self.0.extend_from_slice(key.as_bytes());
                 self.0.extend_from_slice(b"\":\"");
-                self.0.extend_from_slice(text.as_bytes());
+                iso8601_into(t, &mut self.0);
                 self.0.push(b'"');
             }
             None => self.member(key, iso(t)),

@@ -5,7 +5,6 @@
 pub mod build;
 pub mod error;
 pub mod intent;
-pub mod node;
 pub mod ops;
 pub mod parse;
 pub mod routes;

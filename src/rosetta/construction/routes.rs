@@ -20,12 +20,12 @@ use warp::{Filter, Rejection, Reply};
 
 use super::build::{self, GivenSignature, OriginKeys, Signers};
 use super::error::ConstructionError as E;
-use super::node::NodeClient;
 use super::ops::{self, Completion};
 use super::{parse, signers};
 use crate::ledger::Network;
 use crate::rosetta::{ErrorKind, RosettaError};
 use ledger_read::{LedgerReader, LocalSource, LocalTxSink};
+use stacks_node_proxy::NodeClient;
 
 /// µSTX per byte when no node is configured to ask (`/v2/fees/transfer`'s usual floor).
 pub const DEFAULT_FEE_RATE: u64 = 1;
@@ -313,7 +313,7 @@ async fn metadata(
         }
     };
     let rate = match &online.node {
-        Some(node) => node.fee_rate().await?,
+        Some(node) => node.transfer_fee_rate().await?,
         None => ctx.default_fee_rate,
     };
     let multiplier = options.get("suggested_fee_multiplier").and_then(Json::as_f64).unwrap_or(1.0);
@@ -342,7 +342,17 @@ async fn metadata(
         let (contract, burn_height) = match &online.node {
             Some(node) => {
                 let pox = node.pox().await?;
-                (Some(pox.contract_id), pox.current_burnchain_block_height)
+                let unusable = |field: &str| {
+                    RosettaError::with_message(
+                        ErrorKind::NodeUnavailable,
+                        format!("the node's /v2/pox has no {field}"),
+                    )
+                };
+                let contract = pox.contract_id.ok_or_else(|| unusable("contract_id"))?;
+                let height = pox
+                    .current_burnchain_block_height
+                    .ok_or_else(|| unusable("current_burnchain_block_height"))?;
+                (Some(contract), height)
             }
             None => {
                 let tip = online.reader.tip().await?;

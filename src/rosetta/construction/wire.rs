@@ -5,8 +5,8 @@
 use serde_json::json;
 
 use super::error::ConstructionError;
-use super::node::NodeError;
 use crate::rosetta::{ErrorKind, RosettaError};
+use stacks_node_proxy::NodeError;
 
 pub fn kind_of(e: &ConstructionError) -> ErrorKind {
     use ConstructionError as E;
@@ -46,18 +46,19 @@ impl From<ConstructionError> for RosettaError {
 impl From<NodeError> for RosettaError {
     fn from(e: NodeError) -> Self {
         match &e {
-            NodeError::Unreachable { .. } | NodeError::Status { .. } => {
-                RosettaError::with_message(ErrorKind::NodeUnavailable, e.to_string())
-            }
-            NodeError::Rejected { reason, reason_data, .. } => {
-                let kind = match reason.as_str() {
+            // A refusal with the node's JSON body (`POST /v2/transactions` answers 400 with its
+            // reason); any other answer, or none, is the node being unavailable.
+            NodeError::Rejected(r) if r.status == 400 && r.json.is_some() => {
+                let reason = r.reason().unwrap_or("Unknown");
+                let kind = match reason {
                     "BadNonce" | "ConflictingNonceInMempool" => ErrorKind::BadNonce,
                     "NotEnoughFunds" => ErrorKind::InsufficientFunds,
                     "FeeTooLow" => ErrorKind::FeeTooLow,
                     _ => ErrorKind::TransactionRejected,
                 };
-                RosettaError::with_details(kind, json!({ "reason": reason, "reason_data": reason_data }))
+                RosettaError::with_details(kind, json!({ "reason": reason, "reason_data": r.reason_data() }))
             }
+            _ => RosettaError::with_message(ErrorKind::NodeUnavailable, e.to_string()),
         }
     }
 }
