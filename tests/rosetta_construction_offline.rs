@@ -38,14 +38,23 @@ async fn start(args: &[&str], env: &[(&str, &str)], network: &str) -> Server {
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let server =
+    let mut server =
         Server { child: cmd.spawn().expect("binary runs"), base: format!("http://127.0.0.1:{port}") };
+    // Ready when it answers HTTP (a listening socket alone could be another process's on a
+    // port reused since `free_port`); a server that exits says so instead of a later refusal.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_err() {
+    let client = reqwest::Client::new();
+    loop {
+        if let Some(status) = server.child.try_wait().expect("the server's status") {
+            panic!("the offline server exited: {status}");
+        }
+        let list = json!({});
+        if client.post(format!("{}/rosetta/v1/network/list", server.base)).json(&list).send().await.is_ok() {
+            return server;
+        }
         assert!(Instant::now() < deadline, "the offline server did not start");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    server
 }
 
 async fn post(server: &Server, path: &str, body: Value) -> (u16, Value) {
