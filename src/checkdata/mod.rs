@@ -511,11 +511,7 @@ impl Checker {
     async fn balance_at(&mut self, k: &Key, at: &BlockIdentifier) -> Option<i128> {
         let body = json!({ "network_identifier": self.network, "account_identifier": account_of(k), "block_identifier": { "index": at.index } });
         let v = self.ok("reconciliation", "/account/balance", body).await?;
-        let value = v["balances"]
-            .as_array()
-            .and_then(|b| b.iter().find(|a| a["currency"]["symbol"] == "STX"))
-            .and_then(|a| a["value"].as_str())
-            .and_then(|s| s.parse().ok());
+        let value = stx_balance(&v);
         if value.is_none() {
             self.fail("reconciliation", format!("{k:?} at {} (start): no STX balance in {v}", at.index));
         }
@@ -540,11 +536,7 @@ impl Checker {
         if live_block.as_ref() != Some(at) {
             self.fail("reconciliation", format!("{k:?}: balance answered at {live_block:?}, asked {at:?}"));
         }
-        let live: Option<i128> = v["balances"]
-            .as_array()
-            .and_then(|b| b.iter().find(|a| a["currency"]["symbol"] == "STX"))
-            .and_then(|a| a["value"].as_str())
-            .and_then(|s| s.parse().ok());
+        let live = stx_balance(&v);
         let computed = self.balances.get(k).copied().unwrap_or(0);
         match live {
             Some(live) if live == computed => {}
@@ -720,6 +712,15 @@ impl Checker {
             let _ = self.post("/mempool/transaction", body).await;
         }
     }
+}
+
+/// The STX value of an `/account/balance` answer.
+fn stx_balance(v: &Value) -> Option<i128> {
+    v["balances"]
+        .as_array()
+        .and_then(|b| b.iter().find(|a| a["currency"]["symbol"] == "STX"))
+        .and_then(|a| a["value"].as_str())
+        .and_then(|s| s.parse().ok())
 }
 
 /// Reads rosetta-cli's `[{account_identifier, currency, value}]` bootstrap file.

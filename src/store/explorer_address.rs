@@ -746,14 +746,8 @@ impl Store {
         paging: Option<Paging>,
     ) -> Result<(u64, Vec<MinedTx>), StoreError> {
         let excluded = self.sponsor_only_keys(principal, from, to).await?;
-        let paging = match paging {
-            Some(p) => p,
-            None => {
-                let (total, _) =
-                    self.address_txs_page(principal, true, from, to, Paging { limit: 0, offset: 0 }).await?;
-                Paging { limit: u32::try_from(total).unwrap_or(u32::MAX), offset: 0 }
-            }
-        };
+        // Every entry in range: one block's, so an unbounded limit is bounded by its size.
+        let paging = paging.unwrap_or(Paging { limit: u32::MAX, offset: 0 });
         if excluded.is_empty() {
             let (total, rows) = self.address_txs_page(principal, true, from, to, paging).await?;
             return Ok((total, self.page_rows_mined(rows).await?));
@@ -797,7 +791,7 @@ impl Store {
              AND NOT EXISTS (SELECT 1 FROM events e WHERE e.tx_id = t.tx_id \
                AND e.index_block_hash = t.index_block_hash AND e.microblock_hash = t.microblock_hash \
                AND (e.sender = $1 OR e.recipient = $1) AND e.kind <> 'contract_log' AND e.kind <> 'stx_lock')",
-            vec![principal.into(), height_val(from), to.map_or(i64::MAX, |h| i64::try_from(h).unwrap_or(i64::MAX)).into()],
+            vec![principal.into(), height_val(from), up_to(to).into()],
         )
         .fetch_all(self)
         .await?;

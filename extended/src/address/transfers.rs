@@ -107,9 +107,8 @@ pub(super) async fn v1_transactions_with_transfers<R: AddressReader>(
     let paging = q.paging(TXS)?;
     q.bool("unanchored")?;
     let opts = crate::tx::render_options(q)?;
-    let (at, single) = bound(q)?;
-    let to = height_of(r, at).await?;
-    let from = if single { to.unwrap_or(0) } else { 0 };
+    let (from, to) = heights(r, q).await?;
+    let single = bound(q)?.1;
     // With `height=N` the incumbent answers every transaction of that block, whatever the
     // limit and offset (which it still echoes).
     let (total, txs) = r.address_txs_with_transfers(&p, from, to, (!single).then_some(paging)).await?;
