@@ -1,5 +1,8 @@
 //! stacks-ledger library: ingestion of Stacks node events and the ledger built from them.
 
+// Unsafe code is allowed in one module only, `store::lite::wal_index` (its doc says why).
+#![deny(unsafe_code)]
+
 pub mod api;
 pub mod checkconstruction;
 pub mod checkdata;

@@ -1,5 +1,7 @@
 //! `stacks-ledger`: the command-line entry point.
 
+#![forbid(unsafe_code)]
+
 use std::process::ExitCode;
 
 use clap::Parser;

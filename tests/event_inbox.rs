@@ -47,8 +47,8 @@ async fn post(client: &reqwest::Client, port: u16, path: &str, body: &str) -> (u
 
 /// SIGTERM, then waits for the exit (a stop applies what is queued first).
 fn stop(server: &mut Server) {
-    // SAFETY: kill(2) on our own child's pid.
-    unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
+    let pid = rustix::process::Pid::from_raw(server.child.id() as i32).expect("a child's pid");
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).expect("SIGTERM to the server");
     let started = Instant::now();
     while server.child.try_wait().unwrap().is_none() {
         assert!(started.elapsed() < WAIT, "serve did not stop:\n{}", server.log());

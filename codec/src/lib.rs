@@ -7,6 +7,8 @@
 //!
 //! Every decoder returns a typed [`CodecError`] on malformed input and never panics.
 
+#![forbid(unsafe_code)]
+
 pub mod address;
 pub mod bech32;
 pub mod clarity;

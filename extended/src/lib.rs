@@ -1,6 +1,8 @@
 //! The `/extended` API: warp routes that translate what an [`ExplorerReader`] returns into the
 //! incumbent's JSON. No SQL lives here; the store implements the reader.
 
+#![forbid(unsafe_code)]
+
 mod address;
 pub mod bns;
 mod chain;

@@ -7,6 +7,8 @@
 //! what Rosetta reads, [`V2Reader`] what the `/v2` answers read; [`LocalTxSink`] is the one
 //! write a surface makes (a transaction it put into the node's mempool).
 
+#![forbid(unsafe_code)]
+
 mod error;
 mod ledger;
 mod local_tx;

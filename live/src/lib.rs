@@ -2,6 +2,8 @@
 //! through one hub ([`hub`], per-topic delivery), with sequence numbers, a replay window and reorg notices; served as
 //! JSON-RPC 2.0 over WebSocket ([`ws`], the incumbent's `/extended/v1/ws`). See `docs/live.md`.
 
+#![forbid(unsafe_code)]
+
 pub mod config;
 pub mod hub;
 pub mod jsonrpc;

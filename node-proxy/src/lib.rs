@@ -12,6 +12,8 @@
 //! This crate knows nothing of the ledger: the root crate wires it and answers what it can itself
 //! before falling through to it.
 
+#![forbid(unsafe_code)]
+
 mod broadcast;
 mod client;
 mod config;

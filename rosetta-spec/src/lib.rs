@@ -2,6 +2,8 @@
 //! 1.4.7 indexer endpoints), the wire [`Error`] with the [`ErrorCatalog`] trait, and a small
 //! OpenAPI [`schema`] walker and validator used to check responses against the spec document.
 
+#![forbid(unsafe_code)]
+
 pub mod error;
 pub mod models;
 pub mod schema;

@@ -66,37 +66,26 @@ impl Drop for ApiRuntime {
     }
 }
 
-/// Raises the calling thread's nice value by `by` (Linux: the nice value is per thread).
+/// Raises the calling thread's nice value by `by` (Linux: the nice value is per thread, set
+/// with `setpriority` on the thread's id).
 pub(crate) fn lower_priority(by: i32) {
     #[cfg(target_os = "linux")]
     {
-        let tid = this_thread();
-        // SAFETY: getpriority/setpriority read and set a scheduling attribute of this thread;
-        // no memory is shared with the kernel.
-        let current = unsafe { libc::getpriority(libc::PRIO_PROCESS, tid) };
+        let tid = Some(rustix::thread::gettid());
+        let current = rustix::process::getpriority_process(tid).unwrap_or(0);
         let target = current.saturating_add(by).min(19);
-        if unsafe { libc::setpriority(libc::PRIO_PROCESS, tid, target) } != 0 {
-            tracing::warn!(
-                "cannot lower the API thread's priority to nice {target}: {}",
-                std::io::Error::last_os_error()
-            );
+        if let Err(e) = rustix::process::setpriority_process(tid, target) {
+            tracing::warn!("cannot lower the API thread's priority to nice {target}: {e}");
         }
     }
     #[cfg(not(target_os = "linux"))]
     let _ = by;
 }
 
-#[cfg(target_os = "linux")]
-fn this_thread() -> libc::id_t {
-    // SAFETY: gettid has no preconditions.
-    unsafe { libc::gettid() as libc::id_t }
-}
-
 /// This thread's nice value.
 #[cfg(target_os = "linux")]
 pub fn thread_nice() -> i32 {
-    // SAFETY: as in `lower_priority`.
-    unsafe { libc::getpriority(libc::PRIO_PROCESS, this_thread()) }
+    rustix::process::getpriority_process(Some(rustix::thread::gettid())).unwrap_or(0)
 }
 
 #[cfg(all(test, target_os = "linux"))]

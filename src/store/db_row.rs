@@ -25,65 +25,25 @@ pub(super) struct LiteRow {
     pub(super) vals: Vec<Value>,
 }
 
-/// A statement's column names, with an index by name: a row decoder reads ~30 columns by name
-/// (a linear search comparing names was ~3 % of a transaction list's CPU; a sorted index of
-/// FNV hashes, hashing every byte and searching by halves, still 5 %).
+/// A statement's column names. A decoder finds a column by comparing names in order: an index
+/// by name measured no faster on the read benchmarks (`docs/benchmarks.md`, "Machinery").
 pub(super) struct Names {
     list: Vec<String>,
-    /// Open addressing by [`name_key`]: `position + 1` of each name (the first of duplicates),
-    /// 0 for an empty slot; at most half full, a power of two long.
-    slots: Vec<u16>,
 }
 
 impl Names {
     pub(super) fn new(list: Vec<String>) -> Names {
-        let len = (list.len() * 2).next_power_of_two().max(16);
-        let mut names = Names { list, slots: vec![0; len] };
-        for i in 0..names.list.len().min(usize::from(u16::MAX) - 1) {
-            // The first of equal names keeps the slot: it is the one found.
-            if names.position(&names.list[i]).is_none() {
-                let mut at = names.start(&names.list[i]);
-                while names.slots[at] != 0 {
-                    at = (at + 1) & (names.slots.len() - 1);
-                }
-                names.slots[at] = u16::try_from(i + 1).unwrap_or(u16::MAX);
-            }
-        }
-        names
+        Names { list }
     }
 
     pub(super) fn len(&self) -> usize {
         self.list.len()
     }
 
-    fn start(&self, name: &str) -> usize {
-        name_key(name.as_bytes()) & (self.slots.len() - 1)
-    }
-
     /// The first column named `name`.
     fn position(&self, name: &str) -> Option<usize> {
-        let mut at = self.start(name);
-        loop {
-            let i = usize::from(self.slots[at]).checked_sub(1)?;
-            if self.list[i] == name {
-                return Some(i);
-            }
-            at = (at + 1) & (self.slots.len() - 1);
-        }
+        self.list.iter().position(|n| n == name)
     }
-}
-
-/// A hash of a column name from its length and its first and last 8 bytes: O(1) whatever the
-/// name (names are trusted: they come from our own statements; collisions only cost a probe).
-fn name_key(b: &[u8]) -> usize {
-    let n = b.len();
-    let word = |s: &[u8]| s.iter().rev().fold(0u64, |w, &x| (w << 8) | u64::from(x));
-    let (head, tail) = match (b.first_chunk::<8>(), b.last_chunk::<8>()) {
-        (Some(h), Some(t)) => (u64::from_le_bytes(*h), u64::from_le_bytes(*t)),
-        _ => (word(b), 0),
-    };
-    let h = (head ^ tail.rotate_left(29) ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (h >> 32) as usize
 }
 
 /// A column by name or ordinal.
@@ -262,24 +222,12 @@ mod tests {
     }
 
     #[test]
-    fn names_are_found_as_a_linear_search_finds_them() {
-        let list: Vec<String> =
-            ["tx_id", "a", "b", "a", "", "execution_cost_read_count", "execution_cost_read_length", "tx_id"]
-                .iter()
-                .map(|n| n.to_string())
-                .collect();
-        let names = Names::new(list.clone());
-        for probe in list.iter().map(String::as_str).chain(["missing", "tx_i", "A"]) {
-            assert_eq!(names.position(probe), list.iter().position(|n| n == probe), "{probe}");
-        }
+    fn the_first_column_of_a_name_is_found() {
+        let names = Names::new(["tx_id", "a", "b", "a"].iter().map(|n| n.to_string()).collect());
+        assert_eq!(names.position("a"), Some(1));
+        assert_eq!(names.position("tx_id"), Some(0));
+        assert_eq!(names.position("missing"), None);
         assert_eq!(Names::new(vec![]).position("a"), None);
-        // Many names sharing their first and last bytes and lengths (colliding keys).
-        let list: Vec<String> = (0..200).map(|i| format!("col_{i:03}_x")).collect();
-        let names = Names::new(list.clone());
-        for (i, n) in list.iter().enumerate() {
-            assert_eq!(names.position(n), Some(i), "{n}");
-        }
-        assert_eq!(names.position("col_200_x"), None);
     }
 
     #[test]

@@ -39,7 +39,6 @@ mod local_tx;
 mod one_row;
 mod prepare;
 mod read;
-mod read_pool;
 mod replica;
 pub mod rosetta;
 mod rows;
@@ -260,8 +259,6 @@ pub struct Store {
     primary: Option<replica::Primary>,
     /// SQLite: the read path without sqlx's worker threads (`lite`, `sql::select`).
     lite: Option<lite::LiteReader>,
-    /// PostgreSQL: the connections reads run on (`read_pool`, `sql::select`).
-    reads: Option<read_pool::ReadPool>,
     /// SQLite: the transactions this process recorded locally (`local_tx`), for its live updates.
     local_recorded: tokio::sync::broadcast::Sender<String>,
     /// The connection the event inbox is written on (`inbox`), so that logging an event never
@@ -426,9 +423,6 @@ async fn connect(
         } else {
             return Err(StoreError::Url(url.to_owned()));
         };
-    if engine == Engine::Sqlite {
-        lite::configure_sqlite();
-    }
     let options = AnyConnectOptions::from_str(&url)?.disable_statement_logging();
     let pool = AnyPoolOptions::new()
         // No ping before every checkout: the writer checks out once per event.
@@ -540,10 +534,6 @@ impl Store {
             }
             _ => None,
         };
-        let reads = (engine == Engine::Postgres).then(|| {
-            let options = (*pool.connect_options()).clone();
-            read_pool::ReadPool::new(options, pool.options().get_max_connections())
-        });
         Ok(Store {
             pool,
             engine,
@@ -559,7 +549,6 @@ impl Store {
             readonly,
             primary,
             lite,
-            reads,
             local_recorded: local_tx::recorded_channel(),
             inbox_conn: Mutex::new(None),
         })
@@ -580,10 +569,6 @@ impl Store {
 
     /// The read connections now, for the metrics and the admission bound.
     pub fn pool_stats(&self) -> PoolStats {
-        if let Some(reads) = &self.reads {
-            let (size, idle, max) = reads.stats();
-            return PoolStats { size, idle, max };
-        }
         PoolStats {
             size: self.pool.size(),
             idle: u32::try_from(self.pool.num_idle()).unwrap_or(u32::MAX),
@@ -609,9 +594,6 @@ impl Store {
             lite.close();
         }
         self.pool.close().await;
-        if let Some(reads) = &self.reads {
-            reads.close().await;
-        }
         if let Some(primary) = &self.primary {
             primary.pool.close().await;
         }

@@ -135,10 +135,6 @@ pub fn select(sql: &str, vals: Vec<Val>) -> Select<'_> {
 
 impl Select<'_> {
     async fn fetch(self, store: &Store, max: usize) -> Result<Vec<DbRow>, sqlx::Error> {
-        if let Some(reads) = &store.reads {
-            let rows = reads.fetch(query(self.sql, self.vals), max == 1).await?;
-            return Ok(rows.into_iter().map(DbRow::Any).collect());
-        }
         match &store.lite {
             Some(lite) => lite.fetch(self.sql, self.vals, max),
             None if max == 1 => Ok(query(self.sql, self.vals)
@@ -180,11 +176,6 @@ pub async fn select_in(
     let mut out = Vec::new();
     if items.is_empty() {
         return Ok(out);
-    }
-    if let Some(reads) = &store.reads {
-        let (sql, vals) = pg_any_text(sql, &fixed, items);
-        let rows = reads.fetch(query(&sql, vals).persistent(false), false).await?;
-        return Ok(rows.into_iter().map(DbRow::Any).collect());
     }
     let Some(lite) = &store.lite else {
         return fetch_in(&mut Conn::pooled(store.pool.acquire().await?), sql, fixed, items).await;

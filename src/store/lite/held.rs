@@ -9,13 +9,10 @@
 //! the database is unchanged, and ends it as soon as anything commits, so a statement never
 //! reads an older state than it would have in autocommit.
 //!
-//! "Unchanged" is read from the wal-index header, as SQLite's own readers do before each
-//! transaction (`walIndexTryHdr`): every commit, by any connection of any process, rewrites it
-//! (its frame count, change counter and checksum). The header is read through the mapping
-//! SQLite made for the connection (the VFS's `xShmMap`, region 0), without a lock: its two
-//! copies are read in the order SQLite reads them, and a read where they differ (a commit under
-//! way) counts as a change. The header is read *before* the transaction begins, so a commit
-//! that lands between the two is seen as a change at the next statement, never missed.
+//! "Unchanged" is read from the wal-index header (`wal_index`): every commit, by any connection
+//! of any process, rewrites it, and a read while a commit writes it counts as a change. The
+//! header is read *before* the transaction begins, so a commit that lands between the two is
+//! seen as a change at the next statement, never missed.
 //!
 //! A transaction held by an idle connection would keep a checkpoint from copying what committed
 //! after it began, and the WAL from starting over. The writer of this process ends every idle
@@ -23,81 +20,9 @@
 //! (`WriteFence` in `mod.rs`); those left idle past another process's commit are ended by the
 //! pool's release thread.
 
-use std::ffi::c_void;
-use std::ptr::NonNull;
-use std::sync::atomic::{fence, Ordering};
+use rusqlite::Connection;
 
-use rusqlite::{ffi, Connection};
-
-/// Bytes of one copy of the wal-index header (`WalIndexHdr`, https://sqlite.org/walformat.html);
-/// the wal-index's first region begins with two copies.
-const HEADER_BYTES: usize = 48;
-/// Offset of the header's `isInit` byte: 0 until a connection has initialized the wal-index.
-const IS_INIT: usize = 12;
-/// The size of the wal-index regions SQLite maps (`WALINDEX_PGSZ`).
-const REGION_BYTES: i32 = 32_768;
-
-/// The wal-index header: equal bytes, no commit in between (see the module doc).
-pub(in crate::store) type Header = [u8; HEADER_BYTES];
-
-/// SQLite's mapping of a connection's wal-index (its first region).
-struct WalIndex(NonNull<u8>);
-
-// SAFETY: the pointer is SQLite's shared mapping of the wal-index, valid for as long as the
-// connection that mapped it is open (the VFS unmaps a file's regions only when the last of the
-// process's connections to it closes). `ReadConn` owns both and is moved between threads whole;
-// the mapping is only ever read, with volatile reads.
-unsafe impl Send for WalIndex {}
-
-impl WalIndex {
-    /// The wal-index `conn` reads through, once it has read a WAL database (`None` otherwise:
-    /// a rollback-journal file, or a VFS without shared memory).
-    fn of(conn: &Connection) -> Option<WalIndex> {
-        // SAFETY: `handle` is `conn`'s open database; `SQLITE_FCNTL_FILE_POINTER` writes the
-        // main database's `sqlite3_file*` (owned by SQLite, valid while `conn` is open). The
-        // methods table is checked for version 2 (the first with `xShmMap`) before use, and
-        // `xShmMap` with `bExtend = 0` only returns a region that already exists.
-        unsafe {
-            let db = conn.handle();
-            let mut file: *mut ffi::sqlite3_file = std::ptr::null_mut();
-            let rc = ffi::sqlite3_file_control(
-                db,
-                c"main".as_ptr(),
-                ffi::SQLITE_FCNTL_FILE_POINTER,
-                (&mut file as *mut *mut ffi::sqlite3_file).cast::<c_void>(),
-            );
-            if rc != ffi::SQLITE_OK || file.is_null() || (*file).pMethods.is_null() {
-                return None;
-            }
-            let methods = &*(*file).pMethods;
-            if methods.iVersion < 2 {
-                return None;
-            }
-            let map = methods.xShmMap?;
-            let mut region: *mut c_void = std::ptr::null_mut();
-            if map(file, 0, REGION_BYTES, 0, &mut region) != ffi::SQLITE_OK {
-                return None;
-            }
-            NonNull::new(region.cast::<u8>()).map(WalIndex)
-        }
-    }
-
-    /// The header now: `None` when its two copies differ (a commit is writing it) or it was
-    /// never initialized.
-    fn header(&self) -> Option<Header> {
-        let p = self.0.as_ptr();
-        // SAFETY: region 0 is at least 32 KiB and stays mapped (see `Send` above); the header's
-        // two copies are its first 96 bytes. Read as SQLite reads them: copy 0, a barrier,
-        // copy 1 (writers write copy 1 first).
-        let (a, b) = unsafe {
-            let a = std::ptr::read_volatile(p.cast::<Header>());
-            fence(Ordering::SeqCst);
-            let b = std::ptr::read_volatile(p.add(HEADER_BYTES).cast::<Header>());
-            (a, b)
-        };
-        (a == b && a[IS_INIT] != 0).then_some(a)
-    }
-}
+use super::wal_index::{Header, WalIndex};
 
 /// A read-only connection and the read transaction it may hold.
 pub(super) struct ReadConn {

@@ -16,9 +16,10 @@
 //! (`connect` in `store/mod.rs`).
 
 mod held;
-mod wal_vfs;
+#[allow(unsafe_code)]
+mod wal_index;
 
-pub(super) use held::Header as WalHeader;
+pub(super) use wal_index::Header as WalHeader;
 
 /// Rows read because the database changed, and the header of the state they were read from.
 pub(super) type Changed = (Option<WalHeader>, Vec<DbRow>);
@@ -33,24 +34,6 @@ use rusqlite::{Connection, OpenFlags};
 use super::db_row::{DbRow, LiteRow, Names};
 use super::sql::Val;
 use held::ReadConn;
-
-/// Process-wide SQLite settings, applied before the first connection of either driver (sqlx
-/// and rusqlite link the same SQLite): its memory statistics off. With them on (SQLite's
-/// default), every allocation and free inside SQLite takes a global mutex to count itself
-/// (`pthread_mutex_lock`/`unlock` ~3–4 % of an uncached read's CPU), for figures nothing here
-/// reads. Later calls, and a call after SQLite was initialized (where `sqlite3_config` refuses
-/// with `SQLITE_MISUSE`), change nothing.
-pub(super) fn configure_sqlite() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // SAFETY: `SQLITE_CONFIG_MEMSTATUS` takes one int; called once, before this process
-        // opens a SQLite connection (`connect` in mod.rs), or refused by SQLite.
-        let rc = unsafe { rusqlite::ffi::sqlite3_config(rusqlite::ffi::SQLITE_CONFIG_MEMSTATUS, 0) };
-        if rc != rusqlite::ffi::SQLITE_OK {
-            tracing::debug!(rc, "SQLite was initialized before its memory statistics could be turned off");
-        }
-    });
-}
 
 /// Idle connections kept; more are opened while more threads read at once (one per runtime
 /// worker at most, as a read never awaits), and closed when put back beyond this.
@@ -186,7 +169,7 @@ impl LiteReader {
     pub(super) fn fetch_if_changed(
         &self,
         sql: &str,
-        last: Option<&held::Header>,
+        last: Option<&WalHeader>,
     ) -> Result<Option<Changed>, sqlx::Error> {
         self.with_conn(|conn| {
             if last.is_some() && conn.header().as_ref() == last {
@@ -411,14 +394,7 @@ impl LiteWriter {
 
     fn connect(path: &str, extra: OpenFlags, fence: Option<WriteFence>) -> Result<LiteWriter, sqlx::Error> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | extra;
-        let conn = match wal_vfs::register() {
-            Ok(()) => Connection::open_with_flags_and_vfs(path, flags, wal_vfs::NAME),
-            Err(rc) => {
-                tracing::warn!(rc, "SQLite writer: the one-write WAL frames are off (VFS not registered)");
-                Connection::open_with_flags(path, flags)
-            }
-        }
-        .map_err(sql_error)?;
+        let conn = Connection::open_with_flags(path, flags).map_err(sql_error)?;
         conn.busy_timeout(Duration::from_millis(10_000)).map_err(sql_error)?;
         conn.execute_batch(
             "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
@@ -490,6 +466,17 @@ mod tests {
         )
         .unwrap();
         (dir, path)
+    }
+
+    /// The bundled SQLite carries the compile-time options of `.cargo/config.toml` (a build
+    /// without them still works, but every reader thread contends on SQLite's global mutexes).
+    #[test]
+    fn sqlite_is_built_with_the_options_of_the_cargo_config() {
+        let c = Connection::open_in_memory().unwrap();
+        let mut stmt = c.prepare("PRAGMA compile_options").unwrap();
+        let options: Vec<String> = stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+        assert!(options.iter().any(|o| o == "DEFAULT_MEMSTATUS=0"), "{options:?}");
+        assert!(!options.iter().any(|o| o == "ENABLE_MEMORY_MANAGEMENT"), "{options:?}");
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //!
 //! The data sits beside the repository (`<repo>/../shared`) and is never copied into it.
 
+#![forbid(unsafe_code)]
+
 use std::path::PathBuf;
 
 pub mod oracle;
