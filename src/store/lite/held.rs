@@ -79,7 +79,7 @@ impl ReadConn {
     /// Ends the held transaction when something committed after it began: idle, it would only
     /// keep checkpoints from copying that commit.
     pub(super) fn release_if_stale(&mut self) -> rusqlite::Result<()> {
-        if self.held.is_some() && self.held != self.wal.as_ref().and_then(WalIndex::header) {
+        if self.held.is_some() && self.held != self.header() {
             self.end()?;
         }
         Ok(())
