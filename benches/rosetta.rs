@@ -75,7 +75,7 @@ impl Lcg {
     }
 }
 
-/// The server's threads (tokio workers here, SQLite workers spawned by sqlx) and the load
+/// The server's threads (tokio workers here) and the load
 /// generator's are told apart by name, so the CPU time per request is reported for the server
 /// alone as well as for the whole process.
 const CLIENT_THREADS: &str = "bench-client";

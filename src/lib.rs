@@ -22,9 +22,9 @@ pub mod store;
 pub mod v2;
 
 /// jemalloc as the allocator of every binary built on this library (the server, the CLI, the
-/// benchmarks and tests measure the same one). Each request allocates on a runtime worker and
-/// frees on another or on sqlx's SQLite worker thread; glibc's malloc then spent ~17 % of a
-/// read's CPU in its arena bookkeeping (`malloc_consolidate`, `_int_malloc`, `unlink_chunk`),
+/// benchmarks and tests measure the same one). A request's memory is allocated on one thread
+/// and freed on another; glibc's malloc then spent ~17 % of a read's CPU in its arena
+/// bookkeeping (`malloc_consolidate`, `_int_malloc`, `unlink_chunk`),
 /// where jemalloc's per-thread caches take and return memory without a shared lock.
 #[cfg(not(target_env = "msvc"))]
 #[global_allocator]

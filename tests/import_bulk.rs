@@ -55,7 +55,6 @@ async fn import(store: &Store, file: &Path, wipe: bool) -> Result<ImportSummary,
 }
 
 async fn bulk_replay(engine: Db) {
-    sqlx::any::install_default_drivers();
     let (events, _) = devnet_events(devnet_config(23, 60, 6));
     let Some((digest, indexes)) = reference(engine, &events).await else { return };
     let dir = tempfile::tempdir().unwrap();

@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{check_invariants, devnet_config, devnet_events, digest_diff, write_tsv_file, Db, TestDb};
-use sqlx::{AnyConnection, Connection};
+use sqlx::{Connection, PgConnection};
 use stacks_ledger::ingest::import::{import_events, ImportOptions};
 use stacks_ledger::ingest::progress::ProgressMode;
 use stacks_ledger::ingest::{EventSink, RawEventLog};
@@ -46,19 +46,22 @@ fn import_command(file: &Path, url: &str) -> Command {
 /// The highest stored event id, read on a connection of its own (read-only for SQLite); `None`
 /// while the database or its tables do not exist yet.
 async fn last_id(url: &str) -> Option<i64> {
-    let url = match url.strip_prefix("sqlite://") {
-        Some(path) if !Path::new(path).exists() => return None,
-        Some(path) => format!("sqlite://{path}?mode=ro"),
-        None => url.to_owned(),
-    };
-    let mut conn = AnyConnection::connect(&url).await.ok()?;
-    let id = sqlx::query_scalar::<_, Option<i64>>("SELECT MAX(id) FROM raw_events")
-        .fetch_one(&mut conn)
-        .await
-        .ok()
-        .flatten();
-    let _ = conn.close().await;
-    id
+    const SQL: &str = "SELECT MAX(id) FROM raw_events";
+    match url.strip_prefix("sqlite://") {
+        Some(path) if !Path::new(path).exists() => None,
+        Some(path) => {
+            let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+            let conn = rusqlite::Connection::open_with_flags(path, flags).ok()?;
+            conn.busy_timeout(std::time::Duration::from_secs(10)).ok()?;
+            conn.query_row(SQL, [], |r| r.get::<_, Option<i64>>(0)).ok().flatten()
+        }
+        None => {
+            let mut conn = PgConnection::connect(url).await.ok()?;
+            let id = sqlx::query_scalar::<_, Option<i64>>(SQL).fetch_one(&mut conn).await.ok().flatten();
+            let _ = conn.close().await;
+            id
+        }
+    }
 }
 
 /// Imports `file` into a fresh store with the library, for reference: its digest, and the
@@ -82,7 +85,6 @@ async fn clean_import(
 }
 
 async fn crash_and_resume(engine: Db) {
-    sqlx::any::install_default_drivers();
     let Some(db) = TestDb::new(engine, "crash").await else { return };
     let label = format!("{engine:?} import crash");
     let dir = tempfile::tempdir().unwrap();

@@ -135,10 +135,7 @@ async fn read_paths(db: Db) {
     // cache), read by key instead, are the same.
     if db == Db::Sqlite {
         assert_eq!(ts.store.account_tx_rid_mismatches().await.unwrap(), Vec::<String>::new());
-        sqlx::any::install_default_drivers();
-        let raw = sqlx::AnyPool::connect(&ts.db.url).await.unwrap();
-        sqlx::query("UPDATE txs SET rowid = rowid + 1000000").execute(&raw).await.unwrap();
-        raw.close().await;
+        ts.db.execute_raw("UPDATE txs SET rowid = rowid + 1000000").await;
         assert!(!ts.store.account_tx_rid_mismatches().await.unwrap().is_empty(), "stale pointers unseen");
         for (base, all) in &lists {
             let mut again: Vec<Value> = Vec::new();

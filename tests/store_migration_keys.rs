@@ -22,9 +22,8 @@ use std::path::Path;
 use common::{
     check_invariants, devnet_config, devnet_events, digest_diff, ingest_all, Db, TestDb, TestStore,
 };
-use sqlx::any::AnyPoolOptions;
 use sqlx::migrate::Migrator;
-use sqlx::{AnyPool, Executor, Row};
+use sqlx::{Connection, PgConnection, Row};
 use stacks_ledger::ledger::Network;
 use stacks_ledger::store::Store;
 
@@ -54,19 +53,114 @@ async fn migrations_before_rekey(engine: Db, dir: &Path) -> Migrator {
     Migrator::new(dir).await.unwrap()
 }
 
-async fn pool(url: &str) -> AnyPool {
-    let url = match url.strip_prefix("sqlite://") {
-        Some(path) => {
-            std::fs::create_dir_all(std::path::Path::new(path).parent().unwrap()).unwrap();
-            format!("sqlite://{path}?mode=rwc")
+/// A connection of the test's own to a store's database: rusqlite on SQLite, sqlx on
+/// PostgreSQL, as the store has them. Every value read comes back as text.
+enum Raw {
+    Lite(rusqlite::Connection),
+    Pg(PgConnection),
+}
+
+impl Raw {
+    async fn open(url: &str) -> Raw {
+        match url.strip_prefix("sqlite://") {
+            Some(path) => {
+                std::fs::create_dir_all(Path::new(path).parent().unwrap()).unwrap();
+                Raw::Lite(rusqlite::Connection::open(path).unwrap())
+            }
+            None => Raw::Pg(PgConnection::connect(url).await.unwrap()),
         }
-        None => url.to_owned(),
-    };
-    AnyPoolOptions::new().max_connections(1).connect(&url).await.unwrap()
+    }
+
+    /// The rows of `sql` with `binds` (`$N`), each column as text (NULL: `None`).
+    async fn texts(&mut self, sql: &str, binds: &[&str]) -> Vec<Vec<Option<String>>> {
+        match self {
+            Raw::Lite(c) => {
+                let mut stmt = c.prepare(sql).unwrap();
+                let n = stmt.column_count();
+                let rows = stmt
+                    .query_map(rusqlite::params_from_iter(binds), |r| {
+                        (0..n)
+                            .map(|i| {
+                                Ok(match r.get::<_, rusqlite::types::Value>(i)? {
+                                    rusqlite::types::Value::Null => None,
+                                    rusqlite::types::Value::Integer(v) => Some(v.to_string()),
+                                    rusqlite::types::Value::Real(v) => Some(v.to_string()),
+                                    rusqlite::types::Value::Text(v) => Some(v),
+                                    rusqlite::types::Value::Blob(v) => Some(hex::encode(v)),
+                                })
+                            })
+                            .collect()
+                    })
+                    .unwrap();
+                rows.map(Result::unwrap).collect()
+            }
+            Raw::Pg(c) => {
+                let mut q = sqlx::query(sql);
+                for b in binds {
+                    q = q.bind(*b);
+                }
+                let rows = q.fetch_all(&mut *c).await.unwrap();
+                rows.iter().map(|r| (0..r.len()).map(|i| r.get::<Option<String>, _>(i)).collect()).collect()
+            }
+        }
+    }
+
+    /// The one text value of `sql`'s first row.
+    async fn text(&mut self, sql: &str) -> Option<String> {
+        self.texts(sql, &[]).await.into_iter().next().and_then(|r| r.into_iter().next().flatten())
+    }
+
+    /// Runs `sql` with `binds` (`$N`); the rows it changed.
+    async fn execute(&mut self, sql: &str, binds: &[&str]) -> u64 {
+        match self {
+            Raw::Lite(c) => c.execute(sql, rusqlite::params_from_iter(binds)).unwrap() as u64,
+            Raw::Pg(c) => {
+                let mut q = sqlx::query(sql);
+                for b in binds {
+                    q = q.bind(*b);
+                }
+                q.execute(&mut *c).await.unwrap().rows_affected()
+            }
+        }
+    }
+
+    /// Applies `migrator`'s migrations. On SQLite with the bookkeeping sqlx's SQLite driver
+    /// keeps (its `_sqlx_migrations` table, a row per migration with its SHA-384 checksum),
+    /// which the store's own migration runner reads and continues.
+    async fn migrate(&mut self, migrator: &Migrator) {
+        match self {
+            Raw::Lite(c) => {
+                c.execute_batch(
+                    "CREATE TABLE _sqlx_migrations (version BIGINT PRIMARY KEY, description TEXT NOT NULL, \
+                     installed_on TIMESTAMP NOT NULL DEFAULT CURRENT_TIMESTAMP, success BOOLEAN NOT NULL, \
+                     checksum BLOB NOT NULL, execution_time BIGINT NOT NULL)",
+                )
+                .unwrap();
+                for m in migrator.iter() {
+                    let tx = c.transaction().unwrap();
+                    tx.execute_batch(&m.sql).unwrap();
+                    tx.execute(
+                        "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) \
+                         VALUES (?1, ?2, TRUE, ?3, 1)",
+                        rusqlite::params![m.version, &*m.description, &*m.checksum],
+                    )
+                    .unwrap();
+                    tx.commit().unwrap();
+                }
+            }
+            Raw::Pg(c) => migrator.run_direct(c).await.unwrap(),
+        }
+    }
+
+    async fn close(self) {
+        if let Raw::Pg(c) = self {
+            c.close().await.unwrap();
+        }
+    }
 }
 
 /// The ledger tables (everything but the migrator's own).
-async fn tables(pool: &AnyPool, engine: Db) -> Vec<String> {
+async fn tables(raw: &mut Raw, engine: Db) -> Vec<String> {
     let sql = match engine {
         Db::Sqlite => {
             "SELECT name AS t FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
@@ -77,20 +171,17 @@ async fn tables(pool: &AnyPool, engine: Db) -> Vec<String> {
              AND tablename <> '_sqlx_migrations' ORDER BY tablename"
         }
     };
-    let rows = sqlx::query(sql).fetch_all(pool).await.unwrap();
-    rows.iter().map(|r| r.get::<String, _>("t")).collect()
+    raw.texts(sql, &[]).await.into_iter().map(|r| r[0].clone().unwrap()).collect()
 }
 
 /// Per table, its primary-key columns in key order.
-async fn primary_keys(pool: &AnyPool, engine: Db) -> BTreeMap<String, Vec<String>> {
+async fn primary_keys(raw: &mut Raw, engine: Db) -> BTreeMap<String, Vec<String>> {
     let mut out = BTreeMap::new();
-    for t in tables(pool, engine).await {
+    for t in tables(raw, engine).await {
         let sql = match engine {
-            Db::Sqlite => format!(
-                "SELECT name AS c, CAST(pk AS BIGINT) AS k FROM pragma_table_info('{t}') WHERE pk > 0"
-            ),
+            Db::Sqlite => format!("SELECT name AS c, pk AS k FROM pragma_table_info('{t}') WHERE pk > 0"),
             Db::Postgres => format!(
-                "SELECT CAST(k.column_name AS TEXT) AS c, CAST(k.ordinal_position AS BIGINT) AS k \
+                "SELECT CAST(k.column_name AS TEXT) AS c, CAST(k.ordinal_position AS TEXT) AS k \
                  FROM information_schema.table_constraints c JOIN information_schema.key_column_usage k \
                  ON k.constraint_name = c.constraint_name AND k.table_name = c.table_name \
                  AND k.table_schema = c.table_schema \
@@ -98,12 +189,11 @@ async fn primary_keys(pool: &AnyPool, engine: Db) -> BTreeMap<String, Vec<String
                  AND c.table_schema = current_schema()"
             ),
         };
-        let mut cols: Vec<(i64, String)> = sqlx::query(&sql)
-            .fetch_all(pool)
+        let mut cols: Vec<(i64, String)> = raw
+            .texts(&sql, &[])
             .await
-            .unwrap()
-            .iter()
-            .map(|r| (r.get("k"), r.get("c")))
+            .into_iter()
+            .map(|r| (r[1].as_deref().unwrap().parse().unwrap(), r[0].clone().unwrap()))
             .collect();
         cols.sort();
         out.insert(t, cols.into_iter().map(|(_, c)| c).collect());
@@ -124,52 +214,41 @@ fn old_rows(table: &str) -> &'static str {
 
 /// Copies every ledger row of `from` that a store at the old schema holds into `to` (whose
 /// tables it empties first).
-async fn copy_rows(engine: Db, from: &TestDb, to: &AnyPool) {
+async fn copy_rows(engine: Db, from: &TestDb, to: &mut Raw) {
     let tables = tables(to, engine).await;
-    let mut conn = to.acquire().await.unwrap();
     match engine {
         Db::Sqlite => {
             let path = from.sqlite_path().unwrap();
-            conn.execute(format!("ATTACH DATABASE '{}' AS a", path.display()).as_str()).await.unwrap();
+            to.execute(&format!("ATTACH DATABASE '{}' AS a", path.display()), &[]).await;
             for t in &tables {
                 // The old schema's columns only (later migrations add some).
-                let cols: Vec<String> =
-                    sqlx::query(&format!("SELECT name FROM pragma_table_info('{t}') ORDER BY cid"))
-                        .fetch_all(&mut *conn)
-                        .await
-                        .unwrap()
-                        .iter()
-                        .map(|r| r.get::<String, _>("name"))
-                        .collect();
+                let cols: Vec<String> = to
+                    .texts(&format!("SELECT name FROM pragma_table_info('{t}') ORDER BY cid"), &[])
+                    .await
+                    .into_iter()
+                    .map(|r| r[0].clone().unwrap())
+                    .collect();
                 let cols = cols.join(", ");
-                conn.execute(format!("DELETE FROM main.{t}").as_str()).await.unwrap();
+                to.execute(&format!("DELETE FROM main.{t}"), &[]).await;
                 let only = old_rows(t);
-                conn.execute(
-                    format!("INSERT INTO main.{t} ({cols}) SELECT {cols} FROM a.{t}{only}").as_str(),
-                )
-                .await
-                .unwrap();
+                to.execute(&format!("INSERT INTO main.{t} ({cols}) SELECT {cols} FROM a.{t}{only}"), &[])
+                    .await;
             }
-            conn.execute("DETACH DATABASE a").await.unwrap();
+            to.execute("DETACH DATABASE a", &[]).await;
         }
         Db::Postgres => {
-            let source = pool(&from.url).await;
+            let mut source = Raw::open(&from.url).await;
             for t in &tables {
-                let rows: Option<String> =
-                    sqlx::query(&format!("SELECT CAST(json_agg(x) AS TEXT) AS j FROM {t} x{}", old_rows(t)))
-                        .fetch_one(&source)
-                        .await
-                        .unwrap()
-                        .get("j");
-                conn.execute(format!("DELETE FROM {t}").as_str()).await.unwrap();
+                let rows = source
+                    .text(&format!("SELECT CAST(json_agg(x) AS TEXT) AS j FROM {t} x{}", old_rows(t)))
+                    .await;
+                to.execute(&format!("DELETE FROM {t}"), &[]).await;
                 if let Some(rows) = rows {
-                    sqlx::query(&format!(
-                        "INSERT INTO {t} SELECT * FROM json_populate_recordset(NULL::{t}, CAST($1 AS JSON))"
-                    ))
-                    .bind(rows)
-                    .execute(&mut *conn)
-                    .await
-                    .unwrap();
+                    to.execute(
+                        &format!("INSERT INTO {t} SELECT * FROM json_populate_recordset(NULL::{t}, CAST($1 AS JSON))"),
+                        &[&rows],
+                    )
+                    .await;
                 }
             }
             source.close().await;
@@ -178,7 +257,6 @@ async fn copy_rows(engine: Db, from: &TestDb, to: &AnyPool) {
 }
 
 async fn rekey_keeps_the_ledger(engine: Db) {
-    sqlx::any::install_default_drivers();
     // With failed deploys, sponsored calls and ABIs in a node's key order (migration 0031).
     let (events, _) = devnet_events(devnet_config(31, 60, 6).with_real_chain_cases());
     let Some(reference) = TestStore::new(engine, "rekey_ref", Network::Testnet).await else { return };
@@ -189,9 +267,9 @@ async fn rekey_keeps_the_ledger(engine: Db) {
     let (micro, bad) = reference.store.account_tx_seqs().await.unwrap();
     assert!(micro > 0 && bad == 0, "{engine:?}: {micro} links of microblock transactions, {bad} wrong");
     let indexes = reference.store.index_definitions().await.unwrap();
-    let ref_pool = pool(&reference.db.url).await;
-    let keys = primary_keys(&ref_pool, engine).await;
-    ref_pool.close().await;
+    let mut ref_raw = Raw::open(&reference.db.url).await;
+    let keys = primary_keys(&mut ref_raw, engine).await;
+    ref_raw.close().await;
     assert_eq!(keys["events"], ["index_block_hash", "tx_id", "microblock_hash", "event_index"], "{engine:?}");
     assert_eq!(keys["account_txs"], ["principal", "block_height", "index_block_hash", "tx_id"], "{engine:?}");
     assert_eq!(keys["stx_balances"], ["account", "block_height", "index_block_hash"], "{engine:?}");
@@ -199,41 +277,38 @@ async fn rekey_keeps_the_ledger(engine: Db) {
 
     // A store at the schema before the re-keying, holding the same rows.
     let old = TestDb::new(engine, "rekey_old").await.unwrap();
-    let old_pool = pool(&old.url).await;
+    let mut old_raw = Raw::open(&old.url).await;
     let dir = tempfile::tempdir().unwrap();
-    migrations_before_rekey(engine, dir.path()).await.run(&old_pool).await.unwrap();
-    let old_keys = primary_keys(&old_pool, engine).await;
+    old_raw.migrate(&migrations_before_rekey(engine, dir.path()).await).await;
+    let old_keys = primary_keys(&mut old_raw, engine).await;
     assert_eq!(
         old_keys["events"],
         ["tx_id", "index_block_hash", "microblock_hash", "event_index"],
         "{engine:?}"
     );
-    copy_rows(engine, &reference.db, &old_pool).await;
+    copy_rows(engine, &reference.db, &mut old_raw).await;
     // As stores written before migration 0031 hold them: a sponsor's links to the transactions
     // it sponsored not listed, and its list counts without them (0031 lists and counts them).
     let sponsored = "SELECT sponsor_address FROM txs WHERE sponsored = true";
-    let unlisted = sqlx::query(&format!(
-        "UPDATE account_txs SET listed = false WHERE principal IN ({sponsored}) AND EXISTS \
-         (SELECT 1 FROM txs t WHERE t.tx_id = account_txs.tx_id AND t.sponsored = true \
-         AND t.sponsor_address = account_txs.principal)"
-    ))
-    .execute(&old_pool)
-    .await
-    .unwrap()
-    .rows_affected();
-    sqlx::query(&format!("DELETE FROM account_block_txs WHERE principal IN ({sponsored})"))
-        .execute(&old_pool)
-        .await
-        .unwrap();
+    let unlisted = old_raw
+        .execute(
+            &format!(
+                "UPDATE account_txs SET listed = false WHERE principal IN ({sponsored}) AND EXISTS \
+                 (SELECT 1 FROM txs t WHERE t.tx_id = account_txs.tx_id AND t.sponsored = true \
+                 AND t.sponsor_address = account_txs.principal)"
+            ),
+            &[],
+        )
+        .await;
+    old_raw.execute(&format!("DELETE FROM account_block_txs WHERE principal IN ({sponsored})"), &[]).await;
     assert!(unlisted > 0, "{engine:?}: the chain has sponsored transactions");
     let failed = digest["txs"].0 > 0
-        && sqlx::query("SELECT 1 FROM txs WHERE tx_type = 'smart_contract' AND status <> 'success'")
-            .fetch_optional(&old_pool)
+        && !old_raw
+            .texts("SELECT tx_id FROM txs WHERE tx_type = 'smart_contract' AND status <> 'success'", &[])
             .await
-            .unwrap()
-            .is_some();
+            .is_empty();
     assert!(failed, "{engine:?}: the chain has failed deploys");
-    old_pool.close().await;
+    old_raw.close().await;
     reference.finish().await;
 
     // Opening it runs the migration.
@@ -259,54 +334,52 @@ async fn rekey_keeps_the_ledger(engine: Db) {
     // backfilled `tx_ids` text with the one the write path stored; `check_invariants` each list
     // with the queries it replaces): the chain's blocks do hold transactions.
     store.close().await;
-    let migrated = pool(&old.url).await;
-    let listed = sqlx::query("SELECT CAST(COUNT(*) AS BIGINT) AS n FROM blocks WHERE tx_ids <> '[]'")
-        .fetch_one(&migrated)
+    let mut migrated = Raw::open(&old.url).await;
+    let listed: i64 = migrated
+        .text("SELECT CAST(COUNT(*) AS TEXT) AS n FROM blocks WHERE tx_ids <> '[]'")
         .await
         .unwrap()
-        .get::<i64, _>("n");
+        .parse()
+        .unwrap();
     assert!(listed > 10, "{label}: {listed} blocks with transaction ids");
-    assert_eq!(primary_keys(&migrated, engine).await, keys, "{label}: primary keys");
+    assert_eq!(primary_keys(&mut migrated, engine).await, keys, "{label}: primary keys");
     // The check sees a list that is not its block's: one canonical block's ids reversed.
-    let row = sqlx::query(
-        "SELECT index_block_hash, tx_ids FROM blocks WHERE canonical = true AND block_height > 1 \
-         AND tx_ids LIKE '%,%' ORDER BY block_height LIMIT 1",
-    )
-    .fetch_one(&migrated)
-    .await
-    .unwrap();
-    let (ibh, text): (String, String) = (row.get("index_block_hash"), row.get("tx_ids"));
+    let row = migrated
+        .texts(
+            "SELECT index_block_hash, tx_ids FROM blocks WHERE canonical = true AND block_height > 1 \
+             AND tx_ids LIKE '%,%' ORDER BY block_height LIMIT 1",
+            &[],
+        )
+        .await
+        .remove(0);
+    let (ibh, text) = (row[0].clone().unwrap(), row[1].clone().unwrap());
     let mut ids: Vec<String> = serde_json::from_str(&text).unwrap();
     ids.reverse();
-    sqlx::query("UPDATE blocks SET tx_ids = $1 WHERE index_block_hash = $2")
-        .bind(serde_json::to_string(&ids).unwrap())
-        .bind(&ibh)
-        .execute(&migrated)
-        .await
-        .unwrap();
+    let reversed = serde_json::to_string(&ids).unwrap();
+    migrated.execute("UPDATE blocks SET tx_ids = $1 WHERE index_block_hash = $2", &[&reversed, &ibh]).await;
     // Migration 0043 copied each block's fields onto its transactions' rows (the digest above
     // compares them with the write path's); the check sees a row whose copy is not its block's.
-    let copied = sqlx::query(
-        "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM txs WHERE index_block_hash <> '' AND in_parent_block_hash <> ''",
-    )
-    .fetch_one(&migrated)
-    .await
-    .unwrap()
-    .get::<i64, _>("n");
-    assert!(copied > 10, "{label}: {copied} transaction rows with their block's fields");
-    let row = sqlx::query(
-        "SELECT tx_id, index_block_hash FROM txs WHERE index_block_hash <> '' ORDER BY block_height DESC, tx_id LIMIT 1",
-    )
-    .fetch_one(&migrated)
-    .await
-    .unwrap();
-    let (tx_id, tx_block): (String, String) = (row.get("tx_id"), row.get("index_block_hash"));
-    sqlx::query("UPDATE txs SET in_burn_block_time = in_burn_block_time + 1 WHERE tx_id = $1 AND index_block_hash = $2")
-        .bind(&tx_id)
-        .bind(&tx_block)
-        .execute(&migrated)
+    let copied: i64 = migrated
+        .text("SELECT CAST(COUNT(*) AS TEXT) AS n FROM txs WHERE index_block_hash <> '' AND in_parent_block_hash <> ''")
         .await
+        .unwrap()
+        .parse()
         .unwrap();
+    assert!(copied > 10, "{label}: {copied} transaction rows with their block's fields");
+    let row = migrated
+        .texts(
+            "SELECT tx_id, index_block_hash FROM txs WHERE index_block_hash <> '' ORDER BY block_height DESC, tx_id LIMIT 1",
+            &[],
+        )
+        .await
+        .remove(0);
+    let (tx_id, tx_block) = (row[0].clone().unwrap(), row[1].clone().unwrap());
+    migrated
+        .execute(
+            "UPDATE txs SET in_burn_block_time = in_burn_block_time + 1 WHERE tx_id = $1 AND index_block_hash = $2",
+            &[&tx_id, &tx_block],
+        )
+        .await;
     migrated.close().await;
     let store = Store::open(&old.url, Network::Testnet).await.unwrap();
     let bad = store.block_tx_id_mismatches().await.unwrap();

@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use common::{Db, TestDb};
-use sqlx::{Connection, PgConnection, Row, SqliteConnection};
+use sqlx::{Connection, PgConnection, Row};
 use stacks_ledger::ledger::Network;
 use stacks_ledger::store::Store;
 
@@ -94,27 +94,43 @@ struct Schema {
     unique_constraints: BTreeSet<String>,
 }
 
-async fn sqlite_schema(path: &str) -> Schema {
-    let mut c = SqliteConnection::connect(&format!("sqlite://{path}?mode=ro")).await.unwrap();
+fn sqlite_schema(path: &str) -> Schema {
+    let c = rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let rows = |sql: &str, arg: &str, n: usize| -> Vec<Vec<rusqlite::types::Value>> {
+        let mut stmt = c.prepare(sql).unwrap();
+        let params: &[&dyn rusqlite::ToSql] = if sql.contains('?') { &[&arg] } else { &[] };
+        let got = stmt
+            .query_map(params, |r| (0..n).map(|i| r.get::<_, rusqlite::types::Value>(i)).collect())
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        got
+    };
+    let text = |v: &rusqlite::types::Value| match v {
+        rusqlite::types::Value::Text(t) => Some(t.clone()),
+        _ => None,
+    };
+    let int = |v: &rusqlite::types::Value| match v {
+        rusqlite::types::Value::Integer(i) => *i,
+        other => panic!("an integer expected, not {other:?}"),
+    };
     let mut schema = Schema::default();
-    let tables: Vec<String> = sqlx::query_scalar(
+    let tables: Vec<String> = rows(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
          AND name <> '_sqlx_migrations' ORDER BY name",
+        "",
+        1,
     )
-    .fetch_all(&mut c)
-    .await
-    .unwrap();
+    .iter()
+    .map(|r| text(&r[0]).unwrap())
+    .collect();
     for table in tables {
-        let rows = sqlx::query("SELECT name, type, \"notnull\", pk FROM pragma_table_info(?) ORDER BY cid")
-            .bind(&table)
-            .fetch_all(&mut c)
-            .await
-            .unwrap();
         let mut columns = BTreeMap::new();
         let mut pk: Vec<(i64, String)> = Vec::new();
-        for r in rows {
-            let (name, ty, not_null, pk_pos): (String, String, bool, i64) =
-                (r.get(0), r.get(1), r.get(2), r.get(3));
+        for r in rows("SELECT name, type, \"notnull\", pk FROM pragma_table_info(?) ORDER BY cid", &table, 4)
+        {
+            let (name, ty, not_null, pk_pos) =
+                (text(&r[0]).unwrap(), text(&r[1]).unwrap(), int(&r[2]) != 0, int(&r[3]));
             if pk_pos > 0 {
                 pk.push((pk_pos, name.clone()));
             }
@@ -126,34 +142,29 @@ async fn sqlite_schema(path: &str) -> Schema {
         schema.primary_keys.insert(table.clone(), pk.into_iter().map(|(_, n)| n).collect());
         schema.tables.insert(table.clone(), columns);
 
-        let indexes =
-            sqlx::query("SELECT name, \"unique\", origin, partial FROM pragma_index_list(?) ORDER BY name")
-                .bind(&table)
-                .fetch_all(&mut c)
-                .await
-                .unwrap();
+        let indexes = rows(
+            "SELECT name, \"unique\", origin, partial FROM pragma_index_list(?) ORDER BY name",
+            &table,
+            4,
+        );
         for ix in indexes {
-            let (name, unique, origin, partial): (String, bool, String, bool) =
-                (ix.get(0), ix.get(1), ix.get(2), ix.get(3));
-            let cols =
-                sqlx::query("SELECT name, \"desc\" FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno")
-                    .bind(&name)
-                    .fetch_all(&mut c)
-                    .await
-                    .unwrap();
-            let columns: Vec<String> = cols
-                .iter()
-                .map(|r| {
-                    let col: Option<String> = r.get(0);
-                    let desc: bool = r.get(1);
-                    let col = col.unwrap_or_else(|| "(expression)".into());
-                    if desc {
-                        format!("{col} DESC")
-                    } else {
-                        col
-                    }
-                })
-                .collect();
+            let (name, unique, origin, partial) =
+                (text(&ix[0]).unwrap(), int(&ix[1]) != 0, text(&ix[2]).unwrap(), int(&ix[3]) != 0);
+            let columns: Vec<String> = rows(
+                "SELECT name, \"desc\" FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno",
+                &name,
+                2,
+            )
+            .iter()
+            .map(|r| {
+                let col = text(&r[0]).unwrap_or_else(|| "(expression)".into());
+                if int(&r[1]) != 0 {
+                    format!("{col} DESC")
+                } else {
+                    col
+                }
+            })
+            .collect();
             let index = Index { table: table.clone(), columns, unique, partial };
             match origin.as_str() {
                 "pk" => {}
@@ -166,7 +177,6 @@ async fn sqlite_schema(path: &str) -> Schema {
             }
         }
     }
-    c.close().await.unwrap();
     schema
 }
 
@@ -314,7 +324,7 @@ async fn sqlite_and_postgres_migrations_define_one_schema() {
         let store = Store::open(&db.url, Network::Testnet).await.expect("open and migrate");
         store.close().await;
     }
-    let sqlite = sqlite_schema(sqlite_db.sqlite_path().unwrap().to_str().unwrap()).await;
+    let sqlite = sqlite_schema(sqlite_db.sqlite_path().unwrap().to_str().unwrap());
     let pg = postgres_schema(&pg_db.url).await;
     sqlite_db.drop_db().await;
     pg_db.drop_db().await;

@@ -6,15 +6,11 @@
 
 use std::collections::HashMap;
 
-use futures_util::TryStreamExt;
-
-use sqlx::Row;
-
 use super::conn::Conn;
 use super::parse_pg_timestamp;
 use super::rows::{contract_vals, At, CONTRACT_COLS};
 use super::sql;
-use super::sql::{exec, get_bool, insert_rows, query};
+use super::sql::{exec, get_bool, insert_rows};
 use crate::events::payload::EventPayload;
 use crate::events::EventPath;
 use crate::ledger::{abi, block::deploy_row_from_block, normalize_hex, Network};
@@ -81,29 +77,35 @@ pub(super) async fn backfill(conn: &mut Conn, network: Network) -> Result<(), sq
             struct Head {
                 index_block_hash: String,
             }
-            let mut events =
-                query("SELECT payload FROM raw_events WHERE event_path = '/new_block' ORDER BY id", vec![])
-                    .fetch(tx.sqlx_conn().await?);
-            while let Some(e) = events.try_next().await? {
-                let payload: String = e.try_get("payload")?;
-                let Ok(head) = serde_json::from_str::<Head>(&payload) else { continue };
-                let ibh = normalize_hex(&head.index_block_hash);
-                let Some(deploys) = by_block.remove(&ibh) else { continue };
-                let Ok(EventPayload::NewBlock(b)) = EventPayload::parse(EventPath::NewBlock, &payload) else {
-                    continue;
-                };
-                for (txid, height, burn_height, canonical) in deploys {
-                    match deploy_row_from_block(&b, &txid, network) {
-                        Some(c) => derived.push((c, ibh.clone(), height, burn_height, canonical)),
-                        None => {
-                            tracing::warn!(%txid, "failed deploy not in its block's event: no contract row")
+            // Read to the end; only the blocks with failed deploys are parsed in full.
+            sql::for_each(
+                &mut tx,
+                "SELECT payload FROM raw_events WHERE event_path = '/new_block' ORDER BY id",
+                vec![],
+                |e| {
+                    if by_block.is_empty() {
+                        return Ok(());
+                    }
+                    let payload: String = e.try_get("payload")?;
+                    let Ok(head) = serde_json::from_str::<Head>(&payload) else { return Ok(()) };
+                    let ibh = normalize_hex(&head.index_block_hash);
+                    let Some(deploys) = by_block.remove(&ibh) else { return Ok(()) };
+                    let Ok(EventPayload::NewBlock(b)) = EventPayload::parse(EventPath::NewBlock, &payload)
+                    else {
+                        return Ok(());
+                    };
+                    for (txid, height, burn_height, canonical) in deploys {
+                        match deploy_row_from_block(&b, &txid, network) {
+                            Some(c) => derived.push((c, ibh.clone(), height, burn_height, canonical)),
+                            None => {
+                                tracing::warn!(%txid, "failed deploy not in its block's event: no contract row")
+                            }
                         }
                     }
-                }
-                if by_block.is_empty() {
-                    break;
-                }
-            }
+                    Ok(())
+                },
+            )
+            .await?;
         }
         for (ibh, deploys) in &by_block {
             tracing::warn!(index_block_hash = %ibh, deploys = deploys.len(), "failed deploys without their /new_block event: no contract row");
@@ -134,28 +136,26 @@ pub(super) async fn backfill(conn: &mut Conn, network: Network) -> Result<(), sq
         tracing::info!("migration 0031: receipt times of streamed microblocks (once)");
         let mut tx = conn.begin().await?;
         let mut times: Vec<(String, i64)> = Vec::new();
-        {
-            let mut events = query(
-                "SELECT receive_timestamp, payload FROM raw_events WHERE event_path = '/new_microblocks' ORDER BY id",
-                vec![],
-            )
-            .fetch(tx.sqlx_conn().await?);
-            while let Some(e) = events.try_next().await? {
-                let (ts, payload): (String, String) =
-                    (e.try_get("receive_timestamp")?, e.try_get("payload")?);
-                let Ok(EventPayload::NewMicroblocks(m)) =
-                    EventPayload::parse(EventPath::NewMicroblocks, &payload)
+        sql::for_each(
+            &mut tx,
+            "SELECT receive_timestamp, payload FROM raw_events WHERE event_path = '/new_microblocks' ORDER BY id",
+            vec![],
+            |e| {
+                let (ts, payload): (String, String) = (e.try_get("receive_timestamp")?, e.try_get("payload")?);
+                let Ok(EventPayload::NewMicroblocks(m)) = EventPayload::parse(EventPath::NewMicroblocks, &payload)
                 else {
-                    continue;
+                    return Ok(());
                 };
-                let Some(at) = parse_pg_timestamp(&ts) else { continue };
+                let Some(at) = parse_pg_timestamp(&ts) else { return Ok(()) };
                 for t in &m.transactions {
                     if let Some(h) = &t.microblock_hash {
                         times.push((normalize_hex(h), at));
                     }
                 }
-            }
-        }
+                Ok(())
+            },
+        )
+        .await?;
         // The first event that streamed a microblock gave its row, as ingestion keeps it.
         for (hash, at) in times {
             exec(

@@ -4,11 +4,10 @@
 //! tied to block 1 and its token transfer, as the incumbent ties them.
 
 use super::bns::{write_imported_name, ANCHORED_SEQ};
-use super::sql::{exec, insert_rows, query, Val};
+use super::sql::{exec, insert_rows, Val};
 use super::{Store, StoreError};
 use crate::ledger::bns::NamespaceRow;
 use crate::ledger::bns_import::ImportedSubdomain;
-use sqlx::Row;
 
 /// The block and transaction genesis names belong to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,9 +27,12 @@ impl Store {
     /// How many rows of `file` (with this content hash) are imported, and whether all are.
     pub async fn bns_import_progress(&self, file: &str, sha256: &str) -> Result<(u64, bool), StoreError> {
         let row = |f: String| async move {
-            let r = query("SELECT sha256, rows FROM bns_import_progress WHERE file = $1", vec![f.into()])
-                .fetch_optional(&self.pool)
-                .await?;
+            let r = super::sql::select(
+                "SELECT sha256, rows FROM bns_import_progress WHERE file = $1",
+                vec![f.into()],
+            )
+            .fetch_optional(self)
+            .await?;
             Ok::<_, StoreError>(match r {
                 Some(r) if r.try_get::<String, _>("sha256")? == sha256 => Some(r.try_get::<i64, _>("rows")?),
                 _ => None,
@@ -43,12 +45,12 @@ impl Store {
 
     /// Block 1 and its first token transfer (the genesis transaction), if ingested.
     pub async fn bns_genesis(&self) -> Result<Option<BnsGenesis>, StoreError> {
-        let r = query(
+        let r = super::sql::select(
             "SELECT t.index_block_hash, t.tx_id, t.tx_index FROM blocks b JOIN txs t ON t.index_block_hash = b.index_block_hash \
              WHERE b.block_height = 1 AND b.canonical = true AND t.tx_type = 'token_transfer' ORDER BY t.tx_index LIMIT 1",
             vec![],
         )
-        .fetch_optional(&self.pool)
+        .fetch_optional(self)
         .await?;
         Ok(r.map(|r| -> Result<_, sqlx::Error> {
             Ok(BnsGenesis {

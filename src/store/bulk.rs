@@ -19,12 +19,11 @@
 //! at its end, and so does [`Store::open`] (any use of the store but a replay).
 
 use sqlx::migrate::Migrator;
-use sqlx::{AnyPool, Row};
 
 use super::conn::Conn;
 use super::db_row::DbRow;
 use super::sql;
-use super::sql::{exec, query};
+use super::sql::exec;
 use super::{Engine, Store, StoreError};
 
 /// The deferred indexes: read-side only (explorer, Rosetta and v2 queries), never unique.
@@ -141,12 +140,14 @@ impl Store {
     /// sorted by name: the same for every store at this schema, whether or not a replay
     /// deferred some.
     pub async fn index_definitions(&self) -> Result<Vec<IndexDefinition>, StoreError> {
-        Ok(index_definitions(&mut Conn::pooled(self.pool.acquire().await?), self.engine).await?)
+        let rows = sql::select(index_definitions_sql(self.engine), vec![]).fetch_all(self).await?;
+        Ok(index_definitions(&rows)?)
     }
 
     /// How many indexes a bulk replay has dropped and not built yet.
     pub async fn deferred_index_count(&self) -> Result<usize, StoreError> {
-        Ok(count_deferred(&self.pool).await?)
+        let row = sql::select("SELECT COUNT(*) AS n FROM deferred_indexes", vec![]).fetch_one(self).await?;
+        Ok(row.try_get::<i64, _>("n")? as usize)
     }
 
     /// Builds every index a bulk replay deferred, one at a time, each forgotten in the
@@ -225,30 +226,25 @@ async fn build_each(conn: &mut Conn, rows: &[DbRow], total: usize) -> Result<(),
 
 /// How many indexes are deferred, read before the migrations run: 0 when the table does not
 /// exist yet (a new or older store).
-pub(super) async fn deferred_before_migrations(pool: &AnyPool) -> usize {
-    count_deferred(pool).await.unwrap_or(0)
-}
-
-/// The rows of `deferred_indexes`.
-async fn count_deferred(pool: &AnyPool) -> Result<usize, sqlx::Error> {
-    let row = query("SELECT COUNT(*) AS n FROM deferred_indexes", vec![]).fetch_one(pool).await?;
-    Ok(row.try_get::<i64, _>("n")? as usize)
+pub(super) async fn deferred_before_migrations(conn: &mut Conn) -> usize {
+    let row = sql::fetch_one(conn, "SELECT COUNT(*) AS n FROM deferred_indexes", vec![]).await;
+    row.and_then(|r| r.try_get::<i64, _>("n")).map_or(0, |n| n as usize)
 }
 
 /// Whether `migrator` has migrations the store has not applied.
-pub(super) async fn migrations_pending(pool: &AnyPool, migrator: &Migrator) -> bool {
-    let applied = query("SELECT MAX(version) AS v FROM _sqlx_migrations WHERE success = true", vec![])
-        .fetch_one(pool)
-        .await
-        .ok()
-        .and_then(|r| r.try_get::<Option<i64>, _>("v").ok().flatten());
+pub(super) async fn migrations_pending(conn: &mut Conn, migrator: &Migrator) -> bool {
+    let applied =
+        sql::fetch_one(conn, "SELECT MAX(version) AS v FROM _sqlx_migrations WHERE success = true", vec![])
+            .await
+            .ok()
+            .and_then(|r| r.try_get::<Option<i64>, _>("v").ok().flatten());
     let latest = migrator.iter().map(|m| m.version).max();
     latest > applied
 }
 
-/// See [`Store::index_definitions`].
-async fn index_definitions(conn: &mut Conn, engine: Engine) -> Result<Vec<IndexDefinition>, sqlx::Error> {
-    let sql = match engine {
+/// The catalog query behind [`Store::index_definitions`].
+fn index_definitions_sql(engine: Engine) -> &'static str {
+    match engine {
         Engine::Sqlite => {
             "SELECT tbl_name AS t, name AS n, sql AS d FROM sqlite_master \
              WHERE type = 'index' AND sql IS NOT NULL ORDER BY name"
@@ -257,8 +253,10 @@ async fn index_definitions(conn: &mut Conn, engine: Engine) -> Result<Vec<IndexD
             "SELECT CAST(tablename AS TEXT) AS t, CAST(indexname AS TEXT) AS n, indexdef AS d FROM pg_indexes \
              WHERE schemaname = current_schema() ORDER BY indexname"
         }
-    };
-    let rows = sql::fetch_all(conn, sql, vec![]).await?;
+    }
+}
+
+fn index_definitions(rows: &[DbRow]) -> Result<Vec<IndexDefinition>, sqlx::Error> {
     rows.iter()
         .map(|r| {
             Ok(IndexDefinition { table: r.try_get("t")?, name: r.try_get("n")?, definition: r.try_get("d")? })

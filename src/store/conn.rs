@@ -1,6 +1,5 @@
-//! The connection writes go through: sqlx's (PostgreSQL; SQLite before the store has a writer,
-//! e.g. the backfills at open) or, for the SQLite writer, a rusqlite connection used
-//! synchronously on the calling thread (`lite::LiteWriter`). The write functions take a
+//! The connection writes go through: sqlx's on PostgreSQL, or on SQLite a rusqlite connection
+//! used synchronously on the calling thread (`lite::LiteWriter`). The write functions take a
 //! `&mut Conn` and run the same statement texts on either (`sql::exec`, `sql::fetch_all`, ...).
 //!
 //! On the rusqlite side a statement completes inside the `await` that runs it: an event's whole
@@ -9,8 +8,9 @@
 //!
 //! Transactions are SQL statements sent on the connection ([`Conn::begin`], [`Tx`]), the ones
 //! sqlx's own transactions send (`BEGIN`, `SAVEPOINT _sqlx_savepoint_N`, ...), so nesting and a
-//! [`Tx`] dropped unfinished (rolled back) behave as they did with `sqlx::Transaction`.
+//! [`Tx`] dropped unfinished (rolled back) behave as `sqlx::Transaction` does, on both engines.
 
+use futures_util::TryStreamExt;
 use sqlx::pool::PoolConnection;
 use sqlx::{Any, AnyConnection, Connection, Executor};
 
@@ -63,9 +63,9 @@ impl Conn {
         self.depth > 0
     }
 
-    /// The sqlx connection, once the rollbacks of dropped transactions are sent: for what only
-    /// sqlx does (the backfills at open stream their reads). An error on the rusqlite writer.
-    pub(super) async fn sqlx_conn(&mut self) -> Result<&mut AnyConnection, sqlx::Error> {
+    /// The sqlx connection, once the rollbacks of dropped transactions are sent. An error on
+    /// the rusqlite writer.
+    async fn sqlx_conn(&mut self) -> Result<&mut AnyConnection, sqlx::Error> {
         let conn: &mut AnyConnection = match &mut self.link {
             Link::Sqlx(c) => c,
             Link::Pooled(c) => c,
@@ -106,6 +106,38 @@ impl Conn {
         }
         let conn = self.sqlx_conn().await?;
         Ok(query(sql, vals).persistent(prepared).fetch_all(conn).await?.into_iter().map(DbRow::Any).collect())
+    }
+
+    /// `f` on each row of the read `sql` (as its engine gets it) with `vals`, without holding
+    /// them all: the backfills' scans of whole tables.
+    pub(super) async fn for_each(
+        &mut self,
+        sql: &str,
+        vals: Vec<Val>,
+        mut f: impl FnMut(DbRow) -> Result<(), sqlx::Error>,
+    ) -> Result<(), sqlx::Error> {
+        if let Link::Lite(w) = &mut self.link {
+            return w.for_each(sql, &vals, f);
+        }
+        let conn = self.sqlx_conn().await?;
+        let mut rows = query(sql, vals).fetch(conn);
+        while let Some(row) = rows.try_next().await? {
+            f(DbRow::Any(row))?;
+        }
+        Ok(())
+    }
+
+    /// Applies SQLite's migrations (`lite::migrate`); PostgreSQL's run on sqlx's pool.
+    pub(super) fn migrate_sqlite(
+        &mut self,
+        migrator: &sqlx::migrate::Migrator,
+    ) -> Result<(), sqlx::migrate::MigrateError> {
+        match &mut self.link {
+            Link::Lite(w) => w.migrate(migrator),
+            _ => Err(sqlx::migrate::MigrateError::Execute(sqlx::Error::Configuration(
+                "SQLite migrations on a PostgreSQL connection".into(),
+            ))),
+        }
     }
 
     /// A statement without values, sent as written (`PRAGMA`, `SET`, transaction control).

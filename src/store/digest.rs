@@ -20,11 +20,9 @@
 
 use std::collections::BTreeMap;
 
-use sqlx::Row;
 use stacks_codec::hash::sha256;
-use tokio_stream::StreamExt;
 
-use super::sql::query;
+use super::sql::select;
 use super::{Engine, Store, StoreError};
 
 /// Schema bookkeeping, not ledger data (see the module docs).
@@ -43,7 +41,7 @@ impl Store {
             if columns.is_empty() {
                 return Err(StoreError::Corrupt(format!("table {table} has no columns in the catalog")));
             }
-            let select = columns
+            let list = columns
                 .iter()
                 .enumerate()
                 .map(|(i, (name, boolean))| {
@@ -57,25 +55,26 @@ impl Store {
                 })
                 .collect::<Vec<_>>()
                 .join(", ");
-            let sql = format!("SELECT {select} FROM {table}");
-            let mut rows = query(&sql, vec![]).fetch(&self.pool);
+            let sql = format!("SELECT {list} FROM {table}");
             let mut hashes: Vec<[u8; 32]> = Vec::new();
             let mut buf = Vec::new();
-            while let Some(row) = rows.next().await {
-                let row = row?;
-                buf.clear();
-                for i in 0..columns.len() {
-                    match row.try_get::<Option<String>, _>(i)? {
-                        None => buf.push(b'N'),
-                        Some(v) => {
-                            buf.push(b'S');
-                            buf.extend_from_slice(&(v.len() as u64).to_be_bytes());
-                            buf.extend_from_slice(v.as_bytes());
+            select(&sql, vec![])
+                .for_each(self, |row| {
+                    buf.clear();
+                    for i in 0..columns.len() {
+                        match row.try_get::<Option<String>, _>(i)? {
+                            None => buf.push(b'N'),
+                            Some(v) => {
+                                buf.push(b'S');
+                                buf.extend_from_slice(&(v.len() as u64).to_be_bytes());
+                                buf.extend_from_slice(v.as_bytes());
+                            }
                         }
                     }
-                }
-                hashes.push(sha256(&buf));
-            }
+                    hashes.push(sha256(&buf));
+                    Ok(())
+                })
+                .await?;
             hashes.sort_unstable();
             let mut all = Vec::with_capacity(64 + hashes.len() * 32);
             for (name, _) in &columns {
@@ -101,7 +100,7 @@ impl Store {
                  WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1"
             }
         };
-        let rows = query(sql, vec![]).fetch_all(&self.pool).await?;
+        let rows = select(sql, vec![]).fetch_all(self).await?;
         let mut tables: Vec<String> = rows
             .iter()
             .map(|r| r.try_get::<String, _>("name"))
@@ -121,15 +120,15 @@ impl Store {
     async fn digest_columns(&self, table: &str) -> Result<Vec<(String, bool)>, StoreError> {
         let rows = match self.engine {
             Engine::Sqlite => {
-                query("SELECT name, type FROM pragma_table_info($1)", vec![table.into()]).fetch_all(&self.pool).await?
+                select("SELECT name, type FROM pragma_table_info($1)", vec![table.into()]).fetch_all(self).await?
             }
             Engine::Postgres => {
-                query(
+                select(
                     "SELECT CAST(column_name AS TEXT) AS name, CAST(data_type AS TEXT) AS type \
                      FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1",
                     vec![table.into()],
                 )
-                .fetch_all(&self.pool)
+                .fetch_all(self)
                 .await?
             }
         };

@@ -704,7 +704,7 @@ impl Store {
         if with_boot {
             vals.push(limit.saturating_add(skip).into());
         }
-        if self.lite.is_some() {
+        if self.lite().is_some() {
             // SQLite: the page's `txs` rowids with their order keys (no sort of joined rows
             // nor `blocks` seek in SQL: 2,594 → 1,133 VM steps for realnode-2's hot page),
             // ordered here, then the rows whole (`mined_page` does the same after its sort).

@@ -134,7 +134,7 @@ impl Store {
              ORDER BY COALESCE(t.microblock_sequence, 2147483647) DESC, {index} DESC, t.tx_index DESC"
         );
         let mut txs = Vec::new();
-        if self.lite.is_some() {
+        if self.lite().is_some() {
             // Rows cross for free on SQLite's calling-thread reads (`Store::page_rows`).
             txs.extend(select_in(self, &inner, vec![], hashes).await?.into_iter().map(PageRow::Db));
         } else {

@@ -65,7 +65,7 @@ impl Store {
         );
         let names = ["asset_identifier", "value_hex", "block_height", "tx_id"].map(String::from);
         let count = format!("(SELECT CAST(COUNT(*) AS BIGINT) FROM nft_custody WHERE {filter})");
-        let (total, rows) = if self.lite.is_some() {
+        let (total, rows) = if self.lite().is_some() {
             // Rows cross for free on SQLite's calling-thread reads (`Store::page_rows`): the
             // count rides on each row (the uncorrelated subquery is evaluated once); an empty
             // page reads it alone.

@@ -551,7 +551,7 @@ impl Store {
         } else {
             "CAST(0 AS BIGINT)".into()
         };
-        if self.lite.is_some() {
+        if self.lite().is_some() {
             // SQLite read on the calling thread: rows cross for free, so they come as rows
             // (as one JSON row they were built, escaped and parsed again: more than the page
             // query itself). First the page's rowids in order, with the count (SQLite

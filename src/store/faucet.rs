@@ -9,8 +9,6 @@
 //! address, from this process or another sharing the database, cannot both see a free slot.
 //! When nothing was sent, the handler releases the reservation again.
 
-use sqlx::Row;
-
 use super::conn::Conn;
 use super::sql;
 use super::sql::query;
@@ -77,7 +75,7 @@ impl Store {
                 result
             }
             Engine::Postgres => {
-                let mut conn = Conn::pooled(self.write_pool().acquire().await?);
+                let mut conn = Conn::pooled(self.write_pool()?.acquire().await?);
                 let mut tx = conn.begin().await?;
                 // Wrapped: the `Any` driver cannot carry the function's `void` result.
                 sql::exec(
@@ -103,7 +101,7 @@ impl Store {
             }
             Engine::Postgres => {
                 query("DELETE FROM faucet_requests WHERE id = $1", vec![id.into()])
-                    .execute(self.write_pool())
+                    .execute(self.write_pool()?)
                     .await?;
             }
         }
@@ -117,11 +115,11 @@ impl Store {
         currency: &str,
         kind: &str,
     ) -> Result<i64, StoreError> {
-        let r = query(
+        let r = sql::select(
             "SELECT CAST(COUNT(*) AS BIGINT) AS n FROM faucet_requests WHERE address = $1 AND currency = $2 AND kind = $3",
             vec![address.into(), currency.into(), kind.into()],
         )
-        .fetch_one(&self.pool)
+        .fetch_one(self)
         .await?;
         Ok(r.try_get("n")?)
     }
@@ -129,7 +127,7 @@ impl Store {
     /// The incumbent's `possible_next_nonce`: one past the highest nonce `account` used, as
     /// origin or sponsor, in a canonical transaction or a pending mempool one (0 if none).
     pub async fn possible_next_nonce(&self, account: &str) -> Result<i64, StoreError> {
-        let r = query(
+        let r = sql::select(
             "SELECT CAST(COALESCE(MAX(n), -1) AS BIGINT) AS n FROM ( \
                SELECT MAX(nonce) AS n FROM txs WHERE sender_address = $1 AND canonical = true AND is_burnchain_op = false \
                UNION ALL \
@@ -140,7 +138,7 @@ impl Store {
                SELECT MAX(sponsor_nonce) AS n FROM mempool_txs WHERE sponsor_address = $1 AND pruned = false) m",
             vec![account.into()],
         )
-        .fetch_one(&self.pool)
+        .fetch_one(self)
         .await?;
         Ok(r.try_get::<i64, _>("n")? + 1)
     }

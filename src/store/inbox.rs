@@ -5,8 +5,7 @@
 //! connection of its own beside the writer's. On a SQLite file, the same table in a file of
 //! its own next to the database (`<file>-inbox`, WAL, `synchronous = NORMAL` like the
 //! database): SQLite has one writer per file, and an inbox in the database file would make
-//! every POST wait for the batch being applied. (An in-memory store keeps it in its own
-//! database, on the writer's connection.)
+//! every POST wait for the batch being applied.
 //!
 //! A logged event has the raw-event id it will keep. The applier applies events in id order,
 //! so an inbox row is applied exactly when its id is at most `raw_events`' highest; those rows
@@ -15,7 +14,7 @@
 use super::conn::Conn;
 use super::lite::LiteWriter;
 use super::sql::{exec, fetch_all};
-use super::{parse, sqlite_path, ApplyError, Engine, Store, StoreError};
+use super::{parse, sqlite_path, ApplyError, Store, StoreError};
 use crate::events::EventPath;
 use crate::ingest::{EventInbox, IncomingEvent, IngestError};
 
@@ -38,24 +37,19 @@ impl Store {
         if self.readonly {
             return Err(StoreError::Schema("a readonly process does not ingest events".into()));
         }
-        let file = self.sqlite_file();
-        let shared = self.engine == Engine::Sqlite && file.is_none();
-        let mut slot = if shared { self.writer.lock().await } else { self.inbox_conn.lock().await };
-        let conn = if shared {
-            self.writer_conn(&mut slot).await?
-        } else {
-            if slot.is_none() {
-                *slot = Some(match file {
-                    Some(path) => {
-                        let mut conn = Conn::lite(LiteWriter::create(&sqlite_inbox_path(path))?);
-                        conn.batch(INBOX_TABLE).await?;
-                        conn
-                    }
-                    None => Conn::sqlx(self.write_pool().acquire().await?.detach()),
-                });
-            }
-            slot.as_mut().expect("inbox connection just set")
-        };
+        let mut slot = self.inbox_conn.lock().await;
+        if slot.is_none() {
+            *slot = Some(match self.sqlite_file() {
+                Some(path) => {
+                    let mut conn =
+                        Conn::lite(LiteWriter::create(&sqlite_inbox_path(path), super::LIVE_PAGE_SIZE)?);
+                    conn.batch(INBOX_TABLE).await?;
+                    conn
+                }
+                None => Conn::sqlx(self.write_pool()?.acquire().await?.detach()),
+            });
+        }
+        let conn = slot.as_mut().expect("inbox connection just set");
         let result = f(conn).await;
         if result.is_err() {
             self.drop_writer(&mut slot).await;
@@ -69,14 +63,14 @@ impl Store {
         self.sqlite_file().is_some_and(|p| !std::path::Path::new(&sqlite_inbox_path(p)).exists())
     }
 
-    /// The SQLite database file, when the store is one (not in memory).
+    /// The SQLite database file, when the store is one.
     fn sqlite_file(&self) -> Option<&str> {
-        sqlite_path(&self.url).filter(|p| self.engine == Engine::Sqlite && *p != ":memory:")
+        sqlite_path(&self.url)
     }
 
     /// The highest raw-event id stored (0 when none): the inbox rows up to it are applied.
     async fn applied_upto(&self) -> Result<i64, StoreError> {
-        Ok(super::read::last_event_id(&self.pool).await?.unwrap_or(0))
+        Ok(self.read_last_event_id().await?.unwrap_or(0))
     }
 
     /// Empties the inbox (with `wipe`).

@@ -49,7 +49,7 @@ impl LiveNotifier {
         }
         let conn = match &mut self.conn {
             Some(conn) => conn,
-            None => self.conn.insert(store.write_pool().acquire().await?.detach()),
+            None => self.conn.insert(store.write_pool()?.acquire().await?.detach()),
         };
         let sent =
             sqlx::query("SELECT pg_notify($1, $2)").bind(LIVE_CHANNEL).bind(payload).execute(conn).await;

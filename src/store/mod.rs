@@ -1,6 +1,6 @@
-//! The ledger store: the only module that knows SQL. SQLite (embedded default) and PostgreSQL
-//! through one `sqlx::Any` query path (SQLite reads: the same statements on the calling thread,
-//! `lite`); see `docs/store.md` for the schema and reorg handling.
+//! The ledger store: the only module that knows SQL. SQLite (embedded default, through
+//! rusqlite: `lite`) and PostgreSQL (through sqlx) run the same statement texts (`sql`,
+//! `conn`); see `docs/store.md` for the schema and reorg handling.
 //!
 //! Ingestion parses an event, derives its rows (`crate::ledger`, pure) and writes the raw event
 //! and its effects in **one** database transaction, one writer at a time.
@@ -58,7 +58,7 @@ use std::str::FromStr;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{AnyConnection, AnyPool, ConnectOptions, Connection, Executor};
+use sqlx::{AnyPool, ConnectOptions};
 
 use block_log::AppliedBlock;
 use conn::Conn;
@@ -224,7 +224,8 @@ pub struct PoolStats {
 }
 
 pub struct Store {
-    pool: AnyPool,
+    /// How the store reads (and, on PostgreSQL, where the writer's connection comes from).
+    reads: Reads,
     engine: Engine,
     network: Network,
     /// One writer at a time: concurrent POSTs must not interleave their transactions. The
@@ -247,41 +248,35 @@ pub struct Store {
     block_log: std::sync::atomic::AtomicBool,
     /// The database URL as opened: live updates LISTEN on their own PostgreSQL connection.
     url: String,
-    /// SQLite: the background WAL checkpointer (see [`Checkpointer`]).
-    checkpointer: std::sync::Mutex<Option<Checkpointer>>,
+    /// SQLite: the background WAL checkpointer (see [`lite::Checkpointer`]).
+    checkpointer: std::sync::Mutex<Option<lite::Checkpointer>>,
     /// What the unfiltered `/extended/v1/tx` list derives from the canonical chain (its total,
     /// the boot shift), kept with the canonical tip it was read at (`explorer_tx::TipMemo`).
     tip_memo: std::sync::Mutex<explorer_tx::TipMemo>,
     /// Opened by a `readonly` process: never migrates, ingests or checkpoints (see `replica`).
     readonly: bool,
-    /// A `readonly` process's PostgreSQL primary, when `pool` reads a streaming replica: what
+    /// A `readonly` process's PostgreSQL primary, when `reads` is a streaming replica: what
     /// the API records goes there, and live updates are heard there.
     primary: Option<replica::Primary>,
-    /// SQLite: the read path without sqlx's worker threads (`lite`, `sql::select`).
-    lite: Option<lite::LiteReader>,
     /// SQLite: the transactions this process recorded locally (`local_tx`), for its live updates.
     local_recorded: tokio::sync::broadcast::Sender<String>,
     /// The connection the event inbox is written on (`inbox`), so that logging an event never
     /// waits for the batch being applied: PostgreSQL's own beside the writer's, or one to a
-    /// SQLite file's `-inbox` file (an in-memory store's inbox is on the writer's).
+    /// SQLite file's `-inbox` file.
     inbox_conn: Mutex<Option<Conn>>,
 }
 
-/// SQLite in WAL mode appends commits to the WAL file; a checkpoint copies them back into the
-/// database file and fsyncs it. By default the committing connection does that itself, every
-/// 1,000 pages, inside a commit: in a replay, those fsyncs took more than half the time.
-/// Here a connection of its own checkpoints in the background, on the other core, so the
-/// writer only appends to the WAL. The writer keeps an automatic checkpoint too, rarely
-/// (`LIVE_WRITER_AUTOCHECKPOINT_BYTES`): the WAL file can only start over once a checkpoint has copied
-/// every frame, which one running beside a busy writer never quite does; the writer's own,
-/// right after its commit, does, and the background one has left it little to copy.
-struct Checkpointer {
-    stop: tokio::sync::oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<()>,
+/// Where reads go: SQLite's read connections, or PostgreSQL's pool.
+enum Reads {
+    Lite(lite::LiteReader),
+    Pg(AnyPool),
 }
 
-/// How often the background checkpointer runs.
-const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
+/// Reads admitted at once by default on SQLite (`api::Admission`, from [`Store::pool_stats`]),
+/// the bound the mixed-load benchmark's figures were measured with: SQLite reads run on the
+/// API's own threads, so more at once only queue there.
+const SQLITE_READS_AT_ONCE: u32 = 4;
+
 /// The writer's automatic checkpoint while it builds the indexes a replay deferred, in bytes of
 /// WAL (SQLite counts pages, whose size depends on how the file was created: `LIVE_PAGE_SIZE`,
 /// `REPLAY_PAGE_SIZE`).
@@ -362,33 +357,6 @@ async fn set_autocheckpoint(conn: &mut Conn, bytes: i64) -> Result<(), sqlx::Err
     conn.batch(&format!("PRAGMA wal_autocheckpoint = {pages}")).await
 }
 
-impl Checkpointer {
-    async fn start(options: &AnyConnectOptions) -> Result<Checkpointer, sqlx::Error> {
-        let mut conn = options.connect().await?;
-        let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    // Sent by `close`, or the sender dropped with the store.
-                    _ = &mut stopped => break,
-                    _ = tokio::time::sleep(CHECKPOINT_EVERY) => {}
-                }
-                // PASSIVE never waits for, nor blocks, the writer or the readers.
-                if let Err(e) = conn.execute("PRAGMA wal_checkpoint(PASSIVE)").await {
-                    tracing::warn!(error = %e, "background WAL checkpoint failed");
-                }
-            }
-            let _ = conn.close().await;
-        });
-        Ok(Checkpointer { stop, task })
-    }
-
-    async fn stop(self) {
-        let _ = self.stop.send(());
-        let _ = self.task.await;
-    }
-}
-
 /// The page size of a SQLite file created for live ingestion (`serve`, `Store::open`). A node
 /// POSTs one event at a time and each is one commit, which writes every page it dirtied to the
 /// WAL (checksummed, copied by the kernel): a mempool transaction dirties one page in each of
@@ -400,67 +368,104 @@ const LIVE_PAGE_SIZE: u32 = 4096;
 /// mean shallower trees and fewer frames (docs/store.md: 1.35× faster than 4 KiB).
 const REPLAY_PAGE_SIZE: u32 = 16384;
 
-/// The pool over `url` (`sqlite://PATH`, its file and directory created with `page_size`
-/// bytes a page, in WAL mode; or `postgres://...`), with the engine, the URL as connected and
-/// its options. An existing file keeps the page size it was created with.
-async fn connect(
-    url: &str,
-    page_size: u32,
-) -> Result<(Engine, String, AnyConnectOptions, AnyPool), StoreError> {
-    sqlx::any::install_default_drivers();
-    let (engine, url) =
-        if let Some(path) = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) {
-            let path = path.split('?').next().unwrap_or(path);
-            if path != ":memory:" {
-                if let Some(dir) = Path::new(path).parent().filter(|d| !d.as_os_str().is_empty()) {
-                    std::fs::create_dir_all(dir)
-                        .map_err(|source| StoreError::Dir { path: dir.display().to_string(), source })?;
-                }
-            }
-            (Engine::Sqlite, format!("sqlite://{path}?mode=rwc"))
-        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            (Engine::Postgres, url.to_owned())
-        } else {
-            return Err(StoreError::Url(url.to_owned()));
-        };
-    let options = AnyConnectOptions::from_str(&url)?.disable_statement_logging();
-    let pool = AnyPoolOptions::new()
-        // No ping before every checkout: the writer checks out once per event.
-        .test_before_acquire(false)
-        .max_connections(if engine == Engine::Sqlite { 4 } else { 8 })
-        .after_connect(move |conn, _| {
-            Box::pin(async move {
-                if engine == Engine::Sqlite {
-                    // For a new database only (a no-op once it has tables), and before WAL
-                    // mode, which fixes the page size of a new file.
-                    conn.execute(format!("PRAGMA page_size = {page_size}").as_str()).await?;
-                    // WAL lets readers run beside the single writer; NORMAL sync is safe
-                    // with WAL (a crash loses at most the last commits, never integrity).
-                    conn.execute("PRAGMA journal_mode = WAL").await?;
-                    conn.execute("PRAGMA synchronous = NORMAL").await?;
-                    conn.execute("PRAGMA busy_timeout = 10000").await?;
-                    conn.execute("PRAGMA cache_size = -65536").await?;
-                    conn.execute("PRAGMA temp_store = MEMORY").await?;
-                }
-                Ok(())
-            })
-        })
-        .connect_with(options.clone())
-        .await?;
-    Ok((engine, url, options, pool))
+/// What a database URL names: a SQLite file (`sqlite://PATH`, `sqlite:PATH`, options after
+/// `?` ignored) or a PostgreSQL database.
+enum Target {
+    Sqlite(String),
+    Postgres(String),
 }
 
-/// The file of a `sqlite://PATH?…` URL as `connect` makes it.
+impl Target {
+    fn of(url: &str) -> Result<Target, StoreError> {
+        if let Some(path) = url.strip_prefix("sqlite://").or_else(|| url.strip_prefix("sqlite:")) {
+            let path = path.split('?').next().unwrap_or(path);
+            if path.is_empty() || path == ":memory:" {
+                return Err(StoreError::Url(format!(
+                    "{url}: a SQLite store is a file (an in-memory database would be gone with the process)"
+                )));
+            }
+            Ok(Target::Sqlite(path.to_owned()))
+        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Ok(Target::Postgres(url.to_owned()))
+        } else {
+            Err(StoreError::Url(url.to_owned()))
+        }
+    }
+
+    /// The URL the store keeps (`Store::url`).
+    fn url(&self) -> String {
+        match self {
+            Target::Sqlite(path) => format!("sqlite://{path}"),
+            Target::Postgres(url) => url.clone(),
+        }
+    }
+}
+
+/// The SQLite file at `path`, its directory created, and a first connection to it (the file
+/// created with `page_size` bytes a page if new, WAL mode).
+fn create_sqlite(path: &str, page_size: u32) -> Result<lite::LiteWriter, StoreError> {
+    if let Some(dir) = Path::new(path).parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)
+            .map_err(|source| StoreError::Dir { path: dir.display().to_string(), source })?;
+    }
+    Ok(lite::LiteWriter::create(path, page_size)?)
+}
+
+/// PostgreSQL's pool over `url`.
+async fn connect_pg(url: &str) -> Result<AnyPool, StoreError> {
+    sqlx::any::install_default_drivers();
+    let options = AnyConnectOptions::from_str(url)?.disable_statement_logging();
+    Ok(AnyPoolOptions::new()
+        // No ping before every checkout: the writer checks out once per event.
+        .test_before_acquire(false)
+        .max_connections(8)
+        .connect_with(options)
+        .await?)
+}
+
+/// The file of a `sqlite://PATH` URL as [`Target::url`] makes it.
 fn sqlite_path(url: &str) -> Option<&str> {
-    let path = url.strip_prefix("sqlite://")?;
-    Some(path.split('?').next().unwrap_or(path))
+    url.strip_prefix("sqlite://")
 }
 
 fn migrator(engine: Engine) -> &'static sqlx::migrate::Migrator {
     match engine {
-        Engine::Sqlite => &SQLITE_MIGRATIONS,
+        Engine::Sqlite => sqlite_migrator(),
         Engine::Postgres => &POSTGRES_MIGRATIONS,
     }
+}
+
+/// The SQLite schema's migrations (applied by `lite::migrate`).
+fn sqlite_migrator() -> &'static sqlx::migrate::Migrator {
+    &SQLITE_MIGRATIONS
+}
+
+/// Brings the database on `conn` to this binary's schema: the indexes an interrupted bulk replay
+/// deferred (built first: a migration may expect any index; a replay builds them at its end
+/// unless a migration is pending), the migrations (PostgreSQL's through sqlx on `pg`, its
+/// pool), then the backfills pending migrations left.
+async fn prepare_schema(
+    conn: &mut Conn,
+    pg: Option<&AnyPool>,
+    network: Network,
+    replay: bool,
+) -> Result<(), StoreError> {
+    let engine = if pg.is_some() { Engine::Postgres } else { Engine::Sqlite };
+    let migrator = migrator(engine);
+    let deferred = bulk::deferred_before_migrations(conn).await;
+    if deferred > 0 && (!replay || bulk::migrations_pending(conn, migrator).await) {
+        bulk::build_deferred(conn, engine).await?;
+    }
+    match pg {
+        Some(pool) => migrator.run(pool).await?,
+        None => conn.migrate_sqlite(migrator)?,
+    }
+    totals::backfill(conn).await?;
+    backfill_0031::backfill(conn, network).await?;
+    backfill_0032::backfill(conn).await?;
+    backfill_0035::backfill(conn).await?;
+    backfill_0044::backfill(conn).await?;
+    Ok(())
 }
 
 impl Store {
@@ -479,25 +484,25 @@ impl Store {
     }
 
     async fn open_with(url: &str, network: Network, replay: bool) -> Result<Store, StoreError> {
-        let page_size = if replay { REPLAY_PAGE_SIZE } else { LIVE_PAGE_SIZE };
-        let (engine, url, options, pool) = connect(url, page_size).await?;
-        let migrator = migrator(engine);
-        // A migration may expect any index: deferred ones are built before one runs.
-        let deferred = bulk::deferred_before_migrations(&pool).await;
-        if deferred > 0 && (!replay || bulk::migrations_pending(&pool, migrator).await) {
-            bulk::build_deferred(&mut Conn::pooled(pool.acquire().await?), engine).await?;
-        }
-        migrator.run(&pool).await?;
-        totals::backfill(&mut Conn::pooled(pool.acquire().await?)).await?;
-        backfill_0031::backfill(&mut Conn::pooled(pool.acquire().await?), network).await?;
-        backfill_0032::backfill(&mut Conn::pooled(pool.acquire().await?)).await?;
-        backfill_0035::backfill(&mut Conn::pooled(pool.acquire().await?)).await?;
-        backfill_0044::backfill(&mut Conn::pooled(pool.acquire().await?)).await?;
-        let checkpointer = match engine {
-            Engine::Sqlite => Some(Checkpointer::start(&options).await?),
-            Engine::Postgres => None,
+        let target = Target::of(url)?;
+        let (engine, reads, checkpointer) = match &target {
+            Target::Sqlite(path) => {
+                let page_size = if replay { REPLAY_PAGE_SIZE } else { LIVE_PAGE_SIZE };
+                let mut conn = Conn::lite(create_sqlite(path, page_size)?);
+                prepare_schema(&mut conn, None, network, replay).await?;
+                conn.close().await;
+                let reads = Reads::Lite(lite::LiteReader::open(path, true)?);
+                (Engine::Sqlite, reads, Some(lite::Checkpointer::start(path)?))
+            }
+            Target::Postgres(url) => {
+                let pool = connect_pg(url).await?;
+                let mut conn = Conn::pooled(pool.acquire().await?);
+                prepare_schema(&mut conn, Some(&pool), network, replay).await?;
+                conn.close().await;
+                (Engine::Postgres, Reads::Pg(pool), None)
+            }
         };
-        Store::assemble(pool, engine, network, url, checkpointer, None, false)
+        Ok(Store::assemble(reads, engine, network, target.url(), checkpointer, None, false))
     }
 
     /// Opens `url` for a `readonly` process (`serve --mode readonly`): no migrations, backfills
@@ -509,33 +514,32 @@ impl Store {
         primary: Option<&str>,
         network: Network,
     ) -> Result<Store, StoreError> {
-        // The file is the writer's: it exists, with its page size, before the schema does.
-        let (engine, url, _, pool) = connect(url, LIVE_PAGE_SIZE).await?;
-        replica::wait_for_schema(&pool, migrator(engine)).await?;
+        let target = Target::of(url)?;
+        let (engine, reads) = match &target {
+            // The file is the writer's: it exists, with its page size, before the schema does.
+            Target::Sqlite(path) => (Engine::Sqlite, Reads::Lite(replica::open_written(path).await?)),
+            Target::Postgres(url) => (Engine::Postgres, Reads::Pg(connect_pg(url).await?)),
+        };
         let primary = match primary {
             Some(primary) => Some(replica::Primary::connect(engine, primary).await?),
             None => None,
         };
-        Store::assemble(pool, engine, network, url, None, primary, true)
+        let store = Store::assemble(reads, engine, network, target.url(), None, primary, true);
+        store.wait_for_schema(migrator(engine)).await?;
+        Ok(store)
     }
 
     fn assemble(
-        pool: AnyPool,
+        reads: Reads,
         engine: Engine,
         network: Network,
         url: String,
-        checkpointer: Option<Checkpointer>,
+        checkpointer: Option<lite::Checkpointer>,
         primary: Option<replica::Primary>,
         readonly: bool,
-    ) -> Result<Store, StoreError> {
-        let lite = match sqlite_path(&url) {
-            Some(path) if engine == Engine::Sqlite && path != ":memory:" => {
-                Some(lite::LiteReader::open(path, !readonly)?)
-            }
-            _ => None,
-        };
-        Ok(Store {
-            pool,
+    ) -> Store {
+        Store {
+            reads,
             engine,
             network,
             url,
@@ -548,10 +552,28 @@ impl Store {
             tip_memo: std::sync::Mutex::new(Default::default()),
             readonly,
             primary,
-            lite,
             local_recorded: local_tx::recorded_channel(),
             inbox_conn: Mutex::new(None),
-        })
+        }
+    }
+
+    /// SQLite's read connections (`None` on PostgreSQL).
+    fn lite(&self) -> Option<&lite::LiteReader> {
+        match &self.reads {
+            Reads::Lite(lite) => Some(lite),
+            Reads::Pg(_) => None,
+        }
+    }
+
+    /// PostgreSQL's pool; an error on SQLite (a PostgreSQL-only path reached on SQLite is a
+    /// bug, reported rather than panicking).
+    fn pg(&self) -> Result<&AnyPool, sqlx::Error> {
+        match &self.reads {
+            Reads::Pg(pool) => Ok(pool),
+            Reads::Lite(_) => {
+                Err(sqlx::Error::Configuration("a PostgreSQL-only path on a SQLite store".into()))
+            }
+        }
     }
 
     /// Whether a `readonly` process opened this store.
@@ -569,10 +591,17 @@ impl Store {
 
     /// The read connections now, for the metrics and the admission bound.
     pub fn pool_stats(&self) -> PoolStats {
-        PoolStats {
-            size: self.pool.size(),
-            idle: u32::try_from(self.pool.num_idle()).unwrap_or(u32::MAX),
-            max: self.pool.options().get_max_connections(),
+        match &self.reads {
+            Reads::Lite(lite) => {
+                let (size, idle) = lite.connections();
+                let n = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+                PoolStats { size: n(size), idle: n(idle), max: SQLITE_READS_AT_ONCE }
+            }
+            Reads::Pg(pool) => PoolStats {
+                size: pool.size(),
+                idle: u32::try_from(pool.num_idle()).unwrap_or(u32::MAX),
+                max: pool.options().get_max_connections(),
+            },
         }
     }
 
@@ -581,8 +610,7 @@ impl Store {
         if let Some(c) = checkpointer {
             c.stop().await;
         }
-        // SQLite deletes the WAL only when the connection closing is the last one open, and a
-        // pool connection's close can still be under way when the pool reports closed. So the
+        // SQLite deletes the WAL only when the connection closing is the last one open. So the
         // readers close first, then one connection copies the WAL into the database and
         // empties it (TRUNCATE) before it closes too: nothing is left to replay at the next open.
         // A `readonly` process leaves that to the writer's process.
@@ -590,18 +618,16 @@ impl Store {
         if let Some(inbox) = self.inbox_conn.lock().await.take() {
             inbox.close().await;
         }
-        if let Some(lite) = &self.lite {
-            lite.close();
+        match &self.reads {
+            Reads::Lite(lite) => lite.close(),
+            Reads::Pg(pool) => pool.close().await,
         }
-        self.pool.close().await;
         if let Some(primary) = &self.primary {
             primary.pool.close().await;
         }
-        let last = match (writer, self.engine) {
+        let last = match (writer, sqlite_path(&self.url)) {
             (Some(conn), _) => Some(conn),
-            (None, Engine::Sqlite) if !self.readonly => {
-                AnyConnection::connect(&self.url).await.ok().map(Conn::sqlx)
-            }
+            (None, Some(path)) if !self.readonly => lite::LiteWriter::open(path, None).ok().map(Conn::lite),
             (None, _) => None,
         };
         if let Some(mut conn) = last {
@@ -618,10 +644,10 @@ impl Store {
     async fn writer_conn<'a>(&self, slot: &'a mut Option<Conn>) -> Result<&'a mut Conn, sqlx::Error> {
         if slot.is_none() {
             let mut conn = match sqlite_path(&self.url) {
-                Some(path) if self.engine == Engine::Sqlite && path != ":memory:" => {
-                    Conn::lite(lite::LiteWriter::open(path, self.lite.as_ref().map(lite::LiteReader::fence))?)
+                Some(path) => {
+                    Conn::lite(lite::LiteWriter::open(path, self.lite().map(lite::LiteReader::fence))?)
                 }
-                _ => Conn::sqlx(self.write_pool().acquire().await?.detach()),
+                None => Conn::sqlx(self.write_pool()?.acquire().await?.detach()),
             };
             if self.engine == Engine::Sqlite {
                 set_writer_mode(&mut conn, false).await?;
@@ -827,13 +853,14 @@ impl Store {
         }
     }
 
-    /// Closes the writer's connection after a database error: it may be broken, or still in a
-    /// transaction after a failed rollback. The next event starts on a fresh one.
-    /// Where writes go: the primary of a `readonly` process on a replica, else `pool`.
-    fn write_pool(&self) -> &AnyPool {
-        self.primary.as_ref().map_or(&self.pool, |p| &p.pool)
+    /// Where PostgreSQL writes go: the primary of a `readonly` process on a replica, else the
+    /// store's pool.
+    fn write_pool(&self) -> Result<&AnyPool, sqlx::Error> {
+        self.primary.as_ref().map_or_else(|| self.pg(), |p| Ok(&p.pool))
     }
 
+    /// Closes the writer's connection after a database error: it may be broken, or still in a
+    /// transaction after a failed rollback. The next event starts on a fresh one.
     async fn drop_writer(&self, writer: &mut Option<Conn>) {
         if let Some(conn) = writer.take() {
             conn.close().await;
@@ -909,12 +936,12 @@ impl RawEventLog for Store {
         after_id: Option<i64>,
         limit: usize,
     ) -> Result<Vec<RawEvent>, IngestError> {
-        Ok(read::raw_events_after(&self.pool, after_id, limit).await?)
+        Ok(self.read_raw_events_after(after_id, limit).await?)
     }
 
     /// Raw events are the source of everything else: no raw event means no ledger data.
     async fn is_empty(&self) -> Result<bool, IngestError> {
-        Ok(read::last_event_id(&self.pool).await?.is_none())
+        Ok(self.read_last_event_id().await?.is_none())
     }
 
     async fn wipe(&self) -> Result<(), IngestError> {
@@ -959,7 +986,7 @@ impl EventSink for Store {
     }
 
     async fn last_event_id(&self) -> Result<Option<i64>, IngestError> {
-        Ok(read::last_event_id(&self.pool).await?)
+        Ok(self.read_last_event_id().await?)
     }
 
     /// One database transaction for the whole run (see [`Store::ingest_batch`]): the events
@@ -987,6 +1014,39 @@ mod tests {
         assert_eq!(writer_cache_kib(100 << 20), 25 * 1024);
         assert_eq!(writer_cache_kib(1 << 30), 256 * 1024, "at 1 GiB the cache is at its maximum");
         assert_eq!(writer_cache_kib(11 << 30), 256 * 1024);
+    }
+
+    #[test]
+    fn a_database_url_names_a_sqlite_file_or_a_postgresql_database() {
+        let url = |u: &str| Target::of(u).map(|t| t.url());
+        assert_eq!(url("sqlite://data/l.db").unwrap(), "sqlite://data/l.db");
+        assert_eq!(url("sqlite:///var/l.db?mode=rwc").unwrap(), "sqlite:///var/l.db");
+        assert_eq!(url("sqlite:l.db").unwrap(), "sqlite://l.db");
+        assert_eq!(url("postgres://u@h/db").unwrap(), "postgres://u@h/db");
+        assert_eq!(url("postgresql://u@h/db").unwrap(), "postgresql://u@h/db");
+        for bad in ["sqlite::memory:", "sqlite://:memory:", "sqlite://", "mysql://h/db", "ledger.db"] {
+            let e = url(bad).expect_err(bad).to_string();
+            assert!(e.contains(bad), "{bad}: {e}");
+        }
+    }
+
+    /// A store opened, closed and opened again: the second open finds every migration applied
+    /// (the runner's bookkeeping read back) and the close left no WAL to replay.
+    #[tokio::test]
+    async fn a_sqlite_store_reopens_migrated_and_closes_checkpointed() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = file_store(&dir).await;
+        store.close().await;
+        assert!(!dir.path().join("s.db-wal").exists(), "the WAL is checkpointed and removed at close");
+        let store = file_store(&dir).await;
+        let applied = sql::select("SELECT COUNT(*) AS n FROM _sqlx_migrations WHERE success = true", vec![])
+            .fetch_one(&store)
+            .await
+            .unwrap()
+            .try_get::<i64, _>("n")
+            .unwrap();
+        assert_eq!(applied as usize, sqlite_migrator().iter().count());
+        store.close().await;
     }
 
     /// A new SQLite file store (in `dir`), to take its writer's connection from.

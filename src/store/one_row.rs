@@ -83,7 +83,7 @@ impl Store {
         inner: &str,
         vals: Vec<Val>,
     ) -> Result<Vec<PageRow<'n>>, sqlx::Error> {
-        if self.lite.is_some() {
+        if self.lite().is_some() {
             return Ok(select(inner, vals).fetch_all(self).await?.into_iter().map(PageRow::Db).collect());
         }
         let sql = format!("SELECT {} AS rows", rows_sql(self.engine, names, inner));

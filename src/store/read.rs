@@ -3,10 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use sqlx::{AnyPool, Row};
-
 use super::db_row::DbRow;
-use super::sql::{get_bool, query, select};
+use super::sql::{get_bool, select};
 use super::{lite, Store, StoreError};
 use crate::events::RawEvent;
 
@@ -80,34 +78,36 @@ fn block_info(r: &DbRow) -> Result<BlockInfo, sqlx::Error> {
     })
 }
 
-pub(super) async fn raw_events_after(
-    pool: &AnyPool,
-    after: Option<i64>,
-    limit: usize,
-) -> Result<Vec<RawEvent>, StoreError> {
-    let rows = query(
-        "SELECT id, receive_timestamp, event_path, payload FROM raw_events WHERE id > $1 ORDER BY id LIMIT $2",
-        vec![after.unwrap_or(i64::MIN).into(), (limit.min(i64::MAX as usize) as i64).into()],
-    )
-    .fetch_all(pool)
-    .await?;
-    Ok(rows
-        .iter()
-        .map(|r| {
-            Ok(RawEvent {
-                id: r.try_get("id")?,
-                receive_timestamp: r.try_get("receive_timestamp")?,
-                path: r.try_get("event_path")?,
-                payload: r.try_get("payload")?,
+impl Store {
+    pub(super) async fn read_raw_events_after(
+        &self,
+        after: Option<i64>,
+        limit: usize,
+    ) -> Result<Vec<RawEvent>, StoreError> {
+        let rows = select(
+            "SELECT id, receive_timestamp, event_path, payload FROM raw_events WHERE id > $1 ORDER BY id LIMIT $2",
+            vec![after.unwrap_or(i64::MIN).into(), (limit.min(i64::MAX as usize) as i64).into()],
+        )
+        .fetch_all(self)
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                Ok(RawEvent {
+                    id: r.try_get("id")?,
+                    receive_timestamp: r.try_get("receive_timestamp")?,
+                    path: r.try_get("event_path")?,
+                    payload: r.try_get("payload")?,
+                })
             })
-        })
-        .collect::<Result<_, sqlx::Error>>()?)
-}
+            .collect::<Result<_, sqlx::Error>>()?)
+    }
 
-pub(super) async fn last_event_id(pool: &AnyPool) -> Result<Option<i64>, StoreError> {
-    let row =
-        query("SELECT id FROM raw_events ORDER BY id DESC LIMIT 1", vec![]).fetch_optional(pool).await?;
-    Ok(row.map(|r| r.try_get("id")).transpose()?)
+    pub(super) async fn read_last_event_id(&self) -> Result<Option<i64>, StoreError> {
+        let row =
+            select("SELECT id FROM raw_events ORDER BY id DESC LIMIT 1", vec![]).fetch_optional(self).await?;
+        Ok(row.map(|r| r.try_get("id")).transpose()?)
+    }
 }
 
 impl Store {
@@ -572,7 +572,7 @@ impl Store {
     /// read of shared memory, no lock), so a cached API request reads the generation on its own
     /// thread for the cost of a comparison, without waiting for another's read.
     pub async fn generation(&self) -> Result<Generation, StoreError> {
-        let Some(lite) = &self.lite else {
+        let Some(lite) = self.lite() else {
             return Self::generation_of(&select(&GENERATION_SQL, vec![]).fetch_one(self).await?);
         };
         let seen = || self.generation_seen.lock().unwrap_or_else(|e| e.into_inner());
@@ -601,7 +601,7 @@ impl Store {
     /// Whether [`Store::generation`] is a comparison in memory while nothing commits (SQLite),
     /// rather than a statement each time (PostgreSQL).
     pub fn generation_is_cheap(&self) -> bool {
-        self.lite.is_some()
+        self.lite().is_some()
     }
 
     fn generation_of(row: &DbRow) -> Result<Generation, StoreError> {

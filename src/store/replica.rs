@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 use sqlx::any::AnyPoolOptions;
 use sqlx::{AnyPool, Row};
 
-use super::sql::query;
+use super::lite::LiteReader;
+use super::sql::{query, select};
 use super::{Engine, Store, StoreError};
 
 /// How long a `readonly` process waits for a writer to create or migrate the schema.
@@ -34,25 +35,39 @@ impl Primary {
     }
 }
 
-/// Waits until a writer has migrated the database at `pool` to `migrator`'s newest version
-/// (a `readonly` process never migrates). A database with a newer schema is refused at once.
-pub(super) async fn wait_for_schema(
-    pool: &AnyPool,
-    migrator: &sqlx::migrate::Migrator,
-) -> Result<(), StoreError> {
-    let wanted = migrator.iter().map(|m| m.version).max().unwrap_or(0);
+/// The read connections of the SQLite file a writer process makes at `path`: a `readonly`
+/// process started first waits for it (up to the schema wait), and never creates it.
+pub(super) async fn open_written(path: &str) -> Result<LiteReader, StoreError> {
     let started = Instant::now();
-    let mut logged = false;
-    loop {
-        let found: Option<i64> = query(
-            "SELECT CAST(MAX(version) AS BIGINT) AS v FROM _sqlx_migrations WHERE success = true",
-            vec![],
-        )
-        .fetch_one(pool)
-        .await
-        .ok()
-        .and_then(|row| row.try_get::<Option<i64>, _>("v").ok().flatten());
-        match found {
+    while !std::path::Path::new(path).exists() {
+        if started.elapsed() >= SCHEMA_WAIT {
+            return Err(StoreError::Schema(format!(
+                "no SQLite database at {path}: a readonly process never creates one; start a writer \
+                 (`serve` in the default or writeonly mode) on it first"
+            )));
+        }
+        tokio::time::sleep(POLL * 50).await;
+    }
+    Ok(LiteReader::open(path, false)?)
+}
+
+impl Store {
+    /// Waits until a writer has migrated the database to `migrator`'s newest version (a
+    /// `readonly` process never migrates). A database with a newer schema is refused at once.
+    pub(super) async fn wait_for_schema(&self, migrator: &sqlx::migrate::Migrator) -> Result<(), StoreError> {
+        let wanted = migrator.iter().map(|m| m.version).max().unwrap_or(0);
+        let started = Instant::now();
+        let mut logged = false;
+        loop {
+            let found: Option<i64> = select(
+                "SELECT CAST(MAX(version) AS BIGINT) AS v FROM _sqlx_migrations WHERE success = true",
+                vec![],
+            )
+            .fetch_one(self)
+            .await
+            .ok()
+            .and_then(|row| row.try_get::<Option<i64>, _>("v").ok().flatten());
+            match found {
             Some(v) if v == wanted => return Ok(()),
             Some(v) if v > wanted => {
                 return Err(StoreError::Schema(format!(
@@ -77,6 +92,7 @@ pub(super) async fn wait_for_schema(
                 }
                 tokio::time::sleep(POLL * 50).await;
             }
+        }
         }
     }
 }
@@ -124,8 +140,8 @@ impl Store {
     pub async fn replica_lag(&self) -> Result<Option<ReplicaLag>, StoreError> {
         let Some(primary) = &self.primary else { return Ok(None) };
         // The replica's position first: a primary read after it can only be further ahead.
-        let replayed = lsn(&self.pool, "pg_last_wal_replay_lsn").await?;
-        let replica_tip_height = tip_height(&self.pool).await?;
+        let replayed = lsn(self.pg()?, "pg_last_wal_replay_lsn").await?;
+        let replica_tip_height = tip_height(self.pg()?).await?;
         let written = lsn(&primary.pool, "pg_current_wal_lsn").await?;
         let primary_tip_height = tip_height(&primary.pool).await?;
         let replay_lag_bytes = match (written, replayed) {
@@ -144,7 +160,7 @@ impl Store {
         let Some(target) = lsn(&primary.pool, "pg_current_wal_lsn").await? else { return Ok(true) };
         let started = Instant::now();
         loop {
-            match lsn(&self.pool, "pg_last_wal_replay_lsn").await? {
+            match lsn(self.pg()?, "pg_last_wal_replay_lsn").await? {
                 None => return Ok(true),
                 Some(replayed) if replayed >= target => return Ok(true),
                 Some(_) if started.elapsed() >= timeout => return Ok(false),

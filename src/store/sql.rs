@@ -1,17 +1,18 @@
-//! The one query path shared by both engines (`sqlx::Any`; on SQLite, rusqlite for the reads
-//! and the writer: `lite`, `conn::Conn`): SQL written once with `$N`
+//! The one query path shared by both engines (PostgreSQL through `sqlx::Any`, SQLite through
+//! rusqlite: `lite`, `conn::Conn`): SQL written once with `$N`
 //! placeholders (SQLite accepts them too), values limited to what both engines share
 //! (`i64`, text, booleans), and multi-row INSERTs chunked under SQLite's parameter limit
 //! (PostgreSQL gets rows and lists as arrays).
 
 use std::borrow::Cow;
 
+use futures_util::TryStreamExt;
 use sqlx::any::AnyArguments;
 use sqlx::Any;
 
 use super::conn::Conn;
 use super::db_row::DbRow;
-use super::Store;
+use super::{Reads, Store};
 
 /// SQLite's default `SQLITE_MAX_VARIABLE_NUMBER` (PostgreSQL allows 65535).
 pub const MAX_PARAMS: usize = 32_766;
@@ -95,6 +96,17 @@ pub async fn fetch_all(conn: &mut Conn, sql: &str, vals: Vec<Val>) -> Result<Vec
     conn.fetch(&sql, vals, true).await
 }
 
+/// `f` on each row of `sql` with `vals` on `conn`, in order, without holding them all.
+pub async fn for_each(
+    conn: &mut Conn,
+    sql: &str,
+    vals: Vec<Val>,
+    f: impl FnMut(DbRow) -> Result<(), sqlx::Error>,
+) -> Result<(), sqlx::Error> {
+    let (sql, vals) = for_engine(conn, sql, vals);
+    conn.for_each(&sql, vals, f).await
+}
+
 /// [`fetch_all`]'s first row, if any.
 pub async fn fetch_optional(
     conn: &mut Conn,
@@ -135,20 +147,35 @@ pub fn select(sql: &str, vals: Vec<Val>) -> Select<'_> {
 
 impl Select<'_> {
     async fn fetch(self, store: &Store, max: usize) -> Result<Vec<DbRow>, sqlx::Error> {
-        match &store.lite {
-            Some(lite) => lite.fetch(self.sql, self.vals, max),
-            None if max == 1 => Ok(query(self.sql, self.vals)
-                .fetch_optional(&store.pool)
+        match &store.reads {
+            Reads::Lite(lite) => lite.fetch(self.sql, self.vals, max),
+            Reads::Pg(pool) if max == 1 => Ok(query(self.sql, self.vals)
+                .fetch_optional(pool)
                 .await?
                 .map(DbRow::Any)
                 .into_iter()
                 .collect()),
-            None => Ok(query(self.sql, self.vals)
-                .fetch_all(&store.pool)
-                .await?
-                .into_iter()
-                .map(DbRow::Any)
-                .collect()),
+            Reads::Pg(pool) => {
+                Ok(query(self.sql, self.vals).fetch_all(pool).await?.into_iter().map(DbRow::Any).collect())
+            }
+        }
+    }
+
+    /// `f` on each row, in order, without holding them all (scans of whole tables).
+    pub async fn for_each(
+        self,
+        store: &Store,
+        mut f: impl FnMut(DbRow) -> Result<(), sqlx::Error>,
+    ) -> Result<(), sqlx::Error> {
+        match &store.reads {
+            Reads::Lite(lite) => lite.for_each(self.sql, self.vals, f),
+            Reads::Pg(pool) => {
+                let mut rows = query(self.sql, self.vals).fetch(pool);
+                while let Some(row) = rows.try_next().await? {
+                    f(DbRow::Any(row))?;
+                }
+                Ok(())
+            }
         }
     }
 
@@ -177,8 +204,11 @@ pub async fn select_in(
     if items.is_empty() {
         return Ok(out);
     }
-    let Some(lite) = &store.lite else {
-        return fetch_in(&mut Conn::pooled(store.pool.acquire().await?), sql, fixed, items).await;
+    let lite = match &store.reads {
+        Reads::Lite(lite) => lite,
+        Reads::Pg(pool) => {
+            return fetch_in(&mut Conn::pooled(pool.acquire().await?), sql, fixed, items).await
+        }
     };
     for (size, list) in in_chunks(items, fixed.len()) {
         let text = sql.replace("{in}", &placeholders(fixed.len() + 1, size));

@@ -12,14 +12,11 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use futures_util::TryStreamExt;
-use sqlx::Row;
-
 use super::amount::{ft_parse, ft_text};
 use super::conn::Conn;
 use super::rows::{account_vals, ACCOUNT_COLS, ACCOUNT_UPSERT};
 use super::sql;
-use super::sql::{exec, exec_in, fetch_in, insert_rows, query, text_list_table, Val};
+use super::sql::{exec, exec_in, fetch_in, insert_rows, text_list_table, Val};
 use super::write::Inserts;
 use crate::ledger::block::DerivedBlock;
 use crate::ledger::effect;
@@ -336,15 +333,13 @@ pub(super) async fn backfill(conn: &mut Conn) -> Result<(), sqlx::Error> {
     tracing::info!("migration 0017: summing the canonical asset events per account (once)");
     let mut tx = conn.begin().await?;
     let mut assets = Assets::new();
-    {
-        let mut rows = query(
-            "SELECT kind, sender, recipient, asset_identifier, amount FROM events \
-             WHERE (CASE WHEN canonical THEN 1 ELSE 0 END) = 1 \
-             AND kind IN ('ft_transfer', 'ft_mint', 'ft_burn', 'nft_transfer', 'nft_mint', 'nft_burn')",
-            vec![],
-        )
-        .fetch(tx.sqlx_conn().await?);
-        while let Some(r) = rows.try_next().await? {
+    sql::for_each(
+        &mut tx,
+        "SELECT kind, sender, recipient, asset_identifier, amount FROM events \
+         WHERE (CASE WHEN canonical THEN 1 ELSE 0 END) = 1 \
+         AND kind IN ('ft_transfer', 'ft_mint', 'ft_burn', 'nft_transfer', 'nft_mint', 'nft_burn')",
+        vec![],
+        |r| {
             let ev = EventRow {
                 kind: r.try_get("kind")?,
                 sender: r.try_get("sender")?,
@@ -356,8 +351,10 @@ pub(super) async fn backfill(conn: &mut Conn) -> Result<(), sqlx::Error> {
             for o in token_operations("", 0, std::slice::from_ref(&ev)) {
                 add_token_op(&mut assets, &o, 1);
             }
-        }
-    }
+            Ok(())
+        },
+    )
+    .await?;
     exec(&mut tx, "DELETE FROM account_asset_totals", vec![]).await?;
     let rows = assets
         .into_iter()
@@ -376,10 +373,9 @@ impl super::Store {
     /// does for a store that already has events (on the writer's connection, between events).
     /// For tests of the backfill and for repairs.
     pub async fn rebuild_asset_totals(&self) -> Result<(), super::StoreError> {
-        // The backfill streams its reads, which only sqlx does: it runs on a pooled connection
-        // (as at open), with the writer held so that nothing else writes meanwhile.
-        let _writer = self.writer.lock().await;
-        let conn = &mut Conn::pooled(self.write_pool().acquire().await?);
+        // On the writer's connection, held so that nothing else writes meanwhile.
+        let mut writer = self.writer.lock().await;
+        let conn = self.writer_conn(&mut writer).await?;
         exec(conn, "DELETE FROM pending_backfills WHERE name = 'account_asset_totals'", vec![]).await?;
         exec(conn, "INSERT INTO pending_backfills (name) VALUES ('account_asset_totals')", vec![]).await?;
         backfill(conn).await?;
@@ -391,13 +387,13 @@ impl super::Store {
     /// an asset event or a kept row is checked. Empty when the write path is right; for tests
     /// and audits (it reads every account's whole history).
     pub async fn account_totals_mismatches(&self) -> Result<Vec<String>, super::StoreError> {
-        let rows = query(
+        let rows = sql::select(
             "SELECT account AS a FROM operations UNION SELECT sender FROM events WHERE sender IS NOT NULL \
              UNION SELECT recipient FROM events WHERE recipient IS NOT NULL \
              UNION SELECT account FROM account_stx_totals UNION SELECT account FROM account_asset_totals",
             vec![],
         )
-        .fetch_all(&self.pool)
+        .fetch_all(self)
         .await?;
         let mut bad = Vec::new();
         for r in rows {

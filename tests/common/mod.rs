@@ -117,6 +117,24 @@ impl TestDb {
         self.url.strip_prefix("sqlite://").map(PathBuf::from)
     }
 
+    /// Runs `sql` on a connection of the test's own, beside the store's (to change what the
+    /// store wrote behind its back); the rows it changed.
+    pub async fn execute_raw(&self, sql: &str) -> u64 {
+        match self.sqlite_path() {
+            Some(path) => {
+                let c = rusqlite::Connection::open(path).unwrap();
+                c.busy_timeout(std::time::Duration::from_secs(10)).unwrap();
+                c.execute(sql, []).unwrap() as u64
+            }
+            None => {
+                let mut c = PgConnection::connect(&self.url).await.unwrap();
+                let n = c.execute(sql).await.unwrap().rows_affected();
+                c.close().await.unwrap();
+                n
+            }
+        }
+    }
+
     pub async fn drop_db(self) {
         match self.cleanup {
             Cleanup::Dir(d) => {

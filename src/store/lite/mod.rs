@@ -1,21 +1,20 @@
-//! The SQLite read path: read-only connections used synchronously on the calling thread
-//! (rusqlite), instead of sqlx's SQLite driver, which runs every connection on a worker thread
-//! of its own and hands each statement and each row across channels. A read of the benchmark
-//! routes takes a few hundred microseconds of CPU; those hand-offs (thread wake-ups and
-//! switches, ~37% of the server's CPU under `perf`) cost more than the query.
-//! A statement here runs on the async worker like any other CPU work of the request.
+//! SQLite, through its one driver, rusqlite: the read connections, the writer's
+//! (`LiteWriter`, through `conn::Conn`), the migrations (`migrate`) and the background
+//! checkpointer. Connections are used synchronously on the calling thread: a read of the
+//! benchmark routes takes a few hundred microseconds of CPU, less than what handing each
+//! statement and each row to a connection's own worker thread costs (what sqlx's SQLite
+//! driver does: ~37 % of the server's CPU under `perf`, and a third of the uncached read
+//! throughput, `docs/benchmarks.md`). A statement here runs on the async worker like any other
+//! CPU work of the request. The statements are the store's own texts (`$N` placeholders, bound
+//! by number), so one read or write function runs on either engine (`sql::select`,
+//! `conn::Conn`); errors are reported as sqlx's, the store's one error type for both.
 //!
-//! The writer's connection is one too (`LiteWriter`, through `conn::Conn`); migrations, the
-//! background checkpointer and PostgreSQL stay on sqlx. The statements are the store's own
-//! texts (`$N` placeholders, bound by number as sqlx does), so one read or write function runs
-//! on either path (`sql::select`, `conn::Conn`).
-//!
-//! WAL: each statement sees every transaction committed before it started, as on a pooled sqlx
-//! connection; a connection keeps one read transaction across statements while nothing commits
-//! (`held`). Connections are opened read-only, with the read pragmas the sqlx pool sets
-//! (`connect` in `store/mod.rs`).
+//! WAL: each statement sees every transaction committed before it started; a connection keeps
+//! one read transaction across statements while nothing commits (`held`). Read connections
+//! are opened read-only.
 
 mod held;
+mod migrate;
 #[allow(unsafe_code)]
 mod wal_index;
 
@@ -24,7 +23,7 @@ pub(super) use wal_index::Header as WalHeader;
 /// Rows read because the database changed, and the header of the state they were read from.
 pub(super) type Changed = (Option<WalHeader>, Vec<DbRow>);
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -55,6 +54,8 @@ struct Pool {
     /// restarts of a writer in another process, which cannot end them ([`WriteFence`]).
     hold: bool,
     idle: Mutex<Idle>,
+    /// Connections reading now (out of `idle`).
+    reading: AtomicUsize,
     closed: AtomicBool,
 }
 
@@ -127,6 +128,7 @@ impl LiteReader {
             path: path.to_owned(),
             hold,
             idle: Mutex::new(Idle { conns: Vec::new(), writing: false }),
+            reading: AtomicUsize::new(0),
             closed: AtomicBool::new(false),
         });
         let conn = pool.connect()?;
@@ -142,7 +144,7 @@ impl LiteReader {
         Ok(LiteReader { pool })
     }
 
-    /// Closes the idle connections; reads after this fail (as on a closed sqlx pool).
+    /// Closes the idle connections; reads after this fail (`PoolClosed`).
     pub(super) fn close(&self) {
         self.pool.closed.store(true, Ordering::SeqCst);
         self.pool.idle().conns.clear();
@@ -160,6 +162,28 @@ impl LiteReader {
             conn.refresh().map_err(sql_error)?;
             run(&conn.conn, text.sql(), &vals, max, Some(text.names())).map(|(rows, _)| rows)
         })
+    }
+
+    /// `f` on each row of `sql` with `vals`, read on this thread without holding them all
+    /// (the digest's scans of whole tables).
+    pub(super) fn for_each(
+        &self,
+        sql: &str,
+        vals: Vec<Val>,
+        mut f: impl FnMut(DbRow) -> Result<(), sqlx::Error>,
+    ) -> Result<(), sqlx::Error> {
+        self.with_conn(|conn| {
+            let (text, vals) = super::sql::sqlite_read(sql, vals);
+            conn.refresh().map_err(sql_error)?;
+            each_row(&conn.conn, text.sql(), &vals, Some(text.names()), |row| f(row).map(|()| true))
+                .map(|_| ())
+        })
+    }
+
+    /// Connections open now (idle or reading), and idle.
+    pub(super) fn connections(&self) -> (usize, usize) {
+        let idle = self.pool.idle().conns.len();
+        (idle + self.pool.reading.load(Ordering::Relaxed), idle)
     }
 
     /// `sql`'s rows (no parameters) unless the database is unchanged since the wal-index
@@ -196,7 +220,9 @@ impl LiteReader {
             Some(c) => c,
             None => pool.connect()?,
         };
+        pool.reading.fetch_add(1, Ordering::Relaxed);
         let out = f(&mut conn);
+        pool.reading.fetch_sub(1, Ordering::Relaxed);
         // A connection that failed is closed (an error here is rare: a broken file or a bug).
         if out.is_ok() && !pool.closed.load(Ordering::SeqCst) {
             // Under the lock that `WriteFence::enter` takes: a connection put back while the
@@ -219,7 +245,6 @@ impl Pool {
     fn connect(&self) -> Result<ReadConn, sqlx::Error> {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&self.path, flags).map_err(sql_error)?;
-        // The sqlx pool's settings that matter to a reader (`connect` in mod.rs).
         conn.busy_timeout(Duration::from_millis(10_000)).map_err(sql_error)?;
         conn.execute_batch("PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY;").map_err(sql_error)?;
         conn.set_prepared_statement_cache_capacity(STATEMENTS_KEPT);
@@ -270,7 +295,7 @@ impl WriteFence {
     }
 }
 
-/// The value of a `$N` / `?N` placeholder name (1-based), as sqlx's SQLite driver binds them.
+/// The value of a `$N` / `?N` placeholder name (1-based).
 fn placeholder_number(name: &str) -> Option<usize> {
     name.strip_prefix('$').or_else(|| name.strip_prefix('?'))?.parse().ok()
 }
@@ -312,6 +337,24 @@ fn run(
     max: usize,
     kept: Option<&std::sync::OnceLock<Arc<Names>>>,
 ) -> Result<(Vec<DbRow>, u64), sqlx::Error> {
+    let mut out = Vec::new();
+    let changed = each_row(conn, sql, vals, kept, |row| {
+        out.push(row);
+        Ok(out.len() < max)
+    })?;
+    Ok((out, changed))
+}
+
+/// `f` on each row of `sql` (as SQLite gets it) with `vals`, in order, until it returns
+/// `false`; the rows the statement changed when it ran to its end (a write). `kept`: as in
+/// [`run`].
+fn each_row(
+    conn: &Connection,
+    sql: &str,
+    vals: &[Val],
+    kept: Option<&std::sync::OnceLock<Arc<Names>>>,
+    mut f: impl FnMut(DbRow) -> Result<bool, sqlx::Error>,
+) -> Result<u64, sqlx::Error> {
     let mut stmt = conn.prepare_cached(sql).map_err(sql_error)?;
     bind(&mut stmt, vals)?;
     let read_names = |stmt: &rusqlite::Statement<'_>| {
@@ -331,9 +374,8 @@ fn run(
     let writes = !stmt.readonly();
     let n = names.len();
     let mut rows = stmt.raw_query();
-    let mut out = Vec::new();
     let mut done = false;
-    while out.len() < max {
+    loop {
         let Some(row) = rows.next().map_err(sql_error)? else {
             done = true;
             break;
@@ -350,11 +392,58 @@ fn run(
                 ValueRef::Blob(b) => Value::Blob(b.to_vec()),
             });
         }
-        out.push(DbRow::Lite(LiteRow { names: names.clone(), vals }));
+        if !f(DbRow::Lite(LiteRow { names: names.clone(), vals }))? {
+            break;
+        }
     }
     drop(rows);
-    let changed = if done && writes { conn.changes() } else { 0 };
-    Ok((out, changed))
+    Ok(if done && writes { conn.changes() } else { 0 })
+}
+
+/// SQLite in WAL mode appends commits to the WAL file; a checkpoint copies them back into the
+/// database file and fsyncs it. By default the committing connection does that itself, every
+/// 1,000 pages, inside a commit: in a replay, those fsyncs took more than half the time.
+/// Here a connection of its own checkpoints in the background, on a thread of its own (the
+/// other core), so the writer only appends to the WAL. The writer keeps an automatic
+/// checkpoint too, rarely (`LIVE_WRITER_AUTOCHECKPOINT_BYTES` in `store`): the WAL file can only
+/// start over once a checkpoint has copied every frame, which one running beside a busy writer
+/// never quite does; the writer's own, right after its commit, does, and the background one
+/// has left it little to copy.
+pub(super) struct Checkpointer {
+    stop: std::sync::mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+/// How often the background checkpointer runs.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
+
+impl Checkpointer {
+    pub(super) fn start(path: &str) -> Result<Checkpointer, sqlx::Error> {
+        let writer = LiteWriter::open(path, None)?;
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("sqlite-checkpoint".into())
+            .spawn(move || {
+                // Until `stop` is called or the store is dropped (the sender with it).
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(CHECKPOINT_EVERY)
+                {
+                    // PASSIVE never waits for, nor blocks, the writer or the readers.
+                    if let Err(e) = writer.conn.query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(())) {
+                        tracing::warn!(error = %e, "background WAL checkpoint failed");
+                    }
+                }
+            })
+            .map_err(sqlx::Error::Io)?;
+        Ok(Checkpointer { stop, thread })
+    }
+
+    /// Stops the checkpoints (waiting for one under way) and closes the connection.
+    pub(super) async fn stop(self) {
+        let _ = self.stop.send(());
+        let thread = self.thread;
+        let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+    }
 }
 
 /// The SQLite writer: one read-write connection used synchronously on the calling thread
@@ -378,24 +467,35 @@ pub(super) struct LiteWriter {
 const WRITER_STATEMENTS_KEPT: usize = 1024;
 
 impl LiteWriter {
-    /// A read-write connection to the existing SQLite file at `path`, with the settings the
-    /// sqlx pool gives its connections (`connect` in `mod.rs`, and sqlx's own `foreign_keys`).
-    /// The file's page size and WAL mode were set when the pool created it. `fence`: this
-    /// process's readers of the same file, if any.
+    /// A read-write connection to the existing SQLite file at `path` (its page size and WAL
+    /// mode set when [`LiteWriter::create`] made it). `fence`: this process's readers of the
+    /// same file, if any.
     pub(super) fn open(path: &str, fence: Option<WriteFence>) -> Result<LiteWriter, sqlx::Error> {
-        LiteWriter::connect(path, OpenFlags::empty(), fence)
+        LiteWriter::connect(path, OpenFlags::empty(), fence, None)
     }
 
-    /// [`LiteWriter::open`] of a file of its own, created if missing, WAL mode: the event
-    /// inbox's (`store::inbox`).
-    pub(super) fn create(path: &str) -> Result<LiteWriter, sqlx::Error> {
-        LiteWriter::connect(path, OpenFlags::SQLITE_OPEN_CREATE, None)
+    /// [`LiteWriter::open`] of a file created if missing, with `page_size` bytes a page if it
+    /// is new (an existing file keeps its own), in WAL mode: the store's at open, before it
+    /// has readers, and the event inbox's (`store::inbox`).
+    pub(super) fn create(path: &str, page_size: u32) -> Result<LiteWriter, sqlx::Error> {
+        LiteWriter::connect(path, OpenFlags::SQLITE_OPEN_CREATE, None, Some(page_size))
     }
 
-    fn connect(path: &str, extra: OpenFlags, fence: Option<WriteFence>) -> Result<LiteWriter, sqlx::Error> {
+    fn connect(
+        path: &str,
+        extra: OpenFlags,
+        fence: Option<WriteFence>,
+        page_size: Option<u32>,
+    ) -> Result<LiteWriter, sqlx::Error> {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | extra;
         let conn = Connection::open_with_flags(path, flags).map_err(sql_error)?;
         conn.busy_timeout(Duration::from_millis(10_000)).map_err(sql_error)?;
+        if let Some(size) = page_size {
+            // A no-op once the file has tables; before WAL mode, which fixes a new file's.
+            conn.execute_batch(&format!("PRAGMA page_size = {size}")).map_err(sql_error)?;
+        }
+        // WAL lets readers run beside the single writer; NORMAL sync is safe with WAL (a
+        // crash loses at most the last commits, never integrity).
         conn.execute_batch(
             "PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
              PRAGMA cache_size = -65536; PRAGMA temp_store = MEMORY;",
@@ -413,6 +513,34 @@ impl LiteWriter {
     /// Runs `sql` (as SQLite gets it) with `vals`; the rows it changed.
     pub(super) fn execute(&mut self, sql: &str, vals: &[Val]) -> Result<u64, sqlx::Error> {
         Ok(self.fenced_run(sql, vals)?.1)
+    }
+
+    /// `f` on each row of the read `sql` (as SQLite gets it) with `vals`, without holding them
+    /// all: the backfills' scans of whole tables.
+    pub(super) fn for_each(
+        &mut self,
+        sql: &str,
+        vals: &[Val],
+        f: impl FnMut(DbRow) -> Result<(), sqlx::Error>,
+    ) -> Result<(), sqlx::Error> {
+        let mut f = f;
+        if let Some(fence) = self.fence.as_ref().filter(|_| !self.fenced) {
+            fence.enter();
+            self.fenced = true;
+        }
+        let out = each_row(&self.conn, sql, vals, None, |row| f(row).map(|()| true)).map(|_| ());
+        if self.conn.is_autocommit() {
+            self.unfence();
+        }
+        out
+    }
+
+    /// Applies `migrator`'s migrations the database has not applied (`migrate`).
+    pub(super) fn migrate(
+        &mut self,
+        migrator: &sqlx::migrate::Migrator,
+    ) -> Result<(), sqlx::migrate::MigrateError> {
+        migrate::run(&self.conn, migrator)
     }
 
     /// `run`, inside the fence from a statement that starts outside a transaction (`BEGIN`, or
