@@ -9,8 +9,6 @@ use rusqlite::types::Value;
 use sqlx::any::AnyRow;
 use sqlx::Any;
 
-use super::one_row::Cols;
-
 #[derive(Clone)]
 pub(super) enum DbRow {
     Any(AnyRow),
@@ -177,6 +175,17 @@ impl DbRow {
             }
         }
     }
+}
+
+/// A column read by name: what the row decoders shared by both engines take (a `DbRow`; a
+/// `&mut DbRow` moves texts out instead, `explorer_tx::TxCols`).
+pub(super) trait Cols {
+    fn text(&self, col: &str) -> Result<String, sqlx::Error>;
+    fn opt_text(&self, col: &str) -> Result<Option<String>, sqlx::Error>;
+    fn int(&self, col: &str) -> Result<i64, sqlx::Error>;
+    fn opt_int(&self, col: &str) -> Result<Option<i64>, sqlx::Error>;
+    /// A flag selected as `CASE WHEN … THEN 1 ELSE 0 END`.
+    fn flag(&self, col: &str) -> Result<bool, sqlx::Error>;
 }
 
 impl Cols for DbRow {

@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use stacks_extended::{BlockContents, BlockRecord, TxIds};
 
+use super::db_row::Cols;
 use super::explorer_tx::shown_index_sql;
-use super::one_row::{decode_rows, rows_sql, Cols, PageRow};
 use super::sql::{get_bool, select, select_in};
 use super::{Store, StoreError};
 
@@ -127,25 +127,12 @@ impl Store {
             false => None,
         };
         let index = shown_index_sql(shift);
-        let names = [String::from("tx_id"), String::from("index_block_hash")];
         let inner = format!(
             "SELECT t.tx_id, t.index_block_hash FROM txs t WHERE t.index_block_hash IN ({{in}}) \
              AND (CASE WHEN t.canonical THEN 1 ELSE 0 END) = 1 \
              ORDER BY COALESCE(t.microblock_sequence, 2147483647) DESC, {index} DESC, t.tx_index DESC"
         );
-        let mut txs = Vec::new();
-        if self.lite().is_some() {
-            // Rows cross for free on SQLite's calling-thread reads (`Store::page_rows`).
-            txs.extend(select_in(self, &inner, vec![], hashes).await?.into_iter().map(PageRow::Db));
-        } else {
-            let sql = format!("SELECT {} AS rows", rows_sql(self.engine, &names, &inner));
-            for chunk in select_in(self, &sql, vec![], hashes).await? {
-                let text: Option<String> = chunk.try_get("rows")?;
-                txs.extend(
-                    decode_rows(&names, text.as_deref().unwrap_or("[]"))?.into_iter().map(PageRow::Json),
-                );
-            }
-        }
+        let txs = select_in(self, &inner, vec![], hashes).await?;
         for r in &txs {
             out.entry(r.text("index_block_hash")?).or_default().push(r.text("tx_id")?);
         }

@@ -8,8 +8,8 @@ use stacks_extended::{
     ChainReader, PoxTxsOf, ReadError, RewardSlotHolder, SupplyRecord,
 };
 
+use super::db_row::Cols;
 use super::explorer_block_list::{reads_stored_ids, stored_ids};
-use super::one_row::{column_names, Cols};
 use super::sql::{get_bool, select, Val};
 use super::{Store, StoreError};
 
@@ -23,12 +23,6 @@ const BLOCK_COLUMNS: &str = "(CASE WHEN canonical THEN 1 ELSE 0 END) AS canonica
 /// The canonical blocks at or below height `$1`, newest first, at most `$2`: the pages of
 /// `blocks_below`, the v1 list (`listed_blocks`) and the v2 list (`v2_page`).
 const BELOW: &str = "WHERE canonical = true AND block_height <= $1 ORDER BY block_height DESC LIMIT $2";
-
-/// The output names of [`BLOCK_COLUMNS`], for blocks read as one row.
-fn block_names() -> &'static [String] {
-    static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-    NAMES.get_or_init(|| column_names(BLOCK_COLUMNS))
-}
 
 fn u(v: i64) -> u64 {
     u64::try_from(v).unwrap_or_default()
@@ -67,11 +61,10 @@ fn block_record(r: &impl Cols) -> Result<BlockRecord, sqlx::Error> {
 }
 
 impl Store {
-    /// The blocks of `FROM blocks {where_}` (with its order and limit), read as a page
-    /// (`Store::page_rows`).
+    /// The blocks of `FROM blocks {where_}` (with its order and limit).
     async fn block_rows(&self, where_: &str, vals: Vec<Val>) -> Result<Vec<BlockRecord>, StoreError> {
         let inner = format!("SELECT {BLOCK_COLUMNS} FROM blocks {where_}");
-        let rows = self.page_rows(block_names(), &inner, vals).await?;
+        let rows = select(&inner, vals).fetch_all(self).await?;
         let mut blocks: Vec<BlockRecord> = rows.iter().map(block_record).collect::<Result<_, _>>()?;
         self.without_boot_txs(&mut blocks).await?;
         Ok(blocks)
@@ -85,14 +78,9 @@ impl Store {
         height: u64,
         limit: u32,
     ) -> Result<Vec<(BlockRecord, BlockContents)>, StoreError> {
-        static SQL: std::sync::OnceLock<(Vec<String>, String)> = std::sync::OnceLock::new();
-        let (names, sql) = SQL.get_or_init(|| {
-            let mut names = block_names().to_vec();
-            names.push("tx_ids".into());
-            let sql = format!("SELECT {BLOCK_COLUMNS}, tx_ids FROM blocks {BELOW}");
-            (names, sql)
-        });
-        let rows = self.page_rows(names, sql, vec![i(height).into(), i64::from(limit).into()]).await?;
+        static SQL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        let sql = SQL.get_or_init(|| format!("SELECT {BLOCK_COLUMNS}, tx_ids FROM blocks {BELOW}"));
+        let rows = select(sql, vec![i(height).into(), i64::from(limit).into()]).fetch_all(self).await?;
         let mut blocks = Vec::with_capacity(rows.len());
         let mut stored = std::collections::BTreeMap::new();
         for mut r in rows {
@@ -126,18 +114,12 @@ impl Store {
         const CURSORS: &str = "(SELECT index_block_hash FROM blocks WHERE canonical = true AND block_height = $3) \
             AS next_cursor, (SELECT index_block_hash FROM blocks WHERE canonical = true AND block_height = $4) \
             AS prev_cursor";
-        static NAMES: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-        let names = NAMES.get_or_init(|| {
-            let mut n = block_names().to_vec();
-            n.extend(["next_cursor", "prev_cursor"].map(String::from));
-            n
-        });
         let next = i(start.saturating_add(u64::from(limit)));
         // No height is −1: no older page.
         let prev = start.checked_sub(u64::from(limit)).map_or(-1, i);
         let vals: Vec<Val> = vec![i(start).into(), i64::from(limit).into(), next.into(), prev.into()];
         let inner = format!("SELECT {BLOCK_COLUMNS}, {CURSORS} FROM blocks {BELOW}");
-        let rows = self.page_rows(names, &inner, vals).await?;
+        let rows = select(&inner, vals).fetch_all(self).await?;
         let (next, prev) = match rows.first() {
             Some(r) => (r.opt_text("next_cursor")?, r.opt_text("prev_cursor")?),
             None => {

@@ -3,9 +3,9 @@
 
 use stacks_extended::{NftEvent, NftHolding, ReadError, TokenReader};
 
+use super::db_row::Cols;
 use super::db_row::DbRow;
 use super::explorer_contract::clarity_repr;
-use super::one_row::{decode_rows, rows_sql, Cols, PageRow};
 use super::sql::{select, Val};
 use super::{Store, StoreError};
 
@@ -55,7 +55,8 @@ impl Store {
             filter.push_str(&format!(" AND asset_identifier IN ({})", list.join(", ")));
             vals.extend(assets.iter().map(Val::from));
         }
-        // One statement, one row (`one_row`): the count and the page.
+        // One statement: the page, the count on each row (the uncorrelated subquery is evaluated
+        // once); an empty page reads it alone.
         let n = vals.len();
         let inner = format!(
             "SELECT asset_identifier, value_hex, block_height, tx_id FROM nft_custody WHERE {filter} {ORDER} \
@@ -63,25 +64,12 @@ impl Store {
             n + 1,
             n + 2
         );
-        let names = ["asset_identifier", "value_hex", "block_height", "tx_id"].map(String::from);
         let count = format!("(SELECT CAST(COUNT(*) AS BIGINT) FROM nft_custody WHERE {filter})");
-        let (total, rows) = if self.lite().is_some() {
-            // Rows cross for free on SQLite's calling-thread reads (`Store::page_rows`): the
-            // count rides on each row (the uncorrelated subquery is evaluated once); an empty
-            // page reads it alone.
-            let sql = format!("SELECT {count} AS n, {}", &inner["SELECT ".len()..]);
-            let rows = select(&sql, page_vals(vals.clone(), limit, offset)).fetch_all(self).await?;
-            let total = match rows.first() {
-                Some(r) => u(r, "n")?,
-                None => u(&select(&format!("SELECT {count} AS n"), vals).fetch_one(self).await?, "n")?,
-            };
-            (total, rows.into_iter().map(PageRow::Db).collect::<Vec<_>>())
-        } else {
-            let sql = format!("SELECT {count} AS n, {} AS rows", rows_sql(self.engine, &names, &inner));
-            let row = select(&sql, page_vals(vals, limit, offset)).fetch_one(self).await?;
-            let text: Option<String> = row.try_get("rows")?;
-            let rows = decode_rows(&names, text.as_deref().unwrap_or("[]"))?;
-            (u(&row, "n")?, rows.into_iter().map(PageRow::Json).collect())
+        let sql = format!("SELECT {count} AS n, {}", &inner["SELECT ".len()..]);
+        let rows = select(&sql, page_vals(vals.clone(), limit, offset)).fetch_all(self).await?;
+        let total = match rows.first() {
+            Some(r) => u(r, "n")?,
+            None => u(&select(&format!("SELECT {count} AS n"), vals).fetch_one(self).await?, "n")?,
         };
         let out = rows
             .iter()

@@ -36,7 +36,6 @@ mod inbox;
 mod lite;
 mod live;
 mod local_tx;
-mod one_row;
 mod prepare;
 mod read;
 mod replica;

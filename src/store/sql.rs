@@ -770,7 +770,7 @@ pub fn bool_col(col: &str) -> String {
 }
 
 /// Reads a column selected with [`bool_col`].
-pub fn get_bool(row: &impl super::one_row::Cols, col: &str) -> Result<bool, sqlx::Error> {
+pub fn get_bool(row: &impl super::db_row::Cols, col: &str) -> Result<bool, sqlx::Error> {
     row.flag(col)
 }
 
