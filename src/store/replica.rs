@@ -68,31 +68,31 @@ impl Store {
             .ok()
             .and_then(|row| row.try_get::<Option<i64>, _>("v").ok().flatten());
             match found {
-            Some(v) if v == wanted => return Ok(()),
-            Some(v) if v > wanted => {
-                return Err(StoreError::Schema(format!(
-                    "the database's schema is at migration {v}, newer than this binary's {wanted}: upgrade this process"
-                )))
-            }
-            _ if started.elapsed() >= SCHEMA_WAIT => {
-                let at = found.map_or("none".to_owned(), |v| v.to_string());
-                return Err(StoreError::Schema(format!(
-                    "the database's schema is at migration {at} and this binary needs {wanted}: a readonly \
-                     process never migrates; start a writer (`serve` in the default or writeonly mode) on \
-                     the primary first"
-                )));
-            }
-            _ => {
-                if !logged {
-                    tracing::info!(
-                        "readonly: waiting for a writer to migrate the database to migration {wanted} \
-                         (found {found:?})"
-                    );
-                    logged = true;
+                Some(v) if v == wanted => return Ok(()),
+                Some(v) if v > wanted => {
+                    return Err(StoreError::Schema(format!(
+                        "the database's schema is at migration {v}, newer than this binary's {wanted}: upgrade this process"
+                    )))
                 }
-                tokio::time::sleep(POLL * 50).await;
+                _ if started.elapsed() >= SCHEMA_WAIT => {
+                    let at = found.map_or("none".to_owned(), |v| v.to_string());
+                    return Err(StoreError::Schema(format!(
+                        "the database's schema is at migration {at} and this binary needs {wanted}: a readonly \
+                         process never migrates; start a writer (`serve` in the default or writeonly mode) on \
+                         the primary first"
+                    )));
+                }
+                _ => {
+                    if !logged {
+                        tracing::info!(
+                            "readonly: waiting for a writer to migrate the database to migration {wanted} \
+                             (found {found:?})"
+                        );
+                        logged = true;
+                    }
+                    tokio::time::sleep(POLL * 50).await;
+                }
             }
-        }
         }
     }
 }
