@@ -77,22 +77,19 @@ pub(super) async fn backfill(conn: &mut Conn, network: Network) -> Result<(), sq
             struct Head {
                 index_block_hash: String,
             }
-            // Read to the end; only the blocks with failed deploys are parsed in full.
+            // Until every such block is found; only those are parsed in full.
             sql::for_each(
                 &mut tx,
                 "SELECT payload FROM raw_events WHERE event_path = '/new_block' ORDER BY id",
                 vec![],
                 |e| {
-                    if by_block.is_empty() {
-                        return Ok(());
-                    }
                     let payload: String = e.try_get("payload")?;
-                    let Ok(head) = serde_json::from_str::<Head>(&payload) else { return Ok(()) };
+                    let Ok(head) = serde_json::from_str::<Head>(&payload) else { return Ok(true) };
                     let ibh = normalize_hex(&head.index_block_hash);
-                    let Some(deploys) = by_block.remove(&ibh) else { return Ok(()) };
+                    let Some(deploys) = by_block.remove(&ibh) else { return Ok(true) };
                     let Ok(EventPayload::NewBlock(b)) = EventPayload::parse(EventPath::NewBlock, &payload)
                     else {
-                        return Ok(());
+                        return Ok(true);
                     };
                     for (txid, height, burn_height, canonical) in deploys {
                         match deploy_row_from_block(&b, &txid, network) {
@@ -102,7 +99,7 @@ pub(super) async fn backfill(conn: &mut Conn, network: Network) -> Result<(), sq
                             }
                         }
                     }
-                    Ok(())
+                    Ok(!by_block.is_empty())
                 },
             )
             .await?;
@@ -144,15 +141,15 @@ pub(super) async fn backfill(conn: &mut Conn, network: Network) -> Result<(), sq
                 let (ts, payload): (String, String) = (e.try_get("receive_timestamp")?, e.try_get("payload")?);
                 let Ok(EventPayload::NewMicroblocks(m)) = EventPayload::parse(EventPath::NewMicroblocks, &payload)
                 else {
-                    return Ok(());
+                    return Ok(true);
                 };
-                let Some(at) = parse_pg_timestamp(&ts) else { return Ok(()) };
+                let Some(at) = parse_pg_timestamp(&ts) else { return Ok(true) };
                 for t in &m.transactions {
                     if let Some(h) = &t.microblock_hash {
                         times.push((normalize_hex(h), at));
                     }
                 }
-                Ok(())
+                Ok(true)
             },
         )
         .await?;

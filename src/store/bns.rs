@@ -318,7 +318,7 @@ async fn write_subdomains(
 impl Store {
     /// `COLLATE` for byte order on this engine.
     fn bytes_order(&self) -> &'static str {
-        match self.engine {
+        match self.engine() {
             Engine::Postgres => "COLLATE \"C\"",
             Engine::Sqlite => "COLLATE BINARY",
         }

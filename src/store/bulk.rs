@@ -26,6 +26,9 @@ use super::sql;
 use super::sql::exec;
 use super::{Engine, Store, StoreError};
 
+/// How many indexes a bulk replay has dropped and not built yet.
+const COUNT_DEFERRED: &str = "SELECT COUNT(*) AS n FROM deferred_indexes";
+
 /// The deferred indexes: read-side only (explorer, Rosetta and v2 queries), never unique.
 const READ_ONLY_INDEXES: &[&str] = &[
     "txs_canonical_order",
@@ -108,7 +111,7 @@ impl Store {
         let mut tx = conn.begin().await?;
         let mut dropped = 0;
         for name in READ_ONLY_INDEXES {
-            let Some(definition) = catalog_definition(&mut tx, self.engine, name).await? else {
+            let Some(definition) = catalog_definition(&mut tx, self.engine(), name).await? else {
                 continue;
             };
             if if_not_exists(&definition).is_none() {
@@ -126,7 +129,7 @@ impl Store {
             dropped += 1;
         }
         tx.commit().await?;
-        if self.engine == Engine::Sqlite {
+        if self.engine() == Engine::Sqlite {
             super::set_writer_mode(conn, true).await?;
             self.bulk_writer.store(true, std::sync::atomic::Ordering::Relaxed);
         }
@@ -140,13 +143,13 @@ impl Store {
     /// sorted by name: the same for every store at this schema, whether or not a replay
     /// deferred some.
     pub async fn index_definitions(&self) -> Result<Vec<IndexDefinition>, StoreError> {
-        let rows = sql::select(index_definitions_sql(self.engine), vec![]).fetch_all(self).await?;
+        let rows = sql::select(index_definitions_sql(self.engine()), vec![]).fetch_all(self).await?;
         Ok(index_definitions(&rows)?)
     }
 
     /// How many indexes a bulk replay has dropped and not built yet.
     pub async fn deferred_index_count(&self) -> Result<usize, StoreError> {
-        let row = sql::select("SELECT COUNT(*) AS n FROM deferred_indexes", vec![]).fetch_one(self).await?;
+        let row = sql::select(COUNT_DEFERRED, vec![]).fetch_one(self).await?;
         Ok(row.try_get::<i64, _>("n")? as usize)
     }
 
@@ -155,13 +158,13 @@ impl Store {
     pub async fn build_deferred_indexes(&self) -> Result<usize, StoreError> {
         let mut writer = self.writer.lock().await;
         let conn = self.writer_conn(&mut writer).await?;
-        if self.engine == Engine::Sqlite {
+        if self.engine() == Engine::Sqlite {
             // Each index is one large commit: checkpointed right after it, so the WAL the next
             // build's table scan looks pages up in stays short (the replay's cache stays).
             super::set_autocheckpoint(conn, super::WRITER_AUTOCHECKPOINT_BYTES).await?;
         }
-        let built = build_deferred(conn, self.engine).await;
-        if self.engine == Engine::Sqlite {
+        let built = build_deferred(conn, self.engine()).await;
+        if self.engine() == Engine::Sqlite {
             super::set_writer_mode(conn, false).await?;
             self.bulk_writer.store(false, std::sync::atomic::Ordering::Relaxed);
         }
@@ -227,7 +230,7 @@ async fn build_each(conn: &mut Conn, rows: &[DbRow], total: usize) -> Result<(),
 /// How many indexes are deferred, read before the migrations run: 0 when the table does not
 /// exist yet (a new or older store).
 pub(super) async fn deferred_before_migrations(conn: &mut Conn) -> usize {
-    let row = sql::fetch_one(conn, "SELECT COUNT(*) AS n FROM deferred_indexes", vec![]).await;
+    let row = sql::fetch_one(conn, COUNT_DEFERRED, vec![]).await;
     row.and_then(|r| r.try_get::<i64, _>("n")).map_or(0, |n| n as usize)
 }
 

@@ -109,12 +109,12 @@ impl Conn {
     }
 
     /// `f` on each row of the read `sql` (as its engine gets it) with `vals`, without holding
-    /// them all: the backfills' scans of whole tables.
+    /// them all, until it returns `false`: the backfills' scans of whole tables.
     pub(super) async fn for_each(
         &mut self,
         sql: &str,
         vals: Vec<Val>,
-        mut f: impl FnMut(DbRow) -> Result<(), sqlx::Error>,
+        mut f: impl FnMut(DbRow) -> Result<bool, sqlx::Error>,
     ) -> Result<(), sqlx::Error> {
         if let Link::Lite(w) = &mut self.link {
             return w.for_each(sql, &vals, f);
@@ -122,7 +122,9 @@ impl Conn {
         let conn = self.sqlx_conn().await?;
         let mut rows = query(sql, vals).fetch(conn);
         while let Some(row) = rows.try_next().await? {
-            f(DbRow::Any(row))?;
+            if !f(DbRow::Any(row))? {
+                break;
+            }
         }
         Ok(())
     }

@@ -72,7 +72,7 @@ impl Store {
                         }
                     }
                     hashes.push(sha256(&buf));
-                    Ok(())
+                    Ok(true)
                 })
                 .await?;
             hashes.sort_unstable();
@@ -91,7 +91,7 @@ impl Store {
 
     /// The schema's tables, migration bookkeeping excluded.
     async fn digest_tables(&self) -> Result<Vec<String>, StoreError> {
-        let sql = match self.engine {
+        let sql = match self.engine() {
             Engine::Sqlite => {
                 "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
             }
@@ -118,7 +118,7 @@ impl Store {
     /// `(column, is a PostgreSQL boolean)` of `table`, sorted by name. Names are checked to be
     /// plain identifiers, since they are spliced into the SELECT.
     async fn digest_columns(&self, table: &str) -> Result<Vec<(String, bool)>, StoreError> {
-        let rows = match self.engine {
+        let rows = match self.engine() {
             Engine::Sqlite => {
                 select("SELECT name, type FROM pragma_table_info($1)", vec![table.into()]).fetch_all(self).await?
             }
@@ -142,7 +142,7 @@ impl Store {
             if ADDRESSES.contains(&(table, name.as_str())) {
                 continue;
             }
-            let boolean = self.engine == Engine::Postgres && ty.eq_ignore_ascii_case("boolean");
+            let boolean = self.engine() == Engine::Postgres && ty.eq_ignore_ascii_case("boolean");
             columns.push((name, boolean));
         }
         columns.sort();

@@ -58,7 +58,7 @@ impl Store {
         req: &FaucetRequest,
         limit: Option<RateLimit>,
     ) -> Result<Reservation, StoreError> {
-        match self.engine {
+        match self.engine() {
             Engine::Sqlite => {
                 // The writer's connection, under the writer's mutex: no in-process contention
                 // for SQLite's write lock; other processes wait on it through busy_timeout.
@@ -93,7 +93,7 @@ impl Store {
 
     /// Forgets a reservation whose request sent nothing, so it does not count against the limit.
     pub async fn release_faucet_request(&self, id: i64) -> Result<(), StoreError> {
-        match self.engine {
+        match self.engine() {
             Engine::Sqlite => {
                 let mut writer = self.writer.lock().await;
                 let conn = self.writer_conn(&mut writer).await?;

@@ -19,7 +19,7 @@ impl Store {
     pub async fn listen_live(
         &self,
     ) -> Result<Option<BoxStream<'static, Result<String, StoreError>>>, StoreError> {
-        if self.engine != Engine::Postgres {
+        if self.engine() != Engine::Postgres {
             return Ok(None);
         }
         let mut listener = PgListener::connect(self.listen_url()).await?;
@@ -44,7 +44,7 @@ impl LiveNotifier {
     /// stay in the process), on the kept connection: taken from `store`'s write pool the first
     /// time, and again after a failure (a failed NOTIFY drops it).
     pub async fn notify(&mut self, store: &Store, payload: &str) -> Result<(), StoreError> {
-        if store.engine != Engine::Postgres {
+        if store.engine() != Engine::Postgres {
             return Ok(());
         }
         let conn = match &mut self.conn {

@@ -93,7 +93,7 @@ impl Store {
             .await?;
             // No raw event marks this change: the response caches learn it from here.
             write::note_change(&mut tx).await?;
-            if self.engine == Engine::Postgres {
+            if self.engine() == Engine::Postgres {
                 // Delivered at the commit, to every process LISTENing (this one too).
                 let change = stacks_live::Change::MempoolAdded { tx_ids: vec![tx_id.clone()] };
                 let note = serde_json::to_string(&change).expect("a change serialises");
@@ -121,7 +121,7 @@ impl Store {
         if !added {
             return Ok(LocalTxOutcome::Known { tx_id });
         }
-        if self.engine == Engine::Sqlite {
+        if self.engine() == Engine::Sqlite {
             // Nobody listening is fine: other processes follow `local_txs`.
             let _ = self.local_recorded.send(tx_id.clone());
         }

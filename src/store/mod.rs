@@ -223,9 +223,9 @@ pub struct PoolStats {
 }
 
 pub struct Store {
-    /// How the store reads (and, on PostgreSQL, where the writer's connection comes from).
+    /// How the store reads (and, on PostgreSQL, where the writer's connection comes from); its
+    /// engine ([`Store::engine`]).
     reads: Reads,
-    engine: Engine,
     network: Network,
     /// One writer at a time: concurrent POSTs must not interleave their transactions. The
     /// writer keeps its own connection, taken out of the pool on first use, so that every event
@@ -269,6 +269,15 @@ pub struct Store {
 enum Reads {
     Lite(lite::LiteReader),
     Pg(AnyPool),
+}
+
+impl Reads {
+    fn engine(&self) -> Engine {
+        match self {
+            Reads::Lite(_) => Engine::Sqlite,
+            Reads::Pg(_) => Engine::Postgres,
+        }
+    }
 }
 
 /// Reads admitted at once by default on SQLite (`api::Admission`, from [`Store::pool_stats`]),
@@ -427,16 +436,12 @@ fn sqlite_path(url: &str) -> Option<&str> {
     url.strip_prefix("sqlite://")
 }
 
+/// The engine's migrations (SQLite's applied by `lite::migrate`, PostgreSQL's by sqlx).
 fn migrator(engine: Engine) -> &'static sqlx::migrate::Migrator {
     match engine {
-        Engine::Sqlite => sqlite_migrator(),
+        Engine::Sqlite => &SQLITE_MIGRATIONS,
         Engine::Postgres => &POSTGRES_MIGRATIONS,
     }
-}
-
-/// The SQLite schema's migrations (applied by `lite::migrate`).
-fn sqlite_migrator() -> &'static sqlx::migrate::Migrator {
-    &SQLITE_MIGRATIONS
 }
 
 /// Brings the database on `conn` to this binary's schema: the indexes an interrupted bulk replay
@@ -484,24 +489,24 @@ impl Store {
 
     async fn open_with(url: &str, network: Network, replay: bool) -> Result<Store, StoreError> {
         let target = Target::of(url)?;
-        let (engine, reads, checkpointer) = match &target {
+        let (reads, checkpointer) = match &target {
             Target::Sqlite(path) => {
                 let page_size = if replay { REPLAY_PAGE_SIZE } else { LIVE_PAGE_SIZE };
                 let mut conn = Conn::lite(create_sqlite(path, page_size)?);
                 prepare_schema(&mut conn, None, network, replay).await?;
                 conn.close().await;
                 let reads = Reads::Lite(lite::LiteReader::open(path, true)?);
-                (Engine::Sqlite, reads, Some(lite::Checkpointer::start(path)?))
+                (reads, Some(lite::Checkpointer::start(path)?))
             }
             Target::Postgres(url) => {
                 let pool = connect_pg(url).await?;
                 let mut conn = Conn::pooled(pool.acquire().await?);
                 prepare_schema(&mut conn, Some(&pool), network, replay).await?;
                 conn.close().await;
-                (Engine::Postgres, Reads::Pg(pool), None)
+                (Reads::Pg(pool), None)
             }
         };
-        Ok(Store::assemble(reads, engine, network, target.url(), checkpointer, None, false))
+        Ok(Store::assemble(reads, network, target.url(), checkpointer, None, false))
     }
 
     /// Opens `url` for a `readonly` process (`serve --mode readonly`): no migrations, backfills
@@ -514,23 +519,22 @@ impl Store {
         network: Network,
     ) -> Result<Store, StoreError> {
         let target = Target::of(url)?;
-        let (engine, reads) = match &target {
+        let reads = match &target {
             // The file is the writer's: it exists, with its page size, before the schema does.
-            Target::Sqlite(path) => (Engine::Sqlite, Reads::Lite(replica::open_written(path).await?)),
-            Target::Postgres(url) => (Engine::Postgres, Reads::Pg(connect_pg(url).await?)),
+            Target::Sqlite(path) => Reads::Lite(replica::open_written(path).await?),
+            Target::Postgres(url) => Reads::Pg(connect_pg(url).await?),
         };
         let primary = match primary {
-            Some(primary) => Some(replica::Primary::connect(engine, primary).await?),
+            Some(primary) => Some(replica::Primary::connect(reads.engine(), primary).await?),
             None => None,
         };
-        let store = Store::assemble(reads, engine, network, target.url(), None, primary, true);
-        store.wait_for_schema(migrator(engine)).await?;
+        let store = Store::assemble(reads, network, target.url(), None, primary, true);
+        store.wait_for_schema(migrator(store.engine())).await?;
         Ok(store)
     }
 
     fn assemble(
         reads: Reads,
-        engine: Engine,
         network: Network,
         url: String,
         checkpointer: Option<lite::Checkpointer>,
@@ -539,7 +543,6 @@ impl Store {
     ) -> Store {
         Store {
             reads,
-            engine,
             network,
             url,
             writer: Mutex::new(None),
@@ -581,7 +584,7 @@ impl Store {
     }
 
     pub fn engine(&self) -> Engine {
-        self.engine
+        self.reads.engine()
     }
 
     pub fn network(&self) -> Network {
@@ -630,7 +633,7 @@ impl Store {
             (None, _) => None,
         };
         if let Some(mut conn) = last {
-            if self.engine == Engine::Sqlite && !self.readonly {
+            if self.engine() == Engine::Sqlite && !self.readonly {
                 if let Err(e) = conn.batch("PRAGMA wal_checkpoint(TRUNCATE)").await {
                     tracing::warn!(error = %e, "closing the store: WAL checkpoint failed");
                 }
@@ -648,7 +651,7 @@ impl Store {
                 }
                 None => Conn::sqlx(self.write_pool()?.acquire().await?.detach()),
             };
-            if self.engine == Engine::Sqlite {
+            if self.engine() == Engine::Sqlite {
                 set_writer_mode(&mut conn, false).await?;
             }
             *slot = Some(conn);
@@ -686,7 +689,7 @@ impl Store {
     /// nothing). Not during a bulk replay, whose cache is fixed.
     async fn count_live(&self, conn: &mut Conn, n: u64) {
         use std::sync::atomic::Ordering::Relaxed;
-        if self.engine != Engine::Sqlite || self.bulk_writer.load(Relaxed) {
+        if self.engine() != Engine::Sqlite || self.bulk_writer.load(Relaxed) {
             return;
         }
         let before = self.live_events.fetch_add(n, Relaxed);
@@ -1044,7 +1047,7 @@ mod tests {
             .unwrap()
             .try_get::<i64, _>("n")
             .unwrap();
-        assert_eq!(applied as usize, sqlite_migrator().iter().count());
+        assert_eq!(applied as usize, migrator(Engine::Sqlite).iter().count());
         store.close().await;
     }
 

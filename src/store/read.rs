@@ -468,7 +468,7 @@ impl Store {
     /// none, or that have none while their transaction has one row under the block (for
     /// consistency checks; readers check each pointer they follow and read by key instead).
     pub async fn account_tx_rid_mismatches(&self) -> Result<Vec<String>, StoreError> {
-        if self.engine != super::Engine::Sqlite {
+        if self.engine() != super::Engine::Sqlite {
             return Ok(Vec::new());
         }
         let rows = select(

@@ -96,12 +96,13 @@ pub async fn fetch_all(conn: &mut Conn, sql: &str, vals: Vec<Val>) -> Result<Vec
     conn.fetch(&sql, vals, true).await
 }
 
-/// `f` on each row of `sql` with `vals` on `conn`, in order, without holding them all.
+/// `f` on each row of `sql` with `vals` on `conn`, in order, without holding them all, until it
+/// returns `false`.
 pub async fn for_each(
     conn: &mut Conn,
     sql: &str,
     vals: Vec<Val>,
-    f: impl FnMut(DbRow) -> Result<(), sqlx::Error>,
+    f: impl FnMut(DbRow) -> Result<bool, sqlx::Error>,
 ) -> Result<(), sqlx::Error> {
     let (sql, vals) = for_engine(conn, sql, vals);
     conn.for_each(&sql, vals, f).await
@@ -161,18 +162,21 @@ impl Select<'_> {
         }
     }
 
-    /// `f` on each row, in order, without holding them all (scans of whole tables).
+    /// `f` on each row, in order, without holding them all (scans of whole tables), until it
+    /// returns `false`.
     pub async fn for_each(
         self,
         store: &Store,
-        mut f: impl FnMut(DbRow) -> Result<(), sqlx::Error>,
+        mut f: impl FnMut(DbRow) -> Result<bool, sqlx::Error>,
     ) -> Result<(), sqlx::Error> {
         match &store.reads {
             Reads::Lite(lite) => lite.for_each(self.sql, self.vals, f),
             Reads::Pg(pool) => {
                 let mut rows = query(self.sql, self.vals).fetch(pool);
                 while let Some(row) = rows.try_next().await? {
-                    f(DbRow::Any(row))?;
+                    if !f(DbRow::Any(row))? {
+                        break;
+                    }
                 }
                 Ok(())
             }

@@ -351,7 +351,7 @@ pub(super) async fn backfill(conn: &mut Conn) -> Result<(), sqlx::Error> {
             for o in token_operations("", 0, std::slice::from_ref(&ev)) {
                 add_token_op(&mut assets, &o, 1);
             }
-            Ok(())
+            Ok(true)
         },
     )
     .await?;

@@ -152,7 +152,7 @@ mod tests {
     #[test]
     fn records_the_checksums_sqlx_embedded() {
         let c = Connection::open_in_memory().unwrap();
-        let m = crate::store::sqlite_migrator();
+        let m = crate::store::migrator(crate::store::Engine::Sqlite);
         run(&c, m).unwrap();
         let stored: Vec<(i64, Vec<u8>)> = {
             let mut stmt =

@@ -164,19 +164,18 @@ impl LiteReader {
         })
     }
 
-    /// `f` on each row of `sql` with `vals`, read on this thread without holding them all
-    /// (the digest's scans of whole tables).
+    /// `f` on each row of `sql` with `vals`, read on this thread without holding them all,
+    /// until it returns `false` (the digest's scans of whole tables).
     pub(super) fn for_each(
         &self,
         sql: &str,
         vals: Vec<Val>,
-        mut f: impl FnMut(DbRow) -> Result<(), sqlx::Error>,
+        f: impl FnMut(DbRow) -> Result<bool, sqlx::Error>,
     ) -> Result<(), sqlx::Error> {
         self.with_conn(|conn| {
             let (text, vals) = super::sql::sqlite_read(sql, vals);
             conn.refresh().map_err(sql_error)?;
-            each_row(&conn.conn, text.sql(), &vals, Some(text.names()), |row| f(row).map(|()| true))
-                .map(|_| ())
+            each_row(&conn.conn, text.sql(), &vals, Some(text.names()), f).map(|_| ())
         })
     }
 
@@ -516,23 +515,14 @@ impl LiteWriter {
     }
 
     /// `f` on each row of the read `sql` (as SQLite gets it) with `vals`, without holding them
-    /// all: the backfills' scans of whole tables.
+    /// all, until it returns `false`: the backfills' scans of whole tables.
     pub(super) fn for_each(
         &mut self,
         sql: &str,
         vals: &[Val],
-        f: impl FnMut(DbRow) -> Result<(), sqlx::Error>,
+        f: impl FnMut(DbRow) -> Result<bool, sqlx::Error>,
     ) -> Result<(), sqlx::Error> {
-        let mut f = f;
-        if let Some(fence) = self.fence.as_ref().filter(|_| !self.fenced) {
-            fence.enter();
-            self.fenced = true;
-        }
-        let out = each_row(&self.conn, sql, vals, None, |row| f(row).map(|()| true)).map(|_| ());
-        if self.conn.is_autocommit() {
-            self.unfence();
-        }
-        out
+        self.fenced(|conn| each_row(conn, sql, vals, None, f).map(|_| ()))
     }
 
     /// Applies `migrator`'s migrations the database has not applied (`migrate`).
@@ -543,14 +533,20 @@ impl LiteWriter {
         migrate::run(&self.conn, migrator)
     }
 
-    /// `run`, inside the fence from a statement that starts outside a transaction (`BEGIN`, or
-    /// a statement in autocommit) to the one after which none is open (`COMMIT`, `ROLLBACK`).
+    /// `run` inside the fence ([`LiteWriter::fenced`]).
     fn fenced_run(&mut self, sql: &str, vals: &[Val]) -> Result<(Vec<DbRow>, u64), sqlx::Error> {
+        self.fenced(|conn| run(conn, sql, vals, usize::MAX, None))
+    }
+
+    /// `f` on the connection inside the fence, from a statement that starts outside a
+    /// transaction (`BEGIN`, or a statement in autocommit) to the one after which none is open
+    /// (`COMMIT`, `ROLLBACK`).
+    fn fenced<T>(&mut self, f: impl FnOnce(&Connection) -> Result<T, sqlx::Error>) -> Result<T, sqlx::Error> {
         if let Some(fence) = self.fence.as_ref().filter(|_| !self.fenced) {
             fence.enter();
             self.fenced = true;
         }
-        let out = run(&self.conn, sql, vals, usize::MAX, None);
+        let out = f(&self.conn);
         if self.conn.is_autocommit() {
             self.unfence();
         }
