@@ -252,7 +252,7 @@ async fn import_realnode2(o: &Opts) -> anyhow::Result<(Store, Option<PathBuf>)> 
         (o.db.clone(), None)
     };
     // As `import-events` opens it (a new file gets the replay's page size).
-    let store = Store::open_for_replay(&url, o.network).await?;
+    let store = Store::open_for_replay(&url, o.network, stacks_ledger::compose::tx_render()).await?;
     let file = realnode2_dir().join("events.tsv");
     let started = Instant::now();
     let cpu = support::cpu_seconds();
@@ -320,8 +320,11 @@ async fn v3_urls(client: &reqwest::Client, base: &str) -> anyhow::Result<Vec<Str
 }
 
 async fn run(o: Opts) -> anyhow::Result<()> {
-    let (store, tmp_dir) =
-        if o.realnode2 { import_realnode2(&o).await? } else { (Store::open(&o.db, o.network).await?, None) };
+    let (store, tmp_dir) = if o.realnode2 {
+        import_realnode2(&o).await?
+    } else {
+        (Store::open(&o.db, o.network, stacks_ledger::compose::tx_render()).await?, None)
+    };
     let store = Arc::new(store);
     let listener = stacks_ledger::observer::listen(([127, 0, 0, 1], 0).into())?;
     let addr = listener.local_addr()?;

@@ -307,9 +307,9 @@ async fn fresh_store(o: &Opts, run: usize) -> anyhow::Result<BenchStore> {
 /// the live path, opened as `serve` does (on SQLite the two create different page sizes).
 async fn open(url: &str, o: &Opts) -> anyhow::Result<Store> {
     Ok(if o.batch > 1 {
-        Store::open_for_replay(url, o.network).await?
+        Store::open_for_replay(url, o.network, stacks_ledger::compose::tx_render()).await?
     } else {
-        Store::open(url, o.network).await?
+        Store::open(url, o.network, stacks_ledger::compose::tx_render()).await?
     })
 }
 
@@ -408,7 +408,11 @@ fn read_ahead<R: std::io::BufRead + Send + 'static>(
         let mut events = 0u64;
         let send = |pending: &mut Vec<IncomingEvent>, events: u64| {
             let b = std::mem::take(pending);
-            let batch = if serial { Batch::Raw(b) } else { Batch::Prepared(prepare_batch(b, network)) };
+            let batch = if serial {
+                Batch::Raw(b)
+            } else {
+                Batch::Prepared(prepare_batch(b, network, &*stacks_ledger::compose::tx_render()))
+            };
             tx.blocking_send(Ok(Ready { batch, events, read: read.load(Ordering::Relaxed) })).is_ok()
         };
         for ev in reader {

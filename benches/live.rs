@@ -171,7 +171,12 @@ struct Measured {
 async fn server(o: &Opts) -> anyhow::Result<Measured> {
     let dir = tempfile::tempdir()?;
     let store = Arc::new(
-        Store::open(&format!("sqlite://{}", dir.path().join("live.db").display()), Network::Testnet).await?,
+        Store::open(
+            &format!("sqlite://{}", dir.path().join("live.db").display()),
+            Network::Testnet,
+            stacks_ledger::compose::tx_render(),
+        )
+        .await?,
     );
     // No pings in the measurement window; the default queue.
     let config = LiveConfig {

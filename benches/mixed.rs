@@ -95,7 +95,14 @@ struct Server {
 }
 
 async fn start(db: &Path, cache_bytes: Option<usize>) -> anyhow::Result<Server> {
-    let store = Arc::new(Store::open(&format!("sqlite://{}", db.display()), Network::Testnet).await?);
+    let store = Arc::new(
+        Store::open(
+            &format!("sqlite://{}", db.display()),
+            Network::Testnet,
+            stacks_ledger::compose::tx_render(),
+        )
+        .await?,
+    );
     let mut config = Config::from_process_env(&ConfigArgs::default())?;
     let admission = Admission::new(&config.load.admission, store.pool_stats().max as usize);
     if let Some(bytes) = cache_bytes {
@@ -260,8 +267,12 @@ async fn run(o: Opts) -> anyhow::Result<()> {
     let template = dir.join("template.db");
     {
         // Imported as `import-events` does (its page size), then served and POSTed to.
-        let store =
-            Store::open_for_replay(&format!("sqlite://{}", template.display()), Network::Testnet).await?;
+        let store = Store::open_for_replay(
+            &format!("sqlite://{}", template.display()),
+            Network::Testnet,
+            stacks_ledger::compose::tx_render(),
+        )
+        .await?;
         let t = Instant::now();
         for chunk in first.chunks(1000) {
             let batch = chunk.iter().map(incoming).collect::<anyhow::Result<Vec<_>>>()?;

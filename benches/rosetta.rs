@@ -136,7 +136,7 @@ async fn run(o: Opts, server: tokio::runtime::Handle) -> anyhow::Result<()> {
     let (db, network) = (o.db.clone(), o.network);
     let (store, addr) = server
         .spawn(async move {
-            let store = Arc::new(Store::open(&db, network).await?);
+            let store = Arc::new(Store::open(&db, network, stacks_ledger::compose::tx_render()).await?);
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
             let addr = listener.local_addr()?;
             tokio::spawn(

@@ -6,6 +6,7 @@
 pub mod api;
 pub mod checkconstruction;
 pub mod checkdata;
+pub mod compose;
 pub mod config;
 pub mod devnet;
 pub mod events;

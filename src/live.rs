@@ -432,7 +432,9 @@ mod tests {
     async fn followers_end_when_the_store_closes() {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}/db.sqlite", dir.path().display());
-        let store = Arc::new(Store::open(&url, crate::ledger::Network::Testnet).await.unwrap());
+        let store = Arc::new(
+            Store::open(&url, crate::ledger::Network::Testnet, crate::compose::tx_render()).await.unwrap(),
+        );
         let (tx, _rx) = mpsc::unbounded_channel();
         let local = tokio::spawn(follow_local_txs(Arc::clone(&store), tx.clone()));
         let raw = tokio::spawn(follow_raw_events(Arc::clone(&store), tx));

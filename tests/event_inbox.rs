@@ -98,7 +98,7 @@ async fn logged_acks_build_the_ledger_a_replay_builds(db: Db) {
     let blocks = events.iter().filter(|e| e.path == EventPath::NewBlock.as_str()).count();
     assert_eq!(server.log().matches("block applied").count(), blocks, "{}", server.log());
 
-    let store = Store::open(&test.url, Network::Testnet).await.unwrap();
+    let store = Store::open(&test.url, Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap();
     let log = raw_log(&store).await;
     assert_eq!(
         log.iter().map(|e| e.id).collect::<Vec<_>>(),
@@ -128,7 +128,8 @@ async fn a_killed_process_loses_no_logged_event(db: Db) {
     server.child.kill().unwrap();
     server.child.wait().unwrap();
     let pending = {
-        let store = Store::open(&test.url, Network::Testnet).await.unwrap();
+        let store =
+            Store::open(&test.url, Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap();
         let applied = raw_log(&store).await.len();
         let pending = store.inbox_pending().await.unwrap();
         store.close().await;
@@ -145,7 +146,7 @@ async fn a_killed_process_loses_no_logged_event(db: Db) {
     if pending > 0 {
         assert!(server.log().contains("applied the events logged before this start"), "{}", server.log());
     }
-    let store = Store::open(&test.url, Network::Testnet).await.unwrap();
+    let store = Store::open(&test.url, Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap();
     let log = raw_log(&store).await;
     assert_eq!(payloads(&log), payloads(&events), "every event, in order");
     assert_same_as_replay(&store, &log, db, "after the kill").await;
@@ -158,7 +159,7 @@ async fn a_killed_process_loses_no_logged_event(db: Db) {
 async fn the_inbox_survives_a_reopen(db: Db) {
     let Some(test) = TestDb::new(db, "inbox_store").await else { return };
     let (events, _) = devnet_events(devnet_config(13, 20, 2));
-    let store = Store::open(&test.url, Network::Testnet).await.unwrap();
+    let store = Store::open(&test.url, Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap();
     let half = events.len() / 2;
     for ev in &events[..half] {
         store.ingest(common::incoming(ev)).await.unwrap();
@@ -191,7 +192,7 @@ async fn the_inbox_survives_a_reopen(db: Db) {
     }
     store.close().await;
 
-    let store = Store::open(&test.url, Network::Testnet).await.unwrap();
+    let store = Store::open(&test.url, Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap();
     assert_eq!(store.inbox_pending().await.unwrap(), logged, "logged events survive the reopen");
     assert_eq!(recover(&store, &store, 7).await.unwrap(), logged.len());
     assert!(store.inbox_pending().await.unwrap().is_empty());

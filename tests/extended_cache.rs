@@ -95,7 +95,9 @@ fn tip(list: &Answer) -> Option<(String, String)> {
 async fn never_stale(db: Db) {
     let Some(ts) = TestStore::new(db, "extended_cache", Network::Testnet).await else { return };
     let store = Arc::clone(&ts.store);
-    let other = Arc::new(Store::open(&ts.db.url, Network::Testnet).await.unwrap());
+    let other = Arc::new(
+        Store::open(&ts.db.url, Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap(),
+    );
     // The ingesting process's cache also recomputes its most asked answers ahead, on a
     // runtime of their own as in `serve` (the observer's), so that requests wait for them in
     // place.
@@ -281,7 +283,9 @@ async fn revalidation_and_disabled_cache() {
 /// ingesting process's cache and a second store's drop the mempool answers it made stale.
 async fn change_without_raw_event(db: Db) {
     let Some(ts) = TestStore::new(db, "extended_cache_faucet", Network::Testnet).await else { return };
-    let other = Arc::new(Store::open(&ts.db.url, Network::Testnet).await.unwrap());
+    let other = Arc::new(
+        Store::open(&ts.db.url, Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap(),
+    );
     let (events, _) = devnet_events(devnet_config(5, 8, 4));
     // Everything before the first mempool event; its transaction is then recorded as a local
     // submission, without a raw event.

@@ -399,7 +399,9 @@ async fn stx_limits_hold_at_the_boundary_under_concurrency_and_across_a_restart(
 
         // A restart: a new store over the same database still sees the 5.
         store.close().await;
-        let store = Arc::new(Store::open(&db.url, Network::Testnet).await.unwrap());
+        let store = Arc::new(
+            Store::open(&db.url, Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap(),
+        );
         let api = make_api(&store, cfg);
         api.set_time(T0 + FIVE_MIN - 1);
         let r = api.post(&url).await;

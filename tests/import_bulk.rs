@@ -99,7 +99,7 @@ async fn interrupted(
 ) {
     let label = format!("{engine:?} interrupted import");
     let db = TestDb::new(engine, "bulk_killed").await.unwrap();
-    let store = Store::open(&db.url, Network::Testnet).await.unwrap();
+    let store = Store::open(&db.url, Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap();
     let deferred = store.defer_read_indexes().await.unwrap();
     assert!(deferred >= 30, "{label}: {deferred} indexes set aside");
     assert_eq!(store.defer_read_indexes().await.unwrap(), 0, "{label}: set aside twice");
@@ -112,7 +112,8 @@ async fn interrupted(
     store.close().await;
 
     // The resuming import's open keeps them aside, and its end builds them.
-    let store = Store::open_for_replay(&db.url, Network::Testnet).await.unwrap();
+    let store =
+        Store::open_for_replay(&db.url, Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap();
     assert_eq!(store.deferred_index_count().await.unwrap(), deferred, "{label}: reopened for the replay");
     let summary = import(&store, file, false).await.unwrap();
     assert_eq!(summary.resumed_after, Some(events[half - 1].id));
@@ -123,12 +124,12 @@ async fn interrupted(
 
     // Any other open builds them first.
     let db = TestDb::new(engine, "bulk_reopened").await.unwrap();
-    let store = Store::open(&db.url, Network::Testnet).await.unwrap();
+    let store = Store::open(&db.url, Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap();
     store.defer_read_indexes().await.unwrap();
     let outcomes = store.ingest_many(events[..half].iter().map(incoming).collect()).await.unwrap();
     assert!(outcomes.iter().all(|o| o.is_ok()), "{label}");
     store.close().await;
-    let store = Store::open(&db.url, Network::Testnet).await.unwrap();
+    let store = Store::open(&db.url, Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap();
     assert_whole(&store, indexes, None, &format!("{label}, reopened")).await;
     store.close().await;
     db.drop_db().await;

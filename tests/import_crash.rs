@@ -73,7 +73,7 @@ async fn clean_import(
     file: &Path,
 ) -> Option<(std::collections::BTreeMap<String, (u64, String)>, Vec<IndexDefinition>)> {
     let db = TestDb::new(engine, name).await?;
-    let store = Store::open(&db.url, Network::Testnet).await.unwrap();
+    let store = Store::open(&db.url, Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap();
     let indexes = store.index_definitions().await.unwrap();
     let summary = import_events(&store, file, ImportOptions::default(), ProgressMode::Hidden).await.unwrap();
     assert!(summary.indexes_built > 0, "{name}: an import into an empty store defers indexes");
@@ -119,7 +119,8 @@ async fn crash_and_resume(engine: Db) {
 
     // Some but not all events are in, exactly the lines 1..=k: no gap, nothing half-applied.
     // Opened as the resuming import opens it: the indexes it set aside stay so.
-    let store = Store::open_for_replay(&db.url, Network::Testnet).await.unwrap();
+    let store =
+        Store::open_for_replay(&db.url, Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap();
     let deferred = store.deferred_index_count().await.unwrap();
     assert!(deferred > 0, "{label}: the killed import had set indexes aside");
     let k = store.last_event_id().await.unwrap().expect("events were applied before the kill");
@@ -149,7 +150,7 @@ async fn crash_and_resume(engine: Db) {
     assert!(stdout.contains(&format!("; {deferred} indexes built at the end")), "{label}: {stdout}");
     let resumed_secs = resumed.elapsed().as_secs_f64();
 
-    let store = Store::open(&db.url, Network::Testnet).await.unwrap();
+    let store = Store::open(&db.url, Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap();
     let stored = store.raw_events_after(None, usize::MAX).await.unwrap();
     let lines = std::fs::read_to_string(&file).unwrap().lines().count();
     assert_eq!(stored.len(), lines, "{label}: raw events vs the file's lines");

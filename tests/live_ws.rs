@@ -708,8 +708,10 @@ async fn soak_postgres() {
 #[tokio::test]
 async fn two_processes_share_updates_postgres() {
     let Some(db) = TestDb::new(Db::Postgres, "live_two").await else { return };
-    let writer = Arc::new(Store::open(&db.url, Network::Testnet).await.unwrap());
-    let reader = Arc::new(Store::open(&db.url, Network::Testnet).await.unwrap());
+    let writer =
+        Arc::new(Store::open(&db.url, Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap());
+    let reader =
+        Arc::new(Store::open(&db.url, Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap());
     let a = start(Arc::clone(&writer), fast_config()).await;
     let b = start(Arc::clone(&reader), fast_config()).await;
     let mut on_a = WsClient::connect(a.addr).await;
@@ -746,8 +748,10 @@ async fn two_processes_share_updates_postgres() {
 #[tokio::test]
 async fn a_writer_flushes_its_notifies_before_closing_postgres() {
     let Some(db) = TestDb::new(Db::Postgres, "live_flush").await else { return };
-    let writer = Arc::new(Store::open(&db.url, Network::Testnet).await.unwrap());
-    let reader = Arc::new(Store::open(&db.url, Network::Testnet).await.unwrap());
+    let writer =
+        Arc::new(Store::open(&db.url, Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap());
+    let reader =
+        Arc::new(Store::open(&db.url, Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap());
     let listening = start(Arc::clone(&reader), fast_config()).await;
     let feed = stacks_ledger::live::Feed::announcing_only(&writer);
     let before = listening.live.processed();

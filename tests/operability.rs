@@ -315,7 +315,9 @@ async fn ready_is_503_when_postgres_stops() {
         return;
     }
     let Some(cluster) = Cluster::start() else { return };
-    let store = Arc::new(Store::open(&cluster.url(), Network::Testnet).await.unwrap());
+    let store = Arc::new(
+        Store::open(&cluster.url(), Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap(),
+    );
     let (events, _) = devnet_events(devnet_config(6, 3, 1));
     common::ingest_all(&store, events, &[], "devnet").await;
     let (base, _live, _) = serve_app(&store, &config(ConfigArgs::default(), &[])).await;

@@ -173,7 +173,13 @@ async fn post_events(client: &reqwest::Client, port: u16, events: &[RawEvent]) {
 
 /// The canonical tip height after `events`, as a default-mode store at `file` computes it.
 async fn tip_after(events: &[RawEvent], file: &Path) -> i64 {
-    let store = Store::open(&format!("sqlite://{}", file.display()), Network::Testnet).await.unwrap();
+    let store = Store::open(
+        &format!("sqlite://{}", file.display()),
+        Network::Testnet,
+        stacks_ledger::compose::tx_render(),
+    )
+    .await
+    .unwrap();
     for event in events {
         let path = EventPath::from_path(&event.path).unwrap();
         let incoming = stacks_ledger::ingest::IncomingEvent {
@@ -278,7 +284,8 @@ async fn topology(writer_db: &str, reader_db: &str, primary: Option<&str>, repli
         .unwrap();
     assert_eq!(res.status(), 200, "{}", res.text().await.unwrap());
     assert_eq!(broadcasts.load(Ordering::SeqCst), 1);
-    let primary_store = Store::open(writer_db, Network::Testnet).await.unwrap();
+    let primary_store =
+        Store::open(writer_db, Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap();
     assert!(primary_store.mempool_tx_ids().await.unwrap().contains(&txid), "not in the writer's mempool");
     // Without a raw event: the writer's log is the node's (the first half) only.
     let logged =

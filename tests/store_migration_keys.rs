@@ -312,7 +312,7 @@ async fn rekey_keeps_the_ledger(engine: Db) {
     reference.finish().await;
 
     // Opening it runs the migration.
-    let store = Store::open(&old.url, Network::Testnet).await.unwrap();
+    let store = Store::open(&old.url, Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap();
     let label = format!("{engine:?} migrated store");
     assert_eq!(store.index_definitions().await.unwrap(), indexes, "{label}: indexes");
     // The backfill that adds rows counts as a change (readers' caches learn of it): the change
@@ -381,7 +381,7 @@ async fn rekey_keeps_the_ledger(engine: Db) {
         )
         .await;
     migrated.close().await;
-    let store = Store::open(&old.url, Network::Testnet).await.unwrap();
+    let store = Store::open(&old.url, Network::Testnet, stacks_ledger::compose::tx_render()).await.unwrap();
     let bad = store.block_tx_id_mismatches().await.unwrap();
     assert!(!bad.is_empty() && bad.iter().all(|b| b.starts_with(&ibh)), "{label}: {bad:?}");
     let bad = store.tx_block_field_mismatches().await.unwrap();

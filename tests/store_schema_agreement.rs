@@ -321,7 +321,9 @@ async fn sqlite_and_postgres_migrations_define_one_schema() {
     };
     let sqlite_db = TestDb::new(Db::Sqlite, "schema_agreement").await.unwrap();
     for db in [&sqlite_db, &pg_db] {
-        let store = Store::open(&db.url, Network::Testnet).await.expect("open and migrate");
+        let store = Store::open(&db.url, Network::Testnet, stacks_ledger::compose::tx_render())
+            .await
+            .expect("open and migrate");
         store.close().await;
     }
     let sqlite = sqlite_schema(sqlite_db.sqlite_path().unwrap().to_str().unwrap());

@@ -24,12 +24,8 @@ impl LimitRule {
     }
 }
 
-/// `limit` and `offset` after validation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Paging {
-    pub limit: u32,
-    pub offset: u64,
-}
+/// `limit` and `offset` after validation: the read interface's page.
+pub use ledger_read::Paging;
 
 /// The incumbent's list envelope.
 #[derive(Debug, Clone, Serialize, PartialEq)]

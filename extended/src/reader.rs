@@ -1,22 +1,5 @@
-//! What the `/extended` routes need from storage. The store implements this; tests use fakes.
+//! What the `/extended` routes read: the ledger's read interface (`ledger-read`), which the
+//! store implements and the tests fake.
 
-use std::future::Future;
-
-/// The canonical chain tip, with the unanchored (microblock) tip when there is one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChainTip {
-    pub block_height: u64,
-    /// `0x`-prefixed hex, as served.
-    pub block_hash: String,
-    pub index_block_hash: String,
-    pub burn_block_height: u64,
-    /// The latest canonical microblock built on the tip, if any.
-    pub microblock: Option<(String, u32)>,
-}
-
-/// The read error of every surface, from the read interface: `Unavailable` answers 503.
+pub use ledger_read::tip::{ChainTip, ExplorerReader};
 pub use ledger_read::ReadError;
-
-pub trait ExplorerReader: Send + Sync + 'static {
-    fn chain_tip(&self) -> impl Future<Output = Result<Option<ChainTip>, ReadError>> + Send;
-}

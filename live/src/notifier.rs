@@ -4,7 +4,6 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use stacks_extended::tx::{any_tx_json, mempool_tx_json, mined_tx_json, AnyTx, MinedTx, RenderOptions};
 use stacks_extended::{
@@ -14,28 +13,8 @@ use stacks_extended::{
 
 use crate::hub::{Hub, Topic};
 
-/// What an ingested event changed, as the ingesting process announces it (in-process, or as a
-/// PostgreSQL NOTIFY payload to every API process).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Change {
-    /// The canonical chain may have moved (a block, or a burn block that reorged it).
-    Chain,
-    MempoolAdded {
-        tx_ids: Vec<String>,
-    },
-    MempoolDropped {
-        tx_ids: Vec<String>,
-    },
-    /// Microblocks streamed (unanchored): the microblocks, in stream order, and their
-    /// transactions.
-    Microblocks {
-        tx_ids: Vec<String>,
-        /// Absent in payloads of older processes.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
-        microblock_hashes: Vec<String>,
-    },
-}
+/// What an ingested event changed: the core's announcement (`ledger-read`).
+pub use ledger_read::Change;
 
 /// Everything the notifier reads.
 pub trait LiveReader: ChainReader + TxReader + AddressReader + MicroblockReader {}

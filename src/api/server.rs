@@ -207,7 +207,9 @@ mod tests {
     async fn kept_answers_on_the_loops_the_rest_through_the_table_on_the_runtime() {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}/s.db", dir.path().display());
-        let store = Arc::new(Store::open(&url, crate::ledger::Network::Testnet).await.unwrap());
+        let store = Arc::new(
+            Store::open(&url, crate::ledger::Network::Testnet, crate::compose::tx_render()).await.unwrap(),
+        );
         let cache = Arc::new(ResponseCache::new(1 << 20));
         let admission = Admission::new(&AdmissionConfig::default(), 4);
         // Answers name the thread that computed them and the client's address.

@@ -65,8 +65,11 @@ pub async fn run(
     // The demo is one process: its observer feeds its API.
     config.mode = stacks_ledger::config::Mode::Online;
     let generator = Generator::new(chain_config(&args)).context("the devnet generator")?;
-    let store =
-        Arc::new(Store::open(&config.database_url, config.network).await.context("opening the demo store")?);
+    let store = Arc::new(
+        Store::open(&config.database_url, config.network, stacks_ledger::compose::tx_render())
+            .await
+            .context("opening the demo store")?,
+    );
     let (stop_feed, feed_stopped) = tokio::sync::watch::channel(false);
     let history = args.history_blocks;
     let block_time = Duration::from_millis(args.block_time_ms.max(1));

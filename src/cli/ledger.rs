@@ -23,21 +23,31 @@ pub type LedgerSink = Store;
 /// primary when one is named (what writes goes there), else the database URL.
 pub async fn open_sink(config: &Config) -> anyhow::Result<Arc<LedgerSink>> {
     let url = writer_url(config);
-    opened(config, url, Store::open(url, config.network).await)
+    opened(config, url, Store::open(url, config.network, stacks_ledger::compose::tx_render()).await)
 }
 
 /// [`open_sink`] for `import-events`: indexes an interrupted import set aside stay so, for
 /// this one to build at its end (`Store::open_for_replay`).
 pub async fn open_replay_sink(config: &Config) -> anyhow::Result<Arc<LedgerSink>> {
     let url = writer_url(config);
-    opened(config, url, Store::open_for_replay(url, config.network).await)
+    opened(
+        config,
+        url,
+        Store::open_for_replay(url, config.network, stacks_ledger::compose::tx_render()).await,
+    )
 }
 
 /// The store of a `serve --mode readonly` process: reads the database URL (a replica, or the
 /// file or database a writer process keeps), never migrates; writes go to the primary.
 pub async fn open_readonly_sink(config: &Config) -> anyhow::Result<Arc<LedgerSink>> {
     let url = &config.database_url;
-    let store = Store::open_readonly(url, config.db_primary.as_deref(), config.network).await;
+    let store = Store::open_readonly(
+        url,
+        config.db_primary.as_deref(),
+        config.network,
+        stacks_ledger::compose::tx_render(),
+    )
+    .await;
     let store = opened(config, url, store)?;
     if let Some(primary) = &config.db_primary {
         tracing::info!("readonly: writes and live updates through the primary {}", redact(primary));

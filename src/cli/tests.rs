@@ -281,7 +281,7 @@ fn free_port() -> u16 {
 
 async fn sqlite_store(dir: &tempfile::TempDir, network: Network) -> Arc<Store> {
     let url = format!("sqlite://{}", dir.path().join("ledger.db").display());
-    Arc::new(Store::open(&url, network).await.unwrap())
+    Arc::new(Store::open(&url, network, stacks_ledger::compose::tx_render()).await.unwrap())
 }
 
 /// A node posts the mocknet fixture to the observer; the API then serves its chain tip.

@@ -2,6 +2,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use ledger_read::tx::MinedTx;
+use ledger_read::TxRender;
 use serde_json::json;
 use stacks_codec::to_hex_prefixed;
 use stacks_codec::tx::{ClarityVersion, Payload, Transaction};
@@ -40,11 +42,13 @@ impl DerivedBlock {
 
 /// Derives the rows of `b`. `genesis` is the boot block (height 0) when `b` is block 1 built on
 /// it: as the incumbent does, block 0's transactions become part of block 1 (after block 1's
-/// own, so tx_index stays unique) and block 0 itself stays non-canonical.
+/// own, so tx_index stays unique) and block 0 itself stays non-canonical. Each transaction's
+/// stored text is `render`'s (the surface that serves it owns its shape).
 pub fn derive_block(
     b: &NewBlock,
     genesis: Option<&NewBlock>,
     network: Network,
+    render: &dyn TxRender,
 ) -> Result<DerivedBlock, LedgerError> {
     let mut out = DerivedBlock::default();
     let mut micro: Vec<MicroblockRow> = Vec::new();
@@ -63,6 +67,7 @@ pub fn derive_block(
                 src.burn_block_height,
                 network,
                 ChainCheck::Enforce,
+                render,
             )?;
             summed_cost.add(&t.row.cost);
             size += t.row.raw_size;
@@ -127,18 +132,18 @@ pub fn derive_block(
     let cost = b.anchored_cost.as_ref().map(cost_of).unwrap_or(summed_cost);
     out.block = block_row(b, cost, out.txs.len() as i64, size)?;
     for t in &mut out.txs {
-        t.api_json = row_text(t, &out.block);
+        t.api_json = row_text(t, &out.block, render);
     }
     Ok(out)
 }
 
-/// A mined transaction's whole stored text under `b` (`stacks_extended::tx::row_text`: its
-/// list JSON but for what can change), from its materialized parts and the fields the store
-/// reads back for it (`store::explorer_tx::mined_tx`; `check_invariants` compares the two).
-/// Kept as the three parts if they do not render, which reads then render from the fields.
-fn row_text(t: &mut TxRow, b: &BlockRow) -> String {
+/// A mined transaction's whole stored text under `b` ([`TxRender::row_text`]), from its
+/// materialized parts and the fields the store reads back for it
+/// (`store::explorer_tx::mined_tx`; `check_invariants` compares the two). Kept as the
+/// materialized parts if they do not render, which reads then render from the fields.
+fn row_text(t: &mut TxRow, b: &BlockRow, render: &dyn TxRender) -> String {
     let u = |v: i64| u64::try_from(v).unwrap_or_default();
-    let view = stacks_extended::tx::MinedTx {
+    let view = MinedTx {
         tx_id: t.tx_id.clone(),
         is_burnchain_op: t.is_burnchain_op,
         index_block_hash: b.index_block_hash.clone(),
@@ -168,9 +173,9 @@ fn row_text(t: &mut TxRow, b: &BlockRow) -> String {
         api_json: Some(std::mem::take(&mut t.api_json)),
         ..Default::default()
     };
-    match stacks_extended::tx::row_text(&view) {
-        Ok(text) => text,
-        Err(_) => view.api_json.unwrap_or_default(),
+    match render.row_text(&view) {
+        Some(text) => text,
+        None => view.api_json.unwrap_or_default(),
     }
 }
 
@@ -305,6 +310,7 @@ pub(crate) fn derive_tx(
     burn_block_height: u64,
     network: Network,
     chain: ChainCheck,
+    render: &dyn TxRender,
 ) -> Result<DerivedTx, LedgerError> {
     let txid = normalize_hex(&r.txid);
     let micro =
@@ -328,7 +334,7 @@ pub(crate) fn derive_tx(
     row.synthetic_tx = synthetic;
     row.status = r.status.as_str().to_owned();
     row.raw_result = normalize_hex(&r.raw_result);
-    row.api_json = stacks_extended::tx::materialized_json(&tx, &txid, r.is_burnchain_op(), &row.raw_result);
+    row.api_json = render.materialized(&tx, &txid, r.is_burnchain_op(), &row.raw_result);
     row.vm_error = clean_vm_error(&r.vm_error);
     row.cost = cost_of(&r.execution_cost);
     row.is_burnchain_op = r.is_burnchain_op();

@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use ledger_read::TxRender;
+
 use super::block::{derive_tx, group_events};
 use super::rows::{EventRow, MicroblockRow, TxRow};
 use super::tx::ChainCheck;
@@ -18,7 +20,12 @@ pub struct DerivedStream {
     pub events: Vec<EventRow>,
 }
 
-pub fn derive_stream(m: &NewMicroblocks, network: Network) -> Result<DerivedStream, LedgerError> {
+/// `render` writes each transaction's stored text ([`super::derive_block`]).
+pub fn derive_stream(
+    m: &NewMicroblocks,
+    network: Network,
+    render: &dyn TxRender,
+) -> Result<DerivedStream, LedgerError> {
     let by_tx = group_events(&m.transactions, &m.events)?;
     let parent = normalize_hex(&m.parent_index_block_hash);
     let mut out = DerivedStream { parent_index_block_hash: parent.clone(), ..DerivedStream::default() };
@@ -26,7 +33,8 @@ pub fn derive_stream(m: &NewMicroblocks, network: Network) -> Result<DerivedStre
     for r in &m.transactions {
         let txid = normalize_hex(&r.txid);
         let evs = by_tx.get(&txid).map(Vec::as_slice).unwrap_or(&[]);
-        let t = derive_tx(r, evs, i64::from(r.tx_index), m.burn_block_height, network, ChainCheck::Skip)?;
+        let t =
+            derive_tx(r, evs, i64::from(r.tx_index), m.burn_block_height, network, ChainCheck::Skip, render)?;
         let Some(seq) = t.row.microblock_sequence else {
             return Err(LedgerError::BadReceipt {
                 txid,

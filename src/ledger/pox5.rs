@@ -7,10 +7,10 @@
 //! too). The store keeps only the decoded events with their block's `canonical` flag; the
 //! state is always re-derived from the canonical ones, so a reorg needs nothing but the flip.
 
+use ledger_read::staking::model::*;
 use serde_json::{Map, Value as Json};
 use stacks_codec::clarity::Value;
 use stacks_codec::{decode_hex, to_hex_prefixed};
-use stacks_extended::v3::staking::model::*;
 
 use super::block::DerivedBlock;
 use super::is_boot_address;

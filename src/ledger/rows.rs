@@ -71,8 +71,8 @@ pub struct TxRow {
     /// For burnchain operations: the serialized transaction synthesized the way the incumbent
     /// does (nonce 0, fee 0, empty signature), so readers decode every tx the same way.
     pub synthetic_tx: Option<String>,
-    /// What never changes about its /extended JSON (`stacks_extended::tx::materialized_json`),
-    /// derived here once so that no read decodes the transaction again.
+    /// Its stored text ([`ledger_read::TxRender`]): the materialized parts, then the whole row
+    /// text under its block, rendered once so that no read decodes the transaction again.
     pub api_json: String,
     pub tx_type: String,
     pub nonce: i64,

@@ -85,13 +85,14 @@ mod tests {
         let url = |name: &str| format!("sqlite://{}/{name}.db", dir.path().display());
 
         let log = Capture::start();
-        let quiet = Store::open(&url("quiet"), Network::Testnet).await.unwrap();
+        let quiet = Store::open(&url("quiet"), Network::Testnet, crate::compose::tx_render()).await.unwrap();
         for e in events.clone() {
             quiet.ingest(e).await.unwrap();
         }
         assert_eq!(block_lines(&log), [] as [String; 0], "off unless asked");
 
-        let one_by_one = Store::open(&url("one"), Network::Testnet).await.unwrap();
+        let one_by_one =
+            Store::open(&url("one"), Network::Testnet, crate::compose::tx_render()).await.unwrap();
         one_by_one.log_blocks(true);
         for e in events.clone() {
             one_by_one.ingest(e).await.unwrap();
@@ -110,7 +111,8 @@ mod tests {
         }
         assert_eq!(block_lines(&log).len(), blocks, "an event already stored is not applied");
 
-        let batched = Store::open(&url("batch"), Network::Testnet).await.unwrap();
+        let batched =
+            Store::open(&url("batch"), Network::Testnet, crate::compose::tx_render()).await.unwrap();
         batched.log_blocks(true);
         let outcomes = batched.ingest_many(events).await.unwrap();
         assert!(outcomes.iter().all(Result::is_ok));

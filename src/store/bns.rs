@@ -5,7 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use stacks_extended::{BnsName, BnsReader, BnsSubdomain, ReadError};
+use ledger_read::bns::{BnsName, BnsReader, BnsSubdomain};
+use ledger_read::ReadError;
 
 use super::conn::Conn;
 use super::db_row::DbRow;

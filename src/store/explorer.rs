@@ -1,6 +1,7 @@
 //! The reads the `/extended` routes need, answered from the ledger.
 
-use stacks_extended::{ChainTip, ExplorerReader, ReadError};
+use ledger_read::tip::{ChainTip, ExplorerReader};
+use ledger_read::ReadError;
 
 use super::sql::select;
 use super::{Store, StoreError};

@@ -3,12 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use stacks_codec::tx::{Payload, Transaction};
-use stacks_extended::tx::{MinedTx, PageTx, TxEvent};
-use stacks_extended::{
-    AddressReader, AssetTotals, FtHolder, MempoolDelta, NonceState, Paging, PrincipalActivity, ReadError,
-    StxInbound, StxTotals, UntilBlock,
+use ledger_read::address::{
+    AddressReader, AssetTotals, FtHolder, MempoolDelta, NonceState, PrincipalActivity, StxInbound, StxTotals,
+    UntilBlock,
 };
+use ledger_read::tx::{MinedTx, PageTx, TxEvent};
+use ledger_read::{Paging, ReadError};
+use stacks_codec::tx::{Payload, Transaction};
 
 use super::amount::ft_parse;
 use super::explorer_tx::{tx_event, PageRows, EVENT_COLUMNS, SEQ};

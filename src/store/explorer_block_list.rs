@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use stacks_extended::{BlockContents, BlockRecord, TxIds};
+use ledger_read::chain::{BlockContents, BlockRecord, TxIds};
 
 use super::db_row::Cols;
 use super::explorer_tx::shown_index_sql;

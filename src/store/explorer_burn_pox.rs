@@ -1,7 +1,7 @@
 //! The PoX payout outputs of the burnchain (`burn_block_pox_txs`), behind v2
 //! `/burn-blocks/{h}/pox-transactions` and `/addresses/{btc}/pox-transactions`.
 
-use stacks_extended::{BurnPoxTx, BurnRef, PoxTxsOf};
+use ledger_read::chain::{BurnPoxTx, BurnRef, PoxTxsOf};
 
 use super::sql::{select, Val};
 use super::{Store, StoreError};

@@ -3,10 +3,11 @@
 //! Canonical Stacks blocks occupy every height from 1 to the tip, so list pages seek by height
 //! (`(canonical, block_height)` index) instead of skipping `offset` rows.
 
-use stacks_extended::{
+use ledger_read::chain::{
     BlockContents, BlockRecord, BlockRef, BlocksPage, BurnBlockRecord, BurnPoxTx, BurnRef, BurnchainReward,
-    ChainReader, PoxTxsOf, ReadError, RewardSlotHolder, SupplyRecord,
+    ChainReader, PoxTxsOf, RewardSlotHolder, SupplyRecord,
 };
+use ledger_read::ReadError;
 
 use super::db_row::Cols;
 use super::explorer_block_list::{reads_stored_ids, stored_ids};

@@ -1,8 +1,9 @@
 //! The reads behind the contract routes: deployments, `print` logs (newest first, keyset
 //! paging on the chain position) and deployment status.
 
+use ledger_read::contract::{ContractLog, ContractReader, DeployStatus, LogKey, SmartContract};
+use ledger_read::ReadError;
 use serde_json::Value;
-use stacks_extended::{ContractLog, ContractReader, DeployStatus, LogKey, ReadError, SmartContract};
 
 use super::db_row::DbRow;
 use super::explorer_tx::{shown_index_sql, CONTRACT_ORDER};

@@ -5,7 +5,7 @@
 //! balances, ordered by value.
 
 use super::db_row::DbRow;
-use stacks_extended::FtHolder;
+use ledger_read::address::FtHolder;
 
 use super::amount::ft_parse;
 use super::sql::{select, Val};

@@ -5,8 +5,9 @@
 //! microblock: the confirmed one once there is one. Its `parent_burn_block_*` is the burn block
 //! the stream announced when it was streamed, else the confirming block's parent burn block.
 
-use stacks_extended::tx::MinedTx;
-use stacks_extended::{MicroblockReader, MicroblockRecord, Paging, ReadError};
+use ledger_read::microblock::{MicroblockReader, MicroblockRecord};
+use ledger_read::tx::MinedTx;
+use ledger_read::{Paging, ReadError};
 
 use super::db_row::DbRow;
 use super::explorer_tx::{BLOCK_FIELD_COLUMNS, MINED_TX_COLUMNS};

@@ -1,10 +1,10 @@
 //! The reads behind `/extended/v1/{pox2,pox3,pox4}/*`.
 
-use stacks_codec::address::StacksAddress;
-use stacks_extended::{
-    CycleSigner, CycleStacker, Paging, PoolDelegation, PoxCycleReader, PoxCycleRecord, PoxEventRecord,
-    PoxReader, ReadError,
+use ledger_read::pox::{
+    CycleSigner, CycleStacker, PoolDelegation, PoxCycleReader, PoxCycleRecord, PoxEventRecord, PoxReader,
 };
+use ledger_read::{Paging, ReadError};
+use stacks_codec::address::StacksAddress;
 
 use super::db_row::DbRow;
 use super::sql::select;

@@ -1,6 +1,7 @@
 //! The reads behind search: exact lookups by hash, contract id or address, each one index seek.
 
-use stacks_extended::{ContractHit, HashHit, MinedAt, ReadError, SearchReader};
+use ledger_read::search::{ContractHit, HashHit, MinedAt, SearchReader};
+use ledger_read::ReadError;
 
 use super::db_row::DbRow;
 use super::sql::{get_bool, select};

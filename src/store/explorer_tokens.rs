@@ -1,7 +1,8 @@
 //! The reads behind the NFT routes: current custody by owner (`nft_custody`) and a token's or
 //! an asset's canonical events (`events`, indexed by asset and value).
 
-use stacks_extended::{NftEvent, NftHolding, ReadError, TokenReader};
+use ledger_read::tokens::{NftEvent, NftHolding, TokenReader};
+use ledger_read::ReadError;
 
 use super::db_row::Cols;
 use super::db_row::DbRow;

@@ -1,11 +1,11 @@
 //! The reads behind the transaction entity and the `/extended/v1/tx/*` routes.
 
 use super::db_row::DbRow;
-use stacks_extended::tx::{
+use ledger_read::tx::{
     AnyTx, BlockRef, ListedTx, MempoolFilter, MempoolSort, MempoolTx, MinedTx, PageTx, TxEvent, TxListFilter,
     TxReader, TxSort,
 };
-use stacks_extended::{Paging, ReadError};
+use ledger_read::{Paging, ReadError};
 
 use super::db_row::Cols;
 use super::sql::{select, select_in, Val};
@@ -277,7 +277,7 @@ impl Store {
 
     /// The tip's streamed transactions (`unanchored_txs`, newest first) that match `f`.
     async fn previews(&self, f: &TxListFilter) -> Result<Vec<MinedTx>, ReadError> {
-        use stacks_extended::MicroblockReader;
+        use ledger_read::microblock::MicroblockReader;
         let all = self.unanchored_txs().await?;
         if all.is_empty() {
             return Ok(all);
@@ -477,7 +477,7 @@ impl Store {
                 return Ok(None);
             }
             let api_json = r.take_opt_text("api_json")?.unwrap_or_default();
-            if !stacks_extended::tx::is_row_text(&api_json) {
+            if !self.render.is_row_text(&api_json) {
                 return Ok(None);
             }
             calls.push(called_contract(&*r)?);
@@ -664,7 +664,7 @@ impl Store {
         for r in &rows {
             let mut tx = mined_tx(r)?;
             let stored = tx.api_json.take().unwrap_or_default();
-            let derived = stacks_extended::tx::row_text(&tx).unwrap_or_default();
+            let derived = self.render.row_text(&tx).unwrap_or_default();
             if derived.is_empty() || stored != derived {
                 bad.push(format!("{}@{}", tx.tx_id, tx.index_block_hash));
             }
@@ -1035,7 +1035,7 @@ impl TxReader for Store {
             if t.index_block_hash.is_empty() {
                 // A streamed row, as the unanchored list shows it (on the tip, with the tip's
                 // hash and burn time as its parent's).
-                use stacks_extended::MicroblockReader;
+                use ledger_read::microblock::MicroblockReader;
                 let streamed = self.unanchored_txs().await?.into_iter().find(|p| p.tx_id == t.tx_id);
                 return Ok(Some(AnyTx::Mined(streamed.unwrap_or(t))));
             }

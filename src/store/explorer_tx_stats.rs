@@ -1,7 +1,7 @@
 //! The reads behind `/extended/v1/tx/mempool/stats` and `/extended/v1/tx/events`.
 
-use stacks_extended::tx::{EventFilter, EventOwner, MempoolStatRow, TxEvent, TxStatsReader};
-use stacks_extended::{Paging, ReadError};
+use ledger_read::tx::{EventFilter, EventOwner, MempoolStatRow, TxEvent, TxStatsReader};
+use ledger_read::{Paging, ReadError};
 
 use super::explorer_tx::{tx_event, EVENT_COLUMNS};
 use super::sql::{select, Val};

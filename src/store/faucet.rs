@@ -219,7 +219,8 @@ mod tests {
     async fn limits_count_per_key_and_free_with_time() {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}/db.sqlite", dir.path().display());
-        let store = Store::open(&url, crate::ledger::Network::Testnet).await.unwrap();
+        let store =
+            Store::open(&url, crate::ledger::Network::Testnet, crate::compose::tx_render()).await.unwrap();
         let limit = Some(RateLimit { max: 2, window_ms: 1000 });
         let at = |t: i64| FaucetRequest { occurred_at: t, ..req("ST1") };
         assert!(matches!(

@@ -80,7 +80,12 @@ impl Store {
                 sql::fetch_one(&mut tx, "SELECT COALESCE(MAX(id), 0) AS id FROM raw_events", vec![])
                     .await?
                     .try_get("id")?;
-            let ctx = write::Ctx { network: self.network, raw_event_id: newest + 1, receipt_time };
+            let ctx = write::Ctx {
+                network: self.network,
+                render: &*self.render,
+                raw_event_id: newest + 1,
+                receipt_time,
+            };
             // A mempool transaction changes no maintained totals; flushed all the same.
             let mut totals = super::totals::Pending::default();
             write::apply(&mut tx, &ctx, &payload, None, &mut totals).await?;
@@ -95,7 +100,7 @@ impl Store {
             write::note_change(&mut tx).await?;
             if self.engine() == Engine::Postgres {
                 // Delivered at the commit, to every process LISTENing (this one too).
-                let change = stacks_live::Change::MempoolAdded { tx_ids: vec![tx_id.clone()] };
+                let change = ledger_read::Change::MempoolAdded { tx_ids: vec![tx_id.clone()] };
                 let note = serde_json::to_string(&change).expect("a change serialises");
                 // Wrapped: the `Any` driver cannot carry the function's `void` result.
                 sql::exec(
@@ -179,7 +184,8 @@ mod tests {
     async fn bad_input_writes_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}/db.sqlite", dir.path().display());
-        let store = Store::open(&url, crate::ledger::Network::Testnet).await.unwrap();
+        let store =
+            Store::open(&url, crate::ledger::Network::Testnet, crate::compose::tx_render()).await.unwrap();
         let err = store.record_local_tx(&[0x80, 0x00, 0x01], LocalSource::RosettaSubmit).await.unwrap_err();
         assert!(matches!(err, LocalTxError::Invalid(_)), "{err}");
         assert!(store.local_txs_after(None, 10).await.unwrap().is_empty());

@@ -54,8 +54,10 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use ledger_read::TxRender;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::{AnyPool, ConnectOptions};
 
@@ -227,6 +229,9 @@ pub struct Store {
     /// engine ([`Store::engine`]).
     reads: Reads,
     network: Network,
+    /// The text a surface serves of each transaction, rendered when its block is applied and
+    /// stored with the row (`txs.api_json`), whose shape only the renderer knows.
+    render: Arc<dyn TxRender>,
     /// One writer at a time: concurrent POSTs must not interleave their transactions. The
     /// writer keeps its own connection, taken out of the pool on first use, so that every event
     /// lands on the same connection: its prepared statements stay cached and, on SQLite, its
@@ -452,6 +457,7 @@ async fn prepare_schema(
     conn: &mut Conn,
     pg: Option<&AnyPool>,
     network: Network,
+    render: &dyn TxRender,
     replay: bool,
 ) -> Result<(), StoreError> {
     let engine = if pg.is_some() { Engine::Postgres } else { Engine::Sqlite };
@@ -466,34 +472,44 @@ async fn prepare_schema(
     }
     totals::backfill(conn).await?;
     backfill_0031::backfill(conn, network).await?;
-    backfill_0032::backfill(conn).await?;
+    backfill_0032::backfill(conn, render).await?;
     backfill_0035::backfill(conn).await?;
-    backfill_0044::backfill(conn).await?;
+    backfill_0044::backfill(conn, render).await?;
     Ok(())
 }
 
 impl Store {
     /// Opens (creating if needed) and migrates the database at `url`: `sqlite://PATH` (file and
     /// parent directory created, WAL) or `postgres://...`. Indexes that an interrupted bulk
-    /// replay left unbuilt are built first (see `bulk`).
-    pub async fn open(url: &str, network: Network) -> Result<Store, StoreError> {
-        Store::open_with(url, network, false).await
+    /// replay left unbuilt are built first (see `bulk`). `render` writes the transaction text
+    /// stored with each row (the composition root hands in the serving surface's).
+    pub async fn open(url: &str, network: Network, render: Arc<dyn TxRender>) -> Result<Store, StoreError> {
+        Store::open_with(url, network, render, false).await
     }
 
     /// [`Store::open`] for a bulk replay (`import-events`): indexes an interrupted replay
     /// deferred stay deferred, for the replay to build at its end; a new SQLite file gets
     /// the replay's larger pages (`REPLAY_PAGE_SIZE`).
-    pub async fn open_for_replay(url: &str, network: Network) -> Result<Store, StoreError> {
-        Store::open_with(url, network, true).await
+    pub async fn open_for_replay(
+        url: &str,
+        network: Network,
+        render: Arc<dyn TxRender>,
+    ) -> Result<Store, StoreError> {
+        Store::open_with(url, network, render, true).await
     }
 
-    async fn open_with(url: &str, network: Network, replay: bool) -> Result<Store, StoreError> {
+    async fn open_with(
+        url: &str,
+        network: Network,
+        render: Arc<dyn TxRender>,
+        replay: bool,
+    ) -> Result<Store, StoreError> {
         let target = Target::of(url)?;
         let (reads, checkpointer) = match &target {
             Target::Sqlite(path) => {
                 let page_size = if replay { REPLAY_PAGE_SIZE } else { LIVE_PAGE_SIZE };
                 let mut conn = Conn::lite(create_sqlite(path, page_size)?);
-                prepare_schema(&mut conn, None, network, replay).await?;
+                prepare_schema(&mut conn, None, network, &*render, replay).await?;
                 conn.close().await;
                 let reads = Reads::Lite(lite::LiteReader::open(path, true)?);
                 (reads, Some(lite::Checkpointer::start(path)?))
@@ -501,12 +517,12 @@ impl Store {
             Target::Postgres(url) => {
                 let pool = connect_pg(url).await?;
                 let mut conn = Conn::pooled(pool.acquire().await?);
-                prepare_schema(&mut conn, Some(&pool), network, replay).await?;
+                prepare_schema(&mut conn, Some(&pool), network, &*render, replay).await?;
                 conn.close().await;
                 (Reads::Pg(pool), None)
             }
         };
-        Ok(Store::assemble(reads, network, target.url(), checkpointer, None, false))
+        Ok(Store::assemble(reads, network, render, target.url(), checkpointer, None, false))
     }
 
     /// Opens `url` for a `readonly` process (`serve --mode readonly`): no migrations, backfills
@@ -517,6 +533,7 @@ impl Store {
         url: &str,
         primary: Option<&str>,
         network: Network,
+        render: Arc<dyn TxRender>,
     ) -> Result<Store, StoreError> {
         let target = Target::of(url)?;
         let reads = match &target {
@@ -528,7 +545,7 @@ impl Store {
             Some(primary) => Some(replica::Primary::connect(reads.engine(), primary).await?),
             None => None,
         };
-        let store = Store::assemble(reads, network, target.url(), None, primary, true);
+        let store = Store::assemble(reads, network, render, target.url(), None, primary, true);
         store.wait_for_schema(migrator(store.engine())).await?;
         Ok(store)
     }
@@ -536,6 +553,7 @@ impl Store {
     fn assemble(
         reads: Reads,
         network: Network,
+        render: Arc<dyn TxRender>,
         url: String,
         checkpointer: Option<lite::Checkpointer>,
         primary: Option<replica::Primary>,
@@ -544,6 +562,7 @@ impl Store {
         Store {
             reads,
             network,
+            render,
             url,
             writer: Mutex::new(None),
             live_events: std::sync::atomic::AtomicU64::new(0),
@@ -589,6 +608,11 @@ impl Store {
 
     pub fn network(&self) -> Network {
         self.network
+    }
+
+    /// The renderer of the transaction text stored with each row.
+    pub fn render(&self) -> &Arc<dyn TxRender> {
+        &self.render
     }
 
     /// The read connections now, for the metrics and the admission bound.
@@ -729,7 +753,8 @@ impl Store {
         events: Vec<IncomingEvent>,
         stop_at_refusal: bool,
     ) -> Result<Vec<Result<IngestOutcome, IngestError>>, IngestError> {
-        self.apply_source(prepare::Source::ahead(events, self.network), stop_at_refusal).await
+        self.apply_source(prepare::Source::ahead(events, self.network, self.render.clone()), stop_at_refusal)
+            .await
     }
 
     /// [`Store::ingest_batch`] of a batch already parsed and derived by [`prepare_batch`]
@@ -926,7 +951,8 @@ impl Store {
         else {
             return Ok(IngestOutcome::AlreadyStored { id: ev.id.unwrap_or_default() });
         };
-        let ctx = write::Ctx { network: self.network, raw_event_id: id, receipt_time: unix };
+        let ctx =
+            write::Ctx { network: self.network, render: &*self.render, raw_event_id: id, receipt_time: unix };
         write::apply(conn, &ctx, payload, derived, totals).await?;
         Ok(IngestOutcome::Applied { id })
     }
@@ -1054,7 +1080,7 @@ mod tests {
     /// A new SQLite file store (in `dir`), to take its writer's connection from.
     async fn file_store(dir: &tempfile::TempDir) -> Store {
         let url = format!("sqlite://{}/s.db", dir.path().display());
-        Store::open(&url, crate::ledger::Network::Testnet).await.unwrap()
+        Store::open(&url, crate::ledger::Network::Testnet, crate::compose::tx_render()).await.unwrap()
     }
 
     /// A PRAGMA's value on `conn`.

@@ -3,6 +3,10 @@
 //! for the next batch while the writer applies the current one, so the two cores overlap
 //! (the writer and the database engine on one, parsing and deriving on the other).
 
+use std::sync::Arc;
+
+use ledger_read::TxRender;
+
 use crate::events::EventPayload;
 use crate::ingest::IncomingEvent;
 use crate::ledger::block::DerivedBlock;
@@ -40,14 +44,15 @@ impl PreparedBatch {
 
 /// Parses `events` and derives their blocks for a store of `network` (a store of another
 /// network derives again itself).
-pub fn prepare_batch(events: Vec<IncomingEvent>, network: Network) -> PreparedBatch {
+/// `render` writes the transactions' stored text, as the store's own does.
+pub fn prepare_batch(events: Vec<IncomingEvent>, network: Network, render: &dyn TxRender) -> PreparedBatch {
     let events = events
         .into_iter()
         .map(|ev| {
             let payload = parse(&ev).map_err(|e| Refusal::Invalid(e.to_string()));
             let derived = match &payload {
                 Ok(EventPayload::NewBlock(b)) if int(b.block_height) != 1 => {
-                    ledger::derive_block(b, None, network).ok()
+                    ledger::derive_block(b, None, network, render).ok()
                 }
                 _ => None,
             };
@@ -78,7 +83,7 @@ impl Source {
         Source { total: events.len(), have: events, ahead: None }
     }
 
-    pub fn ahead(events: Vec<IncomingEvent>, network: Network) -> Source {
+    pub fn ahead(events: Vec<IncomingEvent>, network: Network, render: Arc<dyn TxRender>) -> Source {
         let total = events.len();
         let (tx, rx) = tokio::sync::mpsc::channel(CHUNKS_AHEAD);
         let task = tokio::task::spawn_blocking(move || {
@@ -86,7 +91,9 @@ impl Source {
             loop {
                 let chunk: Vec<IncomingEvent> = events.by_ref().take(CHUNK).collect();
                 // An empty chunk is the end; a closed channel means the writer gave up.
-                if chunk.is_empty() || tx.blocking_send(prepare_batch(chunk, network).events).is_err() {
+                if chunk.is_empty()
+                    || tx.blocking_send(prepare_batch(chunk, network, &*render).events).is_err()
+                {
                     break;
                 }
             }

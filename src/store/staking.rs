@@ -2,9 +2,9 @@
 //! read back (canonical rows, chain order) and folded into the staking state by
 //! `ledger::pox5::fold`. Rows follow their block's `canonical` flag (`write::BLOCK_TABLES`).
 
-use stacks_extended::v3::staking::model::{StakingState, TxPlace};
-use stacks_extended::v3::staking::StakingReader;
-use stacks_extended::ReadError;
+use ledger_read::staking::model::{StakingState, TxPlace};
+use ledger_read::staking::StakingReader;
+use ledger_read::ReadError;
 
 use super::bns::ANCHORED_SEQ;
 use super::conn::Conn;

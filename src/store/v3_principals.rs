@@ -13,10 +13,10 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use stacks_extended::v3::principals::{
+use ledger_read::principals::{
     AssetKind, BalanceChange, PrincipalTx, PrincipalsReader, StxLock, TxPosition, ANCHORED,
 };
-use stacks_extended::ReadError;
+use ledger_read::ReadError;
 
 use super::db_row::DbRow;
 use super::explorer_tx::{mined_tx, PAGE_TX_COLUMNS};

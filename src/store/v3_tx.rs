@@ -1,15 +1,16 @@
-//! The reads behind the v3 transaction routes (`stacks_extended::v3::tx::V3TxReader`): canonical
+//! The reads behind the v3 transaction routes (`ledger_read::tx::v3::V3TxReader`): canonical
 //! transactions in the incumbent's v3 order `(block_height, microblock_sequence, tx_index)`,
 //! anchored transactions at sequence 2147483647, `tx_index` as the incumbent shows it
 //! (`BootShift`), streamed transactions not yet anchored on top; the pending mempool by
 //! `(receipt_time, tx_id)`.
 
 use super::db_row::DbRow;
-use stacks_extended::tx::{AnyTx, MinedTx, TxEvent, TxReader};
-use stacks_extended::v3::cursor::{MempoolCursor, TxCursor, ANCHORED_SEQUENCE};
-use stacks_extended::v3::params::HeightOrHash;
-use stacks_extended::v3::tx::{MempoolScope, TxScope, V3AnyTx, V3Block, V3MempoolTx, V3Tx, V3TxReader};
-use stacks_extended::{MicroblockReader, ReadError};
+use ledger_read::chain::HeightOrHash;
+use ledger_read::cursor::{MempoolCursor, TxCursor, ANCHORED_SEQUENCE};
+use ledger_read::microblock::MicroblockReader;
+use ledger_read::tx::v3::{MempoolScope, TxScope, V3AnyTx, V3Block, V3MempoolTx, V3Tx, V3TxReader};
+use ledger_read::tx::{AnyTx, MinedTx, TxEvent, TxReader};
+use ledger_read::ReadError;
 
 use super::explorer_tx::{shown_index_sql, tx_event, BootShift, EVENT_COLUMNS, PAGE_TX_COLUMNS, SEQ};
 use super::sql::{select, Val};

@@ -153,7 +153,9 @@ impl TestStore {
     /// `None` (after saying why) when PostgreSQL is not configured outside CI.
     pub async fn new(db: Db, name: &str, network: Network) -> Option<TestStore> {
         let db = TestDb::new(db, name).await?;
-        let store = Store::open(&db.url, network).await.expect("open the test store");
+        let store = Store::open(&db.url, network, stacks_ledger::compose::tx_render())
+            .await
+            .expect("open the test store");
         Some(TestStore { store: Arc::new(store), db })
     }
 

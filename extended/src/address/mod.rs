@@ -2,7 +2,7 @@
 //! `/extended/v1/tokens/ft/{token}/holders`: the incumbent's principal-centred routes.
 
 pub(crate) mod balances;
-mod reader;
+use ledger_read::address as reader;
 pub(crate) mod transfers;
 pub(crate) mod txs;
 

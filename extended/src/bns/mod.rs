@@ -2,7 +2,7 @@
 //! namespaces, subdomains and zonefiles. Its pages are zero-based offsets of 100 rows; an
 //! explicit page past the end is rejected (`Invalid page`). Answers carry the chain tip's ETag.
 
-mod reader;
+use ledger_read::bns as reader;
 
 use std::sync::Arc;
 

@@ -7,7 +7,7 @@
 
 pub(crate) mod blocks;
 pub(crate) mod burn;
-mod reader;
+use ledger_read::chain as reader;
 mod render;
 mod supply;
 

@@ -1,7 +1,7 @@
 //! `/extended/v1/contract/*` and `/extended/v2/smart-contracts/*`: contracts, their logs and
 //! deployment status.
 
-mod reader;
+use ledger_read::contract as reader;
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! Microblocks: `/extended/v1/microblock`, `/microblock/{hash}` and
 //! `/microblock/unanchored/txs` (all deprecated routes of the incumbent, cached on the chain tip).
 
-mod reader;
+use ledger_read::microblock as reader;
 
 pub use reader::{MicroblockReader, MicroblockRecord};
 

@@ -4,7 +4,7 @@
 
 pub(crate) mod cycles;
 mod legacy;
-mod reader;
+use ledger_read::pox as reader;
 
 pub use reader::{
     CycleSigner, CycleStacker, PoolDelegation, PoxCycleReader, PoxCycleRecord, PoxEventRecord, PoxReader,

@@ -2,7 +2,7 @@
 //! hash, a transaction id (mined or pending), a contract id or an address. Partial ids and
 //! wildcards match nothing.
 
-mod reader;
+use ledger_read::search as reader;
 
 use std::sync::Arc;
 

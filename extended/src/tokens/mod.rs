@@ -1,7 +1,7 @@
 //! `/extended/v1/tokens/nft/*`: NFT holdings, a token's history and an asset's mints.
 //! (`/tokens/ft/{token}/holders` lives with the balances in `address`.)
 
-mod reader;
+use ledger_read::tokens as reader;
 
 use std::sync::Arc;
 

@@ -6,11 +6,12 @@ mod abi;
 pub mod entity;
 pub(crate) mod events;
 pub(crate) mod lists;
-pub mod model;
+pub use ledger_read::tx::model;
 pub(crate) mod params;
-mod reader;
+use ledger_read::tx as reader;
 pub(crate) mod routes;
 mod stats;
+mod stored;
 
 pub use entity::{
     any_tx_json, clarity_json, event_json, is_row_text, listed_tx_text, materialized_from_raw,
@@ -28,3 +29,4 @@ pub use reader::{
 pub(crate) use routes::tip_etag;
 pub use routes::{routes, tx_etag};
 pub(crate) use stats::js_number;
+pub use stored::StoredText;

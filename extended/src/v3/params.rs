@@ -62,15 +62,7 @@ pub fn hash_named(raw: &str, param: &'static str) -> Result<String, ApiError> {
 }
 
 /// A block named by `BlockHeightOrHashSchema`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HeightOrHash {
-    /// The chain tip.
-    Latest,
-    /// A hash as given, `0x`-prefixed (the incumbent looks it up unchanged).
-    Hash(String),
-    /// The canonical block at this height.
-    Height(u64),
-}
+pub use ledger_read::chain::HeightOrHash;
 
 /// A `height_or_hash` path parameter: `latest`, a hash (tried first, as the incumbent's union
 /// does) or an integer. A negative integer passes the schema and fails the incumbent's handler

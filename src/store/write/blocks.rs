@@ -17,7 +17,7 @@ use std::collections::HashMap;
 
 pub(super) async fn apply_block(
     conn: &mut Conn,
-    ctx: &Ctx,
+    ctx: &Ctx<'_>,
     b: &NewBlock,
     pre: Option<&DerivedBlock>,
     totals: &mut Pending,
@@ -42,7 +42,7 @@ pub(super) async fn apply_block(
     let derived = match pre.filter(|_| genesis.is_none()) {
         Some(d) => d,
         None => {
-            derived_here = ledger::derive_block(b, genesis.as_ref(), ctx.network)?;
+            derived_here = ledger::derive_block(b, genesis.as_ref(), ctx.network, ctx.render)?;
             &derived_here
         }
     };

@@ -7,7 +7,11 @@ use super::Ctx;
 use crate::events::payload::NewBurnBlock;
 use crate::ledger;
 
-pub(super) async fn apply_burn_block(conn: &mut Conn, ctx: &Ctx, b: &NewBurnBlock) -> Result<(), ApplyError> {
+pub(super) async fn apply_burn_block(
+    conn: &mut Conn,
+    ctx: &Ctx<'_>,
+    b: &NewBurnBlock,
+) -> Result<(), ApplyError> {
     let r = ledger::burn::derive_burn_block(b);
     // A burn block at height h replaces whatever was at h or above on another branch. The
     // other tables' rows are written and flipped only here, together with their burn block's

@@ -208,7 +208,7 @@ async fn flip(conn: &mut Conn, blocks: &[String], canonical: bool) -> Result<(),
 /// `restoreOrphanedChain`). Nothing is deleted; flags flip and the tip caches follow.
 pub(super) async fn restore_chain(
     conn: &mut Conn,
-    ctx: &Ctx,
+    ctx: &Ctx<'_>,
     parent: &StoredBlock,
     receipt: Receipt,
     totals: &mut Pending,
@@ -247,7 +247,7 @@ pub(super) async fn restore_chain(
     let ids: Vec<String> = orphaned.iter().map(|b| b.index_block_hash.clone()).collect();
     let mut nft = BTreeSet::new();
     for b in &orphaned {
-        let d = derive_stored(conn, b, ctx.network).await?;
+        let d = derive_stored(conn, b, ctx).await?;
         apply_ft(conn, &ft_deltas(&d.token_ops), -1).await?;
         totals.apply(&d, -1);
         nft.extend(nft_pairs(&d));
@@ -274,7 +274,7 @@ pub(super) async fn restore_chain(
 
     // Restore the fork, lowest first, each on top of the canonical chain so far.
     for b in &fork {
-        let d = derive_stored(conn, b, ctx.network).await?;
+        let d = derive_stored(conn, b, ctx).await?;
         flip(conn, std::slice::from_ref(&b.index_block_hash), true).await?;
         let m = if b.materialized { Materialize::Stored } else { Materialize::Now { marked: false } };
         canonicalize(conn, &d, m, false, receipt, totals).await?;

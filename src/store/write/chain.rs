@@ -7,10 +7,11 @@ use super::super::rows::At;
 use super::super::sql;
 use super::super::sql::{exec, get_bool};
 use super::super::{ApplyError, StoreError};
+use super::Ctx;
 use crate::events::payload::NewBlock;
 use crate::events::{EventPath, EventPayload};
+use crate::ledger;
 use crate::ledger::block::DerivedBlock;
-use crate::ledger::{self, Network};
 
 #[derive(Debug, Clone)]
 pub(super) struct StoredBlock {
@@ -110,11 +111,11 @@ async fn load_new_block(conn: &mut Conn, raw_event_id: i64) -> Result<NewBlock, 
 pub(super) async fn derive_stored(
     conn: &mut Conn,
     b: &StoredBlock,
-    network: Network,
+    ctx: &Ctx<'_>,
 ) -> Result<DerivedBlock, ApplyError> {
     let nb = load_new_block(conn, b.raw_event_id).await?;
     let genesis = genesis_of(conn, &b.parent_index_block_hash, b.block_height).await?;
-    Ok(ledger::derive_block(&nb, genesis.as_ref(), network)?)
+    Ok(ledger::derive_block(&nb, genesis.as_ref(), ctx.network, ctx.render)?)
 }
 
 /// Block 0 when `height == 1` and the parent is a stored block at height 0.

@@ -166,7 +166,11 @@ pub(super) async fn restore_mempool(
     .await
 }
 
-pub(super) async fn apply_mempool(conn: &mut Conn, ctx: &Ctx, m: &NewMempoolTx) -> Result<(), ApplyError> {
+pub(super) async fn apply_mempool(
+    conn: &mut Conn,
+    ctx: &Ctx<'_>,
+    m: &NewMempoolTx,
+) -> Result<(), ApplyError> {
     let rows = posted_txs(m, ctx.network, ctx.raw_event_id, ctx.receipt_time)?;
     let mined = mined_of(conn, rows.iter().map(|p| &p.row.tx_id)).await?;
     let height = tip_height(conn).await?;

@@ -55,10 +55,10 @@ pub(super) async fn settle_stream(
 /// connects to what is already streamed (the incumbent ignores other batches, as we do).
 pub(super) async fn apply_microblocks(
     conn: &mut Conn,
-    ctx: &Ctx,
+    ctx: &Ctx<'_>,
     m: &NewMicroblocks,
 ) -> Result<(), ApplyError> {
-    let mut s = ledger::microblocks::derive_stream(m, ctx.network)?;
+    let mut s = ledger::microblocks::derive_stream(m, ctx.network, ctx.render)?;
     for mb in &mut s.microblocks {
         mb.stream_receipt_time = Some(ctx.receipt_time);
     }

@@ -18,6 +18,8 @@ use super::sql;
 use super::sql::{exec, Val};
 use super::totals::Pending;
 use super::{ApplyError, StoreError};
+use ledger_read::TxRender;
+
 use crate::events::EventPayload;
 use crate::ledger::block::DerivedBlock;
 use crate::ledger::Network;
@@ -35,8 +37,10 @@ pub struct RawInsert<'a> {
     pub payload: &'a str,
 }
 
-pub struct Ctx {
+pub struct Ctx<'a> {
     pub network: Network,
+    /// Writes each derived transaction's stored text (`Store::render`).
+    pub render: &'a dyn TxRender,
     pub raw_event_id: i64,
     /// Unix seconds the event was received (mempool receipt time).
     pub receipt_time: i64,
@@ -207,7 +211,7 @@ pub async fn wipe(conn: &mut Conn) -> Result<(), StoreError> {
 /// ([`Pending::flush`]) before committing.
 pub async fn apply(
     conn: &mut Conn,
-    ctx: &Ctx,
+    ctx: &Ctx<'_>,
     payload: &EventPayload,
     derived: Option<&DerivedBlock>,
     totals: &mut Pending,

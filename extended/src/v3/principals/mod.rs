@@ -7,7 +7,7 @@
 mod balances;
 mod changes;
 mod mempool;
-mod reader;
+use ledger_read::principals as reader;
 mod txs;
 
 use std::sync::Arc;

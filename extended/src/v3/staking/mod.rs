@@ -5,33 +5,24 @@
 //! ETag, as the incumbent's `handleChainTipCache` does.
 
 mod bonds;
-pub mod model;
 mod principals;
 mod signers;
 mod window;
 
-use std::future::Future;
 use std::sync::Arc;
 
 use serde_json::Value;
 use warp::{Filter, Rejection, Reply};
 
-pub use model::StakingState;
+pub use ledger_read::staking::{model, StakingReader, StakingState};
 pub use window::{to_page, window, Window};
 
 use crate::address::cached_json;
 use crate::error::{ApiError, In, Rule};
 use crate::handler::{get, if_none_match, reject, with_reader, Get};
 use crate::params::{query, Paging, Query};
-use crate::pox::PoxCycleReader;
-use crate::reader::{ExplorerReader, ReadError};
 use crate::status::chain_tip_etag;
 use crate::v3::params;
-
-pub trait StakingReader: ExplorerReader + PoxCycleReader {
-    /// The staking state of the canonical chain at its tip.
-    fn staking_state(&self) -> impl Future<Output = Result<StakingState, ReadError>> + Send;
-}
 
 /// A path integer (`bond_index`), as the incumbent's `Type.Integer` coerces it.
 pub(crate) fn path_int(raw: &str, param: &'static str) -> Result<i64, ApiError> {

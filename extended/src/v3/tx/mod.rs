@@ -1,7 +1,7 @@
 //! The transaction family of v3: transactions, a block's transactions, the mempool and the
 //! STX supply.
 
-pub mod reader;
+pub use ledger_read::tx::v3 as reader;
 pub mod render;
 pub(crate) mod routes;
 

@@ -2,8 +2,8 @@
 
 use std::future::Future;
 
-use crate::reader::ReadError;
 use crate::Paging;
+use crate::ReadError;
 
 /// One decoded pox-2/3/4 `print` event, as stored.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

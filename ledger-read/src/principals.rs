@@ -4,8 +4,9 @@
 
 use std::future::Future;
 
-use crate::reader::{ExplorerReader, ReadError};
+use crate::tip::ExplorerReader;
 use crate::tx::MinedTx;
+use crate::ReadError;
 
 /// A transaction's place in the chain, as v3 transaction cursors name it
 /// (`height:microblock_sequence:tx_index`, [`ANCHORED`] for anchored transactions).

@@ -3,9 +3,10 @@
 
 use std::future::Future;
 
-use crate::reader::{ExplorerReader, ReadError};
+use crate::tip::ExplorerReader;
 use crate::tx::{MinedTx, PageTx, TxEvent};
 use crate::Paging;
+use crate::ReadError;
 
 /// A block named by a request (`until_block`, `block_height`, `block_hash`).
 #[derive(Debug, Clone, PartialEq, Eq)]

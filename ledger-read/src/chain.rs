@@ -2,7 +2,18 @@
 
 use std::future::Future;
 
-use crate::reader::ReadError;
+use crate::ReadError;
+
+/// A block named by height, hash or as the tip.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HeightOrHash {
+    /// The chain tip.
+    Latest,
+    /// A hash as given, `0x`-prefixed (looked up unchanged).
+    Hash(String),
+    /// The canonical block at this height.
+    Height(u64),
+}
 
 /// A Stacks block as stored (hashes `0x`-prefixed).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -1,10 +1,14 @@
 //! What the transaction routes need from storage.
 
+pub mod model;
+pub mod v3;
+
 use std::future::Future;
 
-use super::model::{AnyTx, MempoolTx, MinedTx, PageTx, TxEvent};
-use crate::reader::ReadError;
+pub use model::{AnyTx, ListedTx, MempoolTx, MinedTx, PageTx, TxEvent};
+
 use crate::Paging;
+use crate::ReadError;
 
 /// `sort_by` of the transaction list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -2,7 +2,8 @@
 
 use std::future::Future;
 
-use crate::reader::{ExplorerReader, ReadError};
+use crate::tip::ExplorerReader;
+use crate::ReadError;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SmartContract {

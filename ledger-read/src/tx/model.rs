@@ -97,4 +97,4 @@ pub enum AnyTx {
 
 /// One transaction event: the `events` row, declared once in the read interface (ingestion
 /// writes the same type).
-pub use ledger_read::EventRow as TxEvent;
+pub use crate::EventRow as TxEvent;

@@ -2,10 +2,10 @@
 
 use std::future::Future;
 
-use crate::reader::ReadError;
+use crate::chain::HeightOrHash;
+use crate::cursor::{MempoolCursor, TxCursor, ANCHORED_SEQUENCE};
 use crate::tx::{MempoolTx, MinedTx, TxEvent};
-use crate::v3::cursor::{MempoolCursor, TxCursor, ANCHORED_SEQUENCE};
-use crate::v3::params::HeightOrHash;
+use crate::ReadError;
 
 /// A canonical mined transaction (streamed, not yet anchored ones included) with what v3 shows
 /// beyond the v1 row: its parent block's index hash.

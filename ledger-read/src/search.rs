@@ -3,7 +3,7 @@
 use std::future::Future;
 
 use crate::address::AddressReader;
-use crate::reader::ReadError;
+use crate::ReadError;
 
 /// A mined transaction's place in the chain, as search reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,7 +3,8 @@
 
 use std::future::Future;
 
-use crate::reader::{ExplorerReader, ReadError};
+use crate::tip::ExplorerReader;
+use crate::ReadError;
 
 /// A name's latest canonical state (not revoked).
 #[derive(Debug, Clone, PartialEq, Eq)]

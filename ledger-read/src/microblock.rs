@@ -2,9 +2,9 @@
 
 use std::future::Future;
 
-use crate::reader::ReadError;
 use crate::tx::MinedTx;
 use crate::Paging;
+use crate::ReadError;
 
 /// One microblock as the incumbent's `Microblock` entity shows it. Hashes are `0x` hex.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -2,7 +2,8 @@
 
 use std::future::Future;
 
-use crate::reader::{ExplorerReader, ReadError};
+use crate::tip::ExplorerReader;
+use crate::ReadError;
 
 /// An NFT a principal holds now (custody follows the latest canonical event).
 #[derive(Debug, Clone, PartialEq, Eq)]
