@@ -211,7 +211,7 @@ fn make_api(store: &Arc<Store>, config: FaucetConfig) -> Api {
 fn make_api_recording(store: &Arc<Store>, config: FaucetConfig, local_txs: Arc<dyn LocalTxSink>) -> Api {
     let clock = Arc::new(AtomicI64::new(T0));
     let c = Arc::clone(&clock);
-    let faucets = Faucets::new(Arc::clone(store), local_txs, config)
+    let faucets = Faucets::new(Arc::clone(store) as _, local_txs, store.network(), config)
         .unwrap()
         .with_clock(Arc::new(move || c.load(Ordering::SeqCst)));
     let filter = stacks_ledger::api::routes_with(

@@ -92,7 +92,9 @@ async fn start(store: &Arc<Store>, node: SocketAddr) -> Server {
     let v2 = V2Settings { node: Some(Arc::new(proxy)), policy: V2Policy::Proxy, transfer_fee: 1 };
     let vars = HashMap::from([("FAUCET_PRIVATE_KEY", format!("{FAUCET_KEY}01"))]);
     let faucet = FaucetConfig::resolve(|n| vars.get(n).cloned(), Some(node_url)).unwrap();
-    let faucets = Arc::new(Faucets::new(Arc::clone(store), Arc::clone(store) as _, faucet).unwrap());
+    let faucets = Arc::new(
+        Faucets::new(Arc::clone(store) as _, Arc::clone(store) as _, store.network(), faucet).unwrap(),
+    );
     let routes = stacks_ledger::api::routes_live(Arc::clone(store), v2, faucets, &live);
     let addr = serve(routes).await;
     let sink = LiveSink::new(Arc::clone(store), live.feed());

@@ -8,8 +8,8 @@
 //! what Rosetta reads, [`V2Reader`] what the `/v2` answers read, and the modules [`tip`],
 //! [`chain`], [`tx`], [`address`], [`contract`], [`tokens`], [`search`], [`microblock`],
 //! [`pox`], [`staking`], [`principals`] and [`bns`] what the explorer routes read (paged by
-//! [`Paging`] or by the positions of [`cursor`]). [`LocalTxSink`] is the one write a surface
-//! makes (a transaction it put into the node's mempool); [`Change`] what an applied event
+//! [`Paging`] or by the positions of [`cursor`]). [`LocalTxSink`] and [`FaucetBook`] are the writes a surface
+//! makes (a transaction it put into the node's mempool; the faucets' request records); [`Change`] what an applied event
 //! changed, as ingestion announces it; [`TxRender`] how a surface's text of a transaction is
 //! rendered at ingest and kept by a store that does not know its shape.
 
@@ -22,6 +22,7 @@ mod change;
 pub mod contract;
 pub mod cursor;
 mod error;
+pub mod faucet;
 mod ledger;
 mod local_tx;
 pub mod microblock;
@@ -39,6 +40,7 @@ pub mod tx;
 
 pub use change::Change;
 pub use error::ReadError;
+pub use faucet::{FaucetBook, FaucetRequest, RateLimit, Reservation};
 pub use ledger::{LedgerReader, ReadFuture, TipReader};
 pub use local_tx::{LocalSource, LocalTxError, LocalTxOutcome, LocalTxSink, RecordFuture};
 pub use node::{V2Account, V2BurnBlock, V2Contract, V2InfoState, V2Microblock, V2Reader, V2Tip};

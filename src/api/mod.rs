@@ -40,7 +40,8 @@ pub fn faucets_from_env(store: &Arc<Store>) -> Arc<Faucets> {
         Config::from_process_env(&ConfigArgs::default()).unwrap_or_else(|e| panic!("configuration: {e}"));
     let local_txs: Arc<dyn ledger_read::LocalTxSink> = Arc::clone(store) as _;
     Arc::new(
-        Faucets::new(Arc::clone(store), local_txs, config.faucet).unwrap_or_else(|e| panic!("faucets: {e}")),
+        Faucets::new(Arc::clone(store) as _, local_txs, store.network(), config.faucet)
+            .unwrap_or_else(|e| panic!("faucets: {e}")),
     )
 }
 
@@ -53,7 +54,8 @@ pub fn app(
     live: &crate::live::Live,
 ) -> Result<App<impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone>, FaucetError> {
     let local_txs: Arc<dyn ledger_read::LocalTxSink> = Arc::clone(&store) as _;
-    let faucets = Arc::new(Faucets::new(Arc::clone(&store), local_txs, config.faucet.clone())?);
+    let faucets =
+        Arc::new(Faucets::new(Arc::clone(&store) as _, local_txs, store.network(), config.faucet.clone())?);
     let cache = Arc::new(ResponseCache::configured(config));
     let admission = admission_for(&store, config);
     let readiness =

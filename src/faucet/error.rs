@@ -1,13 +1,12 @@
 //! Faucet errors and the one place they become HTTP responses (the incumbent's faucet-scoped
 //! error handler: `{error, success: false}` bodies).
 
+use ledger_read::ReadError;
 use stacks_extended::{with_common_headers, ApiError};
 use thiserror::Error;
 use warp::http::header::{HeaderValue, RETRY_AFTER};
 use warp::http::StatusCode;
 use warp::reply::Response;
-
-use crate::store::StoreError;
 
 /// The incumbent's texts.
 pub const NOT_AVAILABLE: &str = "Faucet is not available";
@@ -46,17 +45,12 @@ pub enum FaucetError {
     Failed(String),
 }
 
-impl From<StoreError> for FaucetError {
-    fn from(e: StoreError) -> Self {
+impl From<ReadError> for FaucetError {
+    fn from(e: ReadError) -> Self {
         match &e {
             // The database cannot be reached: the incumbent's "PG connection error" case.
-            StoreError::Sql(
-                sqlx::Error::Io(_)
-                | sqlx::Error::PoolTimedOut
-                | sqlx::Error::PoolClosed
-                | sqlx::Error::Tls(_),
-            ) => FaucetError::Unavailable(e.to_string()),
-            _ => FaucetError::Failed(e.to_string()),
+            ReadError::Unavailable(source) => FaucetError::Unavailable(source.to_string()),
+            ReadError::Failed(source) => FaucetError::Failed(source.to_string()),
         }
     }
 }

@@ -21,10 +21,9 @@ pub use config::{FaucetConfig, FaucetConfigError};
 pub use error::FaucetError;
 pub use routes::{routes, ClientAddr};
 
-use ledger_read::LocalTxSink;
+use ledger_read::{FaucetBook, FaucetRequest, LocalTxSink, RateLimit, Reservation};
 
 use crate::ledger::Network;
-use crate::store::{FaucetRequest, RateLimit, Reservation, Store};
 use btc::{BtcFaucet, BtcSent};
 use node::Node;
 use stx::{StxFaucet, StxSent};
@@ -40,7 +39,7 @@ pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
 /// Everything the faucet routes need.
 pub struct Faucets {
     /// Nonces and the faucet's own request rows (rate limits).
-    store: Arc<Store>,
+    book: Arc<dyn FaucetBook>,
     /// Where a sent STX transfer is recorded in our mempool: the one write path of the
     /// transactions we put into the node's mempool (`ledger_read::LocalTxSink`).
     local_txs: Arc<dyn LocalTxSink>,
@@ -61,17 +60,19 @@ pub struct Requester {
 }
 
 impl Faucets {
-    /// The faucets on `store`'s network, recording the transfers they send through
-    /// `local_txs` (the store itself when served). Fails only on an unusable key.
+    /// The faucets on `network`, keeping their requests in `book` and recording the transfers
+    /// they send through `local_txs` (both the store itself when served). Fails only on an
+    /// unusable key.
     pub fn new(
-        store: Arc<Store>,
+        book: Arc<dyn FaucetBook>,
         local_txs: Arc<dyn LocalTxSink>,
+        network: Network,
         config: FaucetConfig,
     ) -> Result<Faucets, FaucetError> {
         let http = reqwest::Client::new();
         Ok(Faucets {
-            network: store.network(),
-            store,
+            network,
+            book,
             local_txs,
             stx_enabled: config.stx_enabled,
             btc_enabled: config.btc_enabled,
@@ -126,7 +127,8 @@ impl Faucets {
         let recipient = parse_stx_address(address)?;
         let (kind, limit) = if stacking { ("stacking", STX_STACKING_LIMIT) } else { ("regular", STX_LIMIT) };
         let req = self.request(recipient.to_string(), "stx", kind, who);
-        let send = self.stx.send(&self.store, self.local_txs.as_ref(), &self.node, recipient, stacking);
+        let send =
+            self.stx.send(self.book.as_ref(), self.local_txs.as_ref(), &self.node, recipient, stacking);
         self.limited(req, limit, send).await
     }
 
@@ -172,14 +174,14 @@ impl Faucets {
         send: impl Future<Output = Result<T, FaucetError>>,
     ) -> Result<T, FaucetError> {
         let limit = self.rate_limit_enabled.then_some(limit);
-        match self.store.reserve_faucet_request(&req, limit).await? {
+        match self.book.reserve(&req, limit).await? {
             Reservation::Limited { retry_after_ms } => Err(FaucetError::TooManyRequests {
                 retry_after_secs: (retry_after_ms.max(1) as u64).div_ceil(1000),
             }),
             Reservation::Granted(id) => match send.await {
                 Ok(sent) => Ok(sent),
                 Err(e) => {
-                    if let Err(release) = self.store.release_faucet_request(id).await {
+                    if let Err(release) = self.book.release(id).await {
                         tracing::error!(error = %release, id, "cannot release a faucet request that sent nothing");
                     }
                     Err(e)

@@ -6,6 +6,7 @@
 //! the node then refuses one of them with `ConflictingNonceInMempool` and, as the incumbent
 //! does, the next key is tried.
 
+use ledger_read::{FaucetBook, LocalSource, LocalTxSink};
 use stacks_codec::address::{single_sig_address, Principal, StacksAddress};
 use stacks_codec::sign::{sign_origin, PrivateKey};
 use stacks_codec::tx::{
@@ -16,8 +17,6 @@ use tokio::sync::Mutex;
 
 use super::node::Node;
 use super::FaucetError;
-use crate::store::Store;
-use ledger_read::{LocalSource, LocalTxSink};
 
 /// 500 STX, the incumbent's default.
 pub const DEFAULT_AMOUNT_USTX: u64 = 500_000_000;
@@ -64,11 +63,11 @@ impl StxFaucet {
     }
 
     /// Sends `amount` µSTX (the PoX minimum plus 20% when `stacking`) to `recipient`: the
-    /// nonce read from `store`, the sent transaction recorded in our mempool through
+    /// nonce read from `book`, the sent transaction recorded in our mempool through
     /// `local_txs` (the write path Rosetta submit and `/v2` broadcasts take).
     pub async fn send(
         &self,
-        store: &Store,
+        book: &dyn FaucetBook,
         local_txs: &dyn LocalTxSink,
         node: &Node,
         recipient: Principal,
@@ -85,7 +84,7 @@ impl StxFaucet {
         for attempt in 0..self.keys.len() {
             let index = (*next_key + attempt) % self.keys.len();
             let key = &self.keys[index];
-            let nonce = store.possible_next_nonce(&key.address.to_c32()).await?;
+            let nonce = book.possible_next_nonce(&key.address.to_c32()).await?;
             let nonce = u64::try_from(nonce).map_err(|_| FaucetError::Failed(format!("nonce {nonce}")))?;
             let unsigned = transfer(chain_id, key, nonce, 0, recipient.clone(), amount)?;
             let fee = match node.transfer_fee_rate().await? {

@@ -9,9 +9,12 @@ use super::{Store, StoreError};
 impl From<StoreError> for ReadError {
     fn from(e: StoreError) -> Self {
         match e {
-            StoreError::Sql(sqlx::Error::PoolTimedOut | sqlx::Error::PoolClosed | sqlx::Error::Io(_)) => {
-                ReadError::Unavailable(Box::new(e))
-            }
+            StoreError::Sql(
+                sqlx::Error::PoolTimedOut
+                | sqlx::Error::PoolClosed
+                | sqlx::Error::Io(_)
+                | sqlx::Error::Tls(_),
+            ) => ReadError::Unavailable(Box::new(e)),
             other => ReadError::Failed(Box::new(other)),
         }
     }

@@ -9,40 +9,31 @@
 //! address, from this process or another sharing the database, cannot both see a free slot.
 //! When nothing was sent, the handler releases the reservation again.
 
+use ledger_read::faucet::BookFuture;
+use ledger_read::{FaucetBook, FaucetRequest, RateLimit, Reservation};
+
 use super::conn::Conn;
 use super::sql;
 use super::sql::query;
 use super::{Engine, Store, StoreError};
 
-/// One request to record.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FaucetRequest {
-    /// The address funded, as given.
-    pub address: String,
-    /// `stx` or `btc`.
-    pub currency: &'static str,
-    /// `regular`, `stacking`, `large`, `xlarge`: each has its own budget.
-    pub kind: &'static str,
-    /// The client: the first `X-Forwarded-For` entry, else the socket's address.
-    pub ip: String,
-    /// Unix milliseconds.
-    pub occurred_at: i64,
-}
+/// The faucets' bookkeeping, read and written by the methods below.
+impl FaucetBook for Store {
+    fn reserve<'a>(
+        &'a self,
+        req: &'a FaucetRequest,
+        limit: Option<RateLimit>,
+    ) -> BookFuture<'a, Reservation> {
+        Box::pin(async move { Ok(self.reserve_faucet_request(req, limit).await?) })
+    }
 
-/// At most `max` requests per `window_ms` for one (address, currency, kind).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RateLimit {
-    pub max: u32,
-    pub window_ms: i64,
-}
+    fn release(&self, id: i64) -> BookFuture<'_, ()> {
+        Box::pin(async move { Ok(self.release_faucet_request(id).await?) })
+    }
 
-/// What [`Store::reserve_faucet_request`] decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reservation {
-    /// Recorded, with this id (for [`Store::release_faucet_request`]).
-    Granted(i64),
-    /// Over the limit: nothing recorded; a slot frees in `retry_after_ms`.
-    Limited { retry_after_ms: i64 },
+    fn possible_next_nonce<'a>(&'a self, account: &'a str) -> BookFuture<'a, i64> {
+        Box::pin(async move { Ok(Store::possible_next_nonce(self, account).await?) })
+    }
 }
 
 const RECENT: &str = "SELECT occurred_at FROM faucet_requests \

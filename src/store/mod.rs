@@ -73,7 +73,6 @@ use crate::ledger::{LedgerError, Network};
 
 pub use bns_import::{BnsGenesis, ImportedName};
 pub use bulk::IndexDefinition;
-pub use faucet::{FaucetRequest, RateLimit, Reservation};
 pub use ledger_read::{LocalSource, LocalTxError, LocalTxOutcome};
 pub use live::{LiveNotifier, LIVE_CHANNEL, MAX_NOTIFY_PAYLOAD};
 pub use local_tx::LocalTx;
