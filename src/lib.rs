@@ -4,8 +4,6 @@
 #![deny(unsafe_code)]
 
 pub mod api;
-pub mod checkconstruction;
-pub mod checkdata;
 pub mod compose;
 pub mod config;
 pub mod devnet;

@@ -13,8 +13,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use common::{replay, Db, TestStore};
+use rosetta_check::data::{Checker, Options};
 use serde_json::Value;
-use stacks_ledger::checkdata::{Checker, Options};
 use stacks_ledger::ledger::Network;
 use stacks_ledger::store::Store;
 

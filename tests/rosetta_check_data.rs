@@ -8,8 +8,8 @@ mod common;
 use std::sync::Arc;
 
 use common::{devnet_config, devnet_events, ingest_all, replay, shared_file, Db, TestStore};
+use rosetta_check::data::{Checker, Options, Report};
 use serde_json::Value;
-use stacks_ledger::checkdata::{Checker, Options, Report};
 use stacks_ledger::ledger::Network;
 use stacks_ledger::store::Store;
 use warp::Filter;

@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
+use rosetta_check::data::config::CliConfig;
+use rosetta_check::data::{read_accounts, read_bootstrap};
 use serde_json::Value;
-use stacks_ledger::checkdata::config::CliConfig;
-use stacks_ledger::checkdata::{read_accounts, read_bootstrap};
 
 const TOP: &[&str] = &[
     "network",

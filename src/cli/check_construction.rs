@@ -1,5 +1,5 @@
 //! `stacks-ledger check-construction`: runs the in-project equivalent of rosetta-cli
-//! `check:construction` (`stacks_ledger::checkconstruction`) and prints its report; exits
+//! `check:construction` (`rosetta_check::construction`) and prints its report; exits
 //! non-zero on any failure or unmet end condition.
 
 use std::path::PathBuf;
@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use stacks_ledger::checkconstruction::config::{server_url, ConstructionCliConfig};
-use stacks_ledger::checkconstruction::{ConstructionChecker, ConstructionOptions};
+use rosetta_check::construction::config::{server_url, ConstructionCliConfig};
+use rosetta_check::construction::{ConstructionChecker, ConstructionOptions};
 
 #[derive(Debug, Args)]
 pub struct CheckConstructionArgs {

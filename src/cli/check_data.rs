@@ -1,12 +1,12 @@
 //! `stacks-ledger check-data`: runs the in-project equivalent of rosetta-cli `check:data`
-//! (`stacks_ledger::checkdata`) and prints its report; exits non-zero on any failure.
+//! (`rosetta_check::data`) and prints its report; exits non-zero on any failure.
 
 use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::Args;
-use stacks_ledger::checkdata::config::CliConfig;
-use stacks_ledger::checkdata::{read_accounts, read_bootstrap, Checker, Options};
+use rosetta_check::data::config::CliConfig;
+use rosetta_check::data::{read_accounts, read_bootstrap, Checker, Options};
 
 #[derive(Debug, Args)]
 pub struct CheckDataArgs {

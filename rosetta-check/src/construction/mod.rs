@@ -32,8 +32,12 @@ use stacks_codec::clarity::Value as ClarityValue;
 use stacks_codec::hash::{hash160, sha256};
 use stacks_codec::sign::{sign_presign, vrs_to_rsv, PrivateKey};
 
-use crate::checkdata::{Checker, Options};
-use crate::rosetta::construction::intent::{DELEGATE_STX, REVOKE_DELEGATE_STX, STACK_STX};
+use crate::data::{Checker, Options};
+
+/// The Stacks Rosetta operation types the stacking workflows send, as the API names them.
+const STACK_STX: &str = "stack_stx";
+const DELEGATE_STX: &str = "delegate_stx";
+const REVOKE_DELEGATE_STX: &str = "revoke_delegate_stx";
 
 /// What to run.
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::checkdata::config::NetworkConfig;
+use crate::data::config::NetworkConfig;
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct ConstructionCliConfig {
