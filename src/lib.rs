@@ -1,24 +1,21 @@
-//! stacks-ledger library: ingestion of Stacks node events and the ledger built from them.
+//! stacks-ledger: the server. The surfaces (Rosetta, `/v2`, the faucets, the event observer)
+//! and their wiring over the core (`ledger-core`: events, the ledger derivation, the store,
+//! ingestion), whose modules are re-exported here under their own names.
 
-// Unsafe code is allowed in one module only, `store::lite::wal_index` (its doc says why).
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 pub mod api;
 pub mod compose;
 pub mod config;
 pub mod devnet;
-pub mod events;
 pub mod faucet;
-pub mod ingest;
-pub mod ledger;
 pub mod live;
-#[cfg(test)]
-mod log_capture;
 pub mod metrics;
 pub mod observer;
 pub mod rosetta;
-pub mod store;
 pub mod v2;
+
+pub use ledger_core::{events, ingest, ledger, store};
 
 /// jemalloc as the allocator of every binary built on this library (the server, the CLI, the
 /// benchmarks and tests measure the same one). A request's memory is allocated on one thread

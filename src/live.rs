@@ -371,7 +371,7 @@ async fn follow_local_txs(store: Arc<Store>, tx: mpsc::UnboundedSender<Change>) 
 /// Whether `e` says the store was closed (`Store::close`, at shutdown): a loop that follows it
 /// ends there, rather than warning every [`FOLLOW_EVERY`] until the process exits.
 fn closed(e: &StoreError) -> bool {
-    matches!(e, StoreError::Sql(sqlx::Error::PoolClosed))
+    e.is_closed()
 }
 
 /// Announces every raw event committed after the newest one now, in id order, looking every

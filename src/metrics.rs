@@ -144,11 +144,6 @@ pub fn event(path: &'static str, outcome: &'static str, took: Duration) {
     histogram!("stacks_ledger_event_apply_seconds", "path" => path).record(took.as_secs_f64());
 }
 
-/// Events the observer logged and has not applied yet (`STACKS_LEDGER_EVENT_ACK=logged`).
-pub fn inbox_pending(n: u64) {
-    gauge!("stacks_ledger_event_inbox_pending").set(n as f64);
-}
-
 /// A `readonly` process's replica against its primary (sampled with readiness).
 pub fn replica_lag(lag: &crate::store::ReplicaLag) {
     gauge!("stacks_ledger_replica_lag_blocks").set(lag.blocks_behind() as f64);

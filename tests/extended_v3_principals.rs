@@ -142,7 +142,7 @@ async fn check(db: Db, seed: u64) {
     let mut expected = Changes::new();
     let mut positions = HashMap::new();
     // The boot block's (block 0's) transactions are in none of the principal routes: the
-    // incumbent never makes their `principal_txs` rows canonical (src/store/v3_principals.rs).
+    // incumbent never makes their `principal_txs` rows canonical (ledger-core/src/store/v3_principals.rs).
     for h in canonical.iter().filter(|h| blocks[*h].block_height > 0) {
         block_changes(&blocks[h], &mut expected, &mut positions);
     }

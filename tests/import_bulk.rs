@@ -1,5 +1,5 @@
 //! `import-events` into an empty store sets the indexes only reads use aside and builds them
-//! at its end (src/store/bulk.rs). Whatever way the import ends, the store is left with every
+//! at its end (ledger-core/src/store/bulk.rs). Whatever way the import ends, the store is left with every
 //! index the migrations define and the ledger of event-by-event ingestion:
 //! - a whole import (a forking chain with microblocks: reorgs run while indexes are set aside);
 //! - an import stopped by a bad line;

@@ -32,18 +32,18 @@ const THIS_FILE: &str = "tests/repo_words.rs";
 /// migration's whole text, comments included, and refuses to open a store whose applied
 /// migration changed: these texts stay as they were written. New migrations are checked.
 const APPLIED_MIGRATIONS: &[&str] = &[
-    "src/store/migrations/postgres/0031_real_chain_rules.sql",
-    "src/store/migrations/postgres/0032_tx_api_json.sql",
-    "src/store/migrations/postgres/0033_bns.sql",
-    "src/store/migrations/postgres/0034_pox5.sql",
-    "src/store/migrations/postgres/0035_token_operations.sql",
-    "src/store/migrations/postgres/0044_txs_row_text.sql",
-    "src/store/migrations/sqlite/0031_real_chain_rules.sql",
-    "src/store/migrations/sqlite/0032_tx_api_json.sql",
-    "src/store/migrations/sqlite/0033_bns.sql",
-    "src/store/migrations/sqlite/0034_pox5.sql",
-    "src/store/migrations/sqlite/0035_token_operations.sql",
-    "src/store/migrations/sqlite/0044_txs_row_text.sql",
+    "ledger-core/src/store/migrations/postgres/0031_real_chain_rules.sql",
+    "ledger-core/src/store/migrations/postgres/0032_tx_api_json.sql",
+    "ledger-core/src/store/migrations/postgres/0033_bns.sql",
+    "ledger-core/src/store/migrations/postgres/0034_pox5.sql",
+    "ledger-core/src/store/migrations/postgres/0035_token_operations.sql",
+    "ledger-core/src/store/migrations/postgres/0044_txs_row_text.sql",
+    "ledger-core/src/store/migrations/sqlite/0031_real_chain_rules.sql",
+    "ledger-core/src/store/migrations/sqlite/0032_tx_api_json.sql",
+    "ledger-core/src/store/migrations/sqlite/0033_bns.sql",
+    "ledger-core/src/store/migrations/sqlite/0034_pox5.sql",
+    "ledger-core/src/store/migrations/sqlite/0035_token_operations.sql",
+    "ledger-core/src/store/migrations/sqlite/0044_txs_row_text.sql",
 ];
 
 /// Where dates and commits are the content: the table of figures (each measured at a commit,

@@ -33,10 +33,11 @@ const REKEY: u32 = 30;
 /// The engine's migrations before [`REKEY`], copied out of the source tree (same text, so
 /// the same checksums as the ones the store embeds).
 async fn migrations_before_rekey(engine: Db, dir: &Path) -> Migrator {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store/migrations").join(match engine {
-        Db::Sqlite => "sqlite",
-        Db::Postgres => "postgres",
-    });
+    let src =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("ledger-core/src/store/migrations").join(match engine {
+            Db::Sqlite => "sqlite",
+            Db::Postgres => "postgres",
+        });
     let mut copied = 0;
     let mut rekey_found = false;
     for entry in std::fs::read_dir(&src).unwrap() {

@@ -1,4 +1,4 @@
-//! The SQLite and PostgreSQL migrations (`src/store/migrations/{sqlite,postgres}`) are kept
+//! The SQLite and PostgreSQL migrations (`ledger-core/src/store/migrations/{sqlite,postgres}`) are kept
 //! once per engine; this test is what keeps them defining one schema. Each engine's store is
 //! opened on an empty database (migrations and the backfills the store runs when it opens),
 //! and the two schemas are compared: the same tables; per table the same columns (names,

@@ -148,7 +148,7 @@ pub fn warn_ignored(env: impl Fn(&str) -> Option<String>, has_node: bool, except
 mod tests {
     use super::*;
     use crate::config::{Config, ConfigArgs};
-    use crate::log_capture::Capture;
+    use test_support::log_capture::Capture;
 
     fn env_of(vars: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
         move |name| vars.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string())

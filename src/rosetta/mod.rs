@@ -6,7 +6,7 @@
 //! ever reaches the `/extended` 404 fallback. The Data API reads through the ledger read
 //! interface ([`LedgerReader`], crate `ledger-read`) and never names the store: handlers translate
 //! its rows into the `rosetta-spec` models and nothing else (the store implements the reader in
-//! `src/store/rosetta.rs`; `tests/rosetta_fake_reader.rs` serves an in-memory one). Only the
+//! `ledger-core/src/store/rosetta.rs`; `tests/rosetta_fake_reader.rs` serves an in-memory one). Only the
 //! Construction API's online context (`construction::routes`) holds the store, to submit.
 
 pub mod account;

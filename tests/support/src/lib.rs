@@ -2,11 +2,13 @@
 //! `CI=true` a missing file fails the test; anywhere else the test says it skips and returns.
 //!
 //! The data sits beside the repository (`<repo>/../shared`) and is never copied into it.
+//! Beside it, [`log_capture`]: a test's own log lines.
 
 #![forbid(unsafe_code)]
 
 use std::path::PathBuf;
 
+pub mod log_capture;
 pub mod oracle;
 
 /// Every raw event log in the shared data, relative to `shared/`.

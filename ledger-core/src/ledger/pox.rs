@@ -73,7 +73,7 @@ fn unwrap_some(v: Value) -> Option<Value> {
 }
 
 /// A principal argument as its text (`None` for any other Clarity value).
-pub(crate) fn principal(v: &Value) -> Option<String> {
+pub fn principal(v: &Value) -> Option<String> {
     match v {
         Value::Principal(p) => Some(p.to_string()),
         _ => None,

@@ -113,6 +113,13 @@ pub enum StoreError {
     Schema(String),
 }
 
+impl StoreError {
+    /// Whether the store was closed (`Store::close`, at shutdown).
+    pub fn is_closed(&self) -> bool {
+        matches!(self, StoreError::Sql(sqlx::Error::PoolClosed))
+    }
+}
+
 /// Why applying an event failed: the event's fault (invalid / not applicable yet) or ours.
 #[derive(Debug, Error)]
 pub(crate) enum ApplyError {
@@ -1079,7 +1086,7 @@ mod tests {
     /// A new SQLite file store (in `dir`), to take its writer's connection from.
     async fn file_store(dir: &tempfile::TempDir) -> Store {
         let url = format!("sqlite://{}/s.db", dir.path().display());
-        Store::open(&url, crate::ledger::Network::Testnet, crate::compose::tx_render()).await.unwrap()
+        Store::open(&url, crate::ledger::Network::Testnet, crate::test_render::marked()).await.unwrap()
     }
 
     /// A PRAGMA's value on `conn`.

@@ -185,7 +185,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}/db.sqlite", dir.path().display());
         let store =
-            Store::open(&url, crate::ledger::Network::Testnet, crate::compose::tx_render()).await.unwrap();
+            Store::open(&url, crate::ledger::Network::Testnet, crate::test_render::marked()).await.unwrap();
         let err = store.record_local_tx(&[0x80, 0x00, 0x01], LocalSource::RosettaSubmit).await.unwrap_err();
         assert!(matches!(err, LocalTxError::Invalid(_)), "{err}");
         assert!(store.local_txs_after(None, 10).await.unwrap().is_empty());

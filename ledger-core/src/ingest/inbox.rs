@@ -119,7 +119,8 @@ impl<L> Shared<L> {
             self.pending.fetch_sub(delta.unsigned_abs(), Ordering::AcqRel);
         }
         let _set = self.gauge.lock().unwrap_or_else(|e| e.into_inner());
-        crate::metrics::inbox_pending(self.pending.load(Ordering::Acquire));
+        // Exported with the server's metrics (the `metrics` facade's recorder).
+        metrics::gauge!("stacks_ledger_event_inbox_pending").set(self.pending.load(Ordering::Acquire) as f64);
     }
 }
 

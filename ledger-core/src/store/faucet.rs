@@ -211,7 +211,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite://{}/db.sqlite", dir.path().display());
         let store =
-            Store::open(&url, crate::ledger::Network::Testnet, crate::compose::tx_render()).await.unwrap();
+            Store::open(&url, crate::ledger::Network::Testnet, crate::test_render::marked()).await.unwrap();
         let limit = Some(RateLimit { max: 2, window_ms: 1000 });
         let at = |t: i64| FaucetRequest { occurred_at: t, ..req("ST1") };
         assert!(matches!(

@@ -156,7 +156,7 @@ fn miner_rewards_are_block_level_operations() {
         "recipient":"SP2J6ZY48GV1EZ5V2V5RB9MP66SW86PYKKNRV9EJ7","miner_address":null,"coinbase_amount":"1000",
         "tx_fees_anchored":"10","tx_fees_streamed_confirmed":"20","tx_fees_streamed_produced":"30"}]}"#;
     let b: crate::events::payload::NewBlock = serde_json::from_str(json).unwrap();
-    let d = derive_block(&b, None, Network::Mainnet, &NoText).unwrap();
+    let d = derive_block(&b, None, Network::Mainnet, &crate::test_render::Marked).unwrap();
     assert_eq!(d.miner_rewards[0].miner_address, A);
     let o = &d.ops[0];
     assert_eq!(
@@ -226,22 +226,4 @@ fn pox_versions_and_networks() {
     assert_eq!((Network::Mainnet.chain_id(), Network::Testnet.chain_id()), (1, 0x8000_0000));
     assert_eq!("testnet".parse::<Network>(), Ok(Network::Testnet));
     assert_eq!(normalize_hex("0XAB"), "0xab");
-}
-
-/// A renderer that renders nothing: these tests look at the rows, not the stored text.
-struct NoText;
-
-impl ledger_read::TxRender for NoText {
-    fn materialized(&self, _: &stacks_codec::tx::Transaction, _: &str, _: bool, _: &str) -> String {
-        String::new()
-    }
-    fn materialized_from_raw(&self, _: &str, _: &str, _: bool, _: &str) -> Option<String> {
-        None
-    }
-    fn row_text(&self, _: &ledger_read::tx::MinedTx) -> Option<String> {
-        None
-    }
-    fn is_row_text(&self, _: &str) -> bool {
-        false
-    }
 }

@@ -52,24 +52,41 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use crate::devnet::{DevnetConfig, Generator};
     use crate::events::EventPath;
     use crate::ingest::{EventSink, IncomingEvent};
     use crate::ledger::Network;
-    use crate::log_capture::Capture;
     use crate::store::Store;
+    use test_support::log_capture::Capture;
 
-    /// A short devnet chain's events, and how many of them are blocks.
+    /// A 32-byte hash, `0x` hex, made of `byte`.
+    fn hash(byte: u8) -> String {
+        format!("0x{}", hex::encode([byte; 32]))
+    }
+
+    /// A short chain's events (blocks 0 to 4, each on the one before), and how many are blocks.
     fn chain() -> (Vec<IncomingEvent>, usize) {
-        let config = DevnetConfig { blocks: 4, txs_per_block: 2, ..DevnetConfig::default() };
-        let events: Vec<IncomingEvent> = Generator::new(config)
-            .unwrap()
-            .map(|e| {
-                let e = e.unwrap();
-                IncomingEvent { id: None, receive_timestamp: None, path: e.path, payload: e.payload }
+        let events: Vec<IncomingEvent> = (0u8..5)
+            .map(|h| {
+                let parent = if h == 0 { hash(0) } else { hash(0x10 + h - 1) };
+                let payload = serde_json::json!({
+                    "block_hash": hash(0x20 + h), "block_height": h, "index_block_hash": hash(0x10 + h),
+                    "parent_index_block_hash": parent, "parent_block_hash": hash(0x20 + h.saturating_sub(1)),
+                    "parent_microblock": hash(0), "parent_microblock_sequence": 0,
+                    "burn_block_time": 1_700_000_000 + u64::from(h), "burn_block_hash": hash(0x30 + h),
+                    "burn_block_height": 100 + u64::from(h), "miner_txid": hash(0x40 + h),
+                    "parent_burn_block_hash": hash(0x30 + h.saturating_sub(1)),
+                    "parent_burn_block_height": 99 + u64::from(h), "parent_burn_block_timestamp": 0,
+                    "transactions": [], "events": [], "matured_miner_rewards": []
+                });
+                IncomingEvent {
+                    id: None,
+                    receive_timestamp: None,
+                    path: EventPath::NewBlock,
+                    payload: payload.to_string(),
+                }
             })
             .collect();
-        let blocks = events.iter().filter(|e| e.path == EventPath::NewBlock).count();
+        let blocks = events.len();
         (events, blocks)
     }
 
@@ -85,14 +102,14 @@ mod tests {
         let url = |name: &str| format!("sqlite://{}/{name}.db", dir.path().display());
 
         let log = Capture::start();
-        let quiet = Store::open(&url("quiet"), Network::Testnet, crate::compose::tx_render()).await.unwrap();
+        let quiet = Store::open(&url("quiet"), Network::Testnet, crate::test_render::marked()).await.unwrap();
         for e in events.clone() {
             quiet.ingest(e).await.unwrap();
         }
         assert_eq!(block_lines(&log), [] as [String; 0], "off unless asked");
 
         let one_by_one =
-            Store::open(&url("one"), Network::Testnet, crate::compose::tx_render()).await.unwrap();
+            Store::open(&url("one"), Network::Testnet, crate::test_render::marked()).await.unwrap();
         one_by_one.log_blocks(true);
         for e in events.clone() {
             one_by_one.ingest(e).await.unwrap();
@@ -112,7 +129,7 @@ mod tests {
         assert_eq!(block_lines(&log).len(), blocks, "an event already stored is not applied");
 
         let batched =
-            Store::open(&url("batch"), Network::Testnet, crate::compose::tx_render()).await.unwrap();
+            Store::open(&url("batch"), Network::Testnet, crate::test_render::marked()).await.unwrap();
         batched.log_blocks(true);
         let outcomes = batched.ingest_many(events).await.unwrap();
         assert!(outcomes.iter().all(Result::is_ok));
