@@ -19,6 +19,7 @@ pub mod metrics;
 pub mod observer;
 pub mod rosetta;
 pub mod store;
+pub mod timestamp;
 pub mod v2;
 
 /// jemalloc as the allocator of every binary built on this library (the server, the CLI, the

@@ -111,7 +111,7 @@ pub async fn import_bns(
     store: &Store,
     dir: &std::path::Path,
     progress: ProgressMode,
-) -> anyhow::Result<stacks_ledger::ingest::bns_genesis::BnsImportSummary> {
+) -> anyhow::Result<stacks_ledger::store::bns_genesis::BnsImportSummary> {
     use stacks_ledger::ingest::progress::CountProgress;
     use std::sync::atomic::{AtomicBool, Ordering};
     let stop = Arc::new(AtomicBool::new(false));
@@ -123,10 +123,10 @@ pub async fn import_bns(
         }
     });
     let started = std::time::Instant::now();
-    let batch = stacks_ledger::ingest::bns_genesis::BATCH;
+    let batch = stacks_ledger::store::bns_genesis::BATCH;
     // Started with the first batch, which brings the total.
     let mut bar: Option<CountProgress> = None;
-    let summary = stacks_ledger::ingest::bns_genesis::import_bns_with(store, dir, batch, |rows, total| {
+    let summary = stacks_ledger::store::bns_genesis::import_bns_with(store, dir, batch, |rows, total| {
         bar.get_or_insert_with(|| CountProgress::start(progress, "import-bns: subdomains", total)).set(rows);
         if stop.load(Ordering::SeqCst) {
             std::ops::ControlFlow::Break(())
