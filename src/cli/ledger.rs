@@ -319,7 +319,7 @@ pub async fn serve_with(
                 .with_context(|| format!("cannot listen for metrics scrapes on {bind}"))?;
             let addr = listener.local_addr().context("reading the metrics server's address")?;
             tracing::info!("metrics on http://{addr}/metrics");
-            let routes = stacks_ledger::metrics::routes(stacks_ledger::metrics::install(), sampled);
+            let routes = stacks_ledger::api::scrape::routes(stacks_ledger::metrics::install(), sampled);
             Some(warp::serve(routes).incoming(listener).graceful(until_stopped(stopped.clone())).run())
         }
         None => None,
