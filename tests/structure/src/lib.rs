@@ -50,8 +50,10 @@ pub const SURFACE_PACKAGES: &[&str] =
     &["stacks-extended", "stacks-node-proxy", "stacks-live", "rosetta-spec", "stacks-ledger"];
 
 /// The surfaces that read through the read interfaces (`ledger-read`, the `/extended` readers)
-/// rather than the store. `src/faucet` and `src/live.rs` are not among them yet: both reach into
-/// the store (rate limits and reservations; the live notifier) without such an interface.
+/// rather than the store. `src/faucet` and `src/live.rs` are not among them yet: both use the
+/// store directly (the faucets' rate limits and reservations; the live notifier's LISTEN/NOTIFY),
+/// and an interface for either belongs in `ledger-read`, below both, so that the store can
+/// implement it without naming a surface.
 pub const SURFACE_DIRS: &[&str] =
     &["src/rosetta", "src/v2", "extended", "node-proxy", "live", "rosetta-spec"];
 
