@@ -16,8 +16,6 @@ use stacks_node_proxy::ProxyConfig;
 use thiserror::Error;
 use tracing_subscriber::EnvFilter;
 
-use crate::api::AdmissionConfig;
-
 pub mod env_file;
 pub mod incumbent_env;
 
@@ -182,7 +180,6 @@ impl Mode {
     }
 }
 
-use crate::api::cache::{CACHE_MB_ENV, DEFAULT_CACHE_MB};
 pub use crate::faucet::{FaucetConfig, FaucetConfigError};
 pub use crate::ingest::inbox::InboxConfig;
 pub use crate::ledger::Network;
@@ -430,6 +427,42 @@ fn response_cache_bytes(
     Ok(usize::try_from(mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX))
 }
 
+/// The environment variable sizing the API's response cache, in MiB (0 disables it).
+pub const CACHE_MB_ENV: &str = "STACKS_LEDGER_RESPONSE_CACHE_MB";
+/// The response cache's default size, in MiB.
+pub const DEFAULT_CACHE_MB: u64 = 64;
+/// The default bound on a stale answer's age in the response cache (see `api::cache`).
+pub const DEFAULT_STALE: Duration = Duration::from_millis(1000);
+/// The default number of the response cache's answers recomputed ahead when their generation
+/// is left.
+pub const DEFAULT_REFRESH: usize = 8;
+/// The default niceness added to the API's threads (0–19; 0 keeps the API on the caller's runtime).
+pub const DEFAULT_NICE: i32 = 10;
+
+/// Admission control's bounds (see `docs/configuration.md`, "Load"; enforced by `api::admission`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AdmissionConfig {
+    /// Requests doing database work at once; `None`: the store pool's size; `Some(0)`: no bound.
+    pub limit: Option<usize>,
+    /// The bound while an event is being applied; `None`: a quarter of `limit`, at least 1.
+    pub ingest_limit: Option<usize>,
+    /// Requests that may wait for a slot; beyond, they are shed at once.
+    pub queue: usize,
+    /// How long a request may wait for a slot before it is shed.
+    pub wait: Duration,
+}
+
+/// Deeper than the connections a busy server sees: a shed client that retries at once (most do)
+/// costs more CPU than one that waits, so the wait bound, not the queue, bounds latency.
+pub const DEFAULT_QUEUE: usize = 4096;
+pub const DEFAULT_WAIT: Duration = Duration::from_millis(500);
+
+impl Default for AdmissionConfig {
+    fn default() -> Self {
+        AdmissionConfig { limit: None, ingest_limit: None, queue: DEFAULT_QUEUE, wait: DEFAULT_WAIT }
+    }
+}
+
 /// Behaviour under load (environment only; `docs/configuration.md`, "Under load").
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoadConfig {
@@ -442,7 +475,7 @@ pub struct LoadConfig {
     /// Niceness added to the API's own runtime threads where the event observer runs in the
     /// same process (0: the API shares the observer's runtime).
     pub api_nice: i32,
-    /// How many event loops serve the API's connections there (`crate::api::server`; `None`:
+    /// How many event loops serve the API's connections there (the API's own server; `None`:
     /// one per four cores).
     pub api_loops: Option<usize>,
 }
@@ -454,10 +487,8 @@ impl LoadConfig {
         let count = |name: &'static str| Ok::<_, ConfigError>(number(name)?.map(|n| n as usize));
         let defaults = AdmissionConfig::default();
         Ok(LoadConfig {
-            cache_stale: number("STACKS_LEDGER_CACHE_STALE_MS")?
-                .map_or(crate::api::cache::DEFAULT_STALE, Duration::from_millis),
-            cache_refresh: count("STACKS_LEDGER_CACHE_REFRESH")?
-                .unwrap_or(crate::api::cache::DEFAULT_REFRESH),
+            cache_stale: number("STACKS_LEDGER_CACHE_STALE_MS")?.map_or(DEFAULT_STALE, Duration::from_millis),
+            cache_refresh: count("STACKS_LEDGER_CACHE_REFRESH")?.unwrap_or(DEFAULT_REFRESH),
             admission: AdmissionConfig {
                 limit: count("STACKS_LEDGER_ADMISSION_LIMIT")?,
                 ingest_limit: count("STACKS_LEDGER_ADMISSION_INGEST_LIMIT")?,
@@ -465,7 +496,7 @@ impl LoadConfig {
                 wait: number("STACKS_LEDGER_ADMISSION_WAIT_MS")?.map_or(defaults.wait, Duration::from_millis),
             },
             api_nice: match number("STACKS_LEDGER_API_NICE")? {
-                None => crate::api::runtime::DEFAULT_NICE,
+                None => DEFAULT_NICE,
                 Some(n) if n <= 19 => n as i32,
                 Some(n) => {
                     return Err(Source::Env("STACKS_LEDGER_API_NICE")
@@ -487,10 +518,10 @@ impl LoadConfig {
 impl Default for LoadConfig {
     fn default() -> Self {
         LoadConfig {
-            cache_stale: crate::api::cache::DEFAULT_STALE,
-            cache_refresh: crate::api::cache::DEFAULT_REFRESH,
+            cache_stale: DEFAULT_STALE,
+            cache_refresh: DEFAULT_REFRESH,
             admission: AdmissionConfig::default(),
-            api_nice: crate::api::runtime::DEFAULT_NICE,
+            api_nice: DEFAULT_NICE,
             api_loops: None,
         }
     }

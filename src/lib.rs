@@ -15,7 +15,7 @@ pub mod observer;
 pub mod rosetta;
 pub mod v2;
 
-pub use ledger_core::{events, ingest, ledger, store};
+pub use ledger_core::{events, ingest, ledger, store, timestamp};
 
 /// jemalloc as the allocator of every binary built on this library (the server, the CLI, the
 /// benchmarks and tests measure the same one). A request's memory is allocated on one thread

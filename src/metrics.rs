@@ -1,7 +1,8 @@
 //! Prometheus metrics: recorded through the `metrics` facade from wherever the thing happens
 //! (ingestion, the HTTP layer, live updates, faucets), rendered as the Prometheus text format
-//! by `metrics-exporter-prometheus` and served by warp at `/metrics` on the metrics address.
-//! Every metric is listed in docs/operability.md.
+//! by `metrics-exporter-prometheus` and served by warp at `/metrics` on the metrics address
+//! (`api::scrape`, which samples the API's parts at each scrape: this module, recorded into from
+//! every layer, names none above it). Every metric is listed in docs/operability.md.
 //!
 //! The recorder is process-wide: [`install`] is idempotent, and recording before it (or in a
 //! process that never installs it, such as `import-events`) costs next to nothing.
@@ -9,15 +10,11 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use metrics::{counter, gauge, histogram, Counter, Histogram, Label};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
-use warp::{Filter, Rejection, Reply};
-
-use crate::api::{Readiness, ResponseCache};
-use crate::store::Store;
 
 /// Latency buckets, seconds: 1 ms to 10 s.
 const LATENCY_BUCKETS: &[f64] =
@@ -72,82 +69,17 @@ fn keep_up(handle: PrometheusHandle) {
     }
 }
 
-/// What `/metrics` samples at scrape time rather than as it happens: the tips (the ledger's
-/// from the store, so it is right whichever process ingests; the node's through the
-/// readiness probe's cache, at most one `/v2/info` a second), the pool and the cache size.
-pub struct Sampled {
-    pub store: Arc<Store>,
-    pub cache: Arc<ResponseCache>,
-    pub admission: Arc<crate::api::Admission>,
-    pub readiness: Arc<Readiness>,
-    /// The live-update hub (`None`: no live updates).
-    pub hub: Option<Arc<stacks_live::Hub>>,
-}
-
-/// `GET /metrics`: the Prometheus text format.
-pub fn routes(
-    handle: PrometheusHandle,
-    sampled: Arc<Sampled>,
-) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
-    warp::get().and(warp::path!("metrics")).then(move || {
-        let (handle, sampled) = (handle.clone(), Arc::clone(&sampled));
-        async move {
-            sample(&sampled).await;
-            warp::reply::with_header(
-                handle.render(),
-                "content-type",
-                "text/plain; version=0.0.4; charset=utf-8",
-            )
-        }
-    })
-}
-
-async fn sample(s: &Sampled) {
-    let (ledger, node) = s.readiness.heights().await;
-    s.readiness.sample_replica().await;
-    if let Some(h) = ledger {
-        ledger_tip_height(h);
-    }
-    if let Some(h) = node {
-        node_tip_height(h);
-    }
-    let pool = s.store.pool_stats();
-    gauge!("stacks_ledger_db_pool_connections").set(pool.size as f64);
-    gauge!("stacks_ledger_db_pool_in_use").set(pool.size.saturating_sub(pool.idle) as f64);
-    gauge!("stacks_ledger_db_pool_idle").set(pool.idle as f64);
-    gauge!("stacks_ledger_db_pool_max").set(pool.max as f64);
-    gauge!("stacks_ledger_response_cache_bytes").set(s.cache.bytes() as f64);
-    // Counted by the cache itself (atomics beside its lock), copied here at each scrape
-    // rather than looked up in the recorder on every request.
-    counter!("stacks_ledger_response_cache_hits_total").absolute(s.cache.hits());
-    counter!("stacks_ledger_response_cache_misses_total").absolute(s.cache.misses());
-    gauge!("stacks_ledger_response_cache_waiting").set(s.cache.waiting() as f64);
-    let (in_flight, queued) = s.admission.load();
-    gauge!("stacks_ledger_admission_in_flight").set(in_flight as f64);
-    gauge!("stacks_ledger_admission_queued").set(queued as f64);
-    if let Some(hub) = &s.hub {
-        let counts = hub.subscriptions_by_transport();
-        // Every series, zeros included, so a topic whose last subscriber left reads 0.
-        for transport in ["ws", "socketio"] {
-            for topic in stacks_live::Topic::METHODS {
-                let n = counts.get(&(transport, topic)).copied().unwrap_or(0);
-                gauge!("stacks_ledger_live_subscribers", "transport" => transport, "topic" => topic)
-                    .set(n as f64);
-            }
-        }
-    }
-}
-
 /// One node event POSTed (`outcome`: `applied`, `logged`, `duplicate`, `failed`).
 pub fn event(path: &'static str, outcome: &'static str, took: Duration) {
     counter!("stacks_ledger_events_total", "path" => path, "outcome" => outcome).increment(1);
     histogram!("stacks_ledger_event_apply_seconds", "path" => path).record(took.as_secs_f64());
 }
 
-/// A `readonly` process's replica against its primary (sampled with readiness).
-pub fn replica_lag(lag: &crate::store::ReplicaLag) {
-    gauge!("stacks_ledger_replica_lag_blocks").set(lag.blocks_behind() as f64);
-    gauge!("stacks_ledger_replica_replay_lag_bytes").set(lag.replay_lag_bytes as f64);
+/// A `readonly` process's replica against its primary (sampled with readiness): blocks behind,
+/// and WAL bytes not replayed yet.
+pub fn replica_lag(blocks_behind: u64, replay_lag_bytes: u64) {
+    gauge!("stacks_ledger_replica_lag_blocks").set(blocks_behind as f64);
+    gauge!("stacks_ledger_replica_replay_lag_bytes").set(replay_lag_bytes as f64);
 }
 
 pub fn ledger_tip_height(height: u64) {

@@ -12,8 +12,8 @@ use std::sync::Arc;
 
 use common::{replay, shared_file, Db, TestStore};
 use serde_json::{json, Value};
-use stacks_ledger::ingest::bns_genesis::{import_bns, import_bns_with, BnsImportError};
 use stacks_ledger::ledger::Network;
+use stacks_ledger::store::bns_genesis::{import_bns, import_bns_with, BnsImportError};
 
 async fn get(
     api: &(impl warp::Filter<Extract = (impl warp::Reply,), Error = std::convert::Infallible> + Clone + 'static),

@@ -13,3 +13,4 @@ pub mod ledger;
 pub mod store;
 #[cfg(test)]
 mod test_render;
+pub mod timestamp;

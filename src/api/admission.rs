@@ -22,34 +22,12 @@ use warp::http::header::{HeaderValue, RETRY_AFTER};
 use warp::http::StatusCode;
 use warp::reply::{Reply, Response};
 
+// The bounds are settings, read with the rest of the configuration.
+pub use crate::config::AdmissionConfig;
 use crate::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome};
 
 /// What a shed client is told to wait before retrying, in seconds.
 pub const RETRY_AFTER_SECS: u64 = 1;
-
-/// The bounds (see `docs/configuration.md`, "Load").
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AdmissionConfig {
-    /// Requests doing database work at once; `None`: the store pool's size; `Some(0)`: no bound.
-    pub limit: Option<usize>,
-    /// The bound while an event is being applied; `None`: a quarter of `limit`, at least 1.
-    pub ingest_limit: Option<usize>,
-    /// Requests that may wait for a slot; beyond, they are shed at once.
-    pub queue: usize,
-    /// How long a request may wait for a slot before it is shed.
-    pub wait: Duration,
-}
-
-/// Deeper than the connections a busy server sees: a shed client that retries at once (most do)
-/// costs more CPU than one that waits, so the wait bound, not the queue, bounds latency.
-pub const DEFAULT_QUEUE: usize = 4096;
-pub const DEFAULT_WAIT: Duration = Duration::from_millis(500);
-
-impl Default for AdmissionConfig {
-    fn default() -> Self {
-        AdmissionConfig { limit: None, ingest_limit: None, queue: DEFAULT_QUEUE, wait: DEFAULT_WAIT }
-    }
-}
 
 /// A test's hook, run by every admitted request while it holds its slot, before its work.
 pub type Hook = Arc<dyn Fn() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;

@@ -59,16 +59,10 @@ use warp::{Filter, Rejection, Reply};
 
 use super::admission::{Admission, Permit, Shed};
 use super::generation::Generations;
+// The cache's settings and their defaults, read with the rest of the configuration.
+pub use crate::config::{CACHE_MB_ENV, DEFAULT_CACHE_MB, DEFAULT_REFRESH, DEFAULT_STALE};
 use crate::store::{Generation, Store};
 
-/// The environment variable sizing the cache, in MiB (0 disables it).
-pub const CACHE_MB_ENV: &str = "STACKS_LEDGER_RESPONSE_CACHE_MB";
-/// The default size, in MiB.
-pub const DEFAULT_CACHE_MB: u64 = 64;
-/// The default bound on a stale answer's age (see the module doc).
-pub const DEFAULT_STALE: Duration = Duration::from_millis(1000);
-/// The default number of answers recomputed ahead when their generation is left.
-pub const DEFAULT_REFRESH: usize = 8;
 /// Asked for at least this often at the generation left, or not recomputed ahead: an answer
 /// nobody asks for again is not worth the work.
 pub const REFRESH_MIN_DEMAND: u64 = 4;

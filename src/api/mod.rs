@@ -13,10 +13,12 @@ mod generation;
 pub mod observe;
 pub mod ready;
 pub mod runtime;
+pub mod scrape;
 pub mod server;
 pub use admission::{Admission, AdmissionConfig, IngestFirst};
 pub use cache::ResponseCache;
 pub use ready::Readiness;
+pub use scrape::Sampled;
 
 use crate::config::{Config, ConfigArgs};
 use crate::faucet::{FaucetError, Faucets};
@@ -60,7 +62,7 @@ pub fn app(
     let admission = admission_for(&store, config);
     let readiness =
         Arc::new(Readiness::new(Arc::clone(&store), config.v2.node.clone(), config.ready_max_lag));
-    let sampled = Arc::new(crate::metrics::Sampled {
+    let sampled = Arc::new(Sampled {
         store: Arc::clone(&store),
         cache: Arc::clone(&cache),
         readiness: Arc::clone(&readiness),
@@ -79,24 +81,24 @@ fn admission_for(store: &Store, config: &Config) -> Arc<Admission> {
 
 /// What the metrics sample in a process without the API (`serve --mode writeonly`): the store,
 /// and the ledger's tip against the node's.
-pub fn sampled_without_api(store: Arc<Store>, config: &Config) -> Arc<crate::metrics::Sampled> {
+pub fn sampled_without_api(store: Arc<Store>, config: &Config) -> Arc<Sampled> {
     let readiness =
         Arc::new(Readiness::new(Arc::clone(&store), config.v2.node.clone(), config.ready_max_lag));
     let admission = admission_for(&store, config);
     let cache = Arc::new(ResponseCache::new(0));
-    Arc::new(crate::metrics::Sampled { store, cache, admission, readiness, hub: None })
+    Arc::new(Sampled { store, cache, admission, readiness, hub: None })
 }
 
 /// The public API's routes, and what the metrics sample of its parts.
 pub struct App<F> {
     pub routes: F,
-    sampled: Arc<crate::metrics::Sampled>,
+    sampled: Arc<Sampled>,
     admission: Arc<Admission>,
     cache: Arc<ResponseCache>,
 }
 
 impl<F> App<F> {
-    pub fn sampled(&self) -> Arc<crate::metrics::Sampled> {
+    pub fn sampled(&self) -> Arc<Sampled> {
         Arc::clone(&self.sampled)
     }
 

@@ -96,7 +96,7 @@ impl Readiness {
             Ok(Err(e)) => return Err(NotReady::Database(e.to_string())),
             Err(_) => return Err(NotReady::Database(format!("no answer within {} s", DB_TIMEOUT.as_secs()))),
         };
-        crate::metrics::replica_lag(&lag);
+        crate::metrics::replica_lag(lag.blocks_behind(), lag.replay_lag_bytes);
         let height = |h: Option<i64>| h.map_or(0, |h| u64::try_from(h).unwrap_or(0));
         if lag.blocks_behind() > self.max_lag {
             return Err(NotReady::ReplicaBehind {

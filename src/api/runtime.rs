@@ -17,9 +17,6 @@ use std::future::Future;
 use tokio::runtime::{Builder, Handle, Runtime};
 use tokio::task::JoinHandle;
 
-/// The default niceness added to the API's threads (0–19; 0 keeps the API on the caller's runtime).
-pub const DEFAULT_NICE: i32 = 10;
-
 /// A multi-threaded runtime for the API, shut down (without waiting) when dropped, which is
 /// allowed from async code, unlike dropping a [`Runtime`].
 pub struct ApiRuntime {

@@ -121,7 +121,7 @@ pub async fn import_bns(
     store: &Store,
     dir: &std::path::Path,
     progress: ProgressMode,
-) -> anyhow::Result<stacks_ledger::ingest::bns_genesis::BnsImportSummary> {
+) -> anyhow::Result<stacks_ledger::store::bns_genesis::BnsImportSummary> {
     use stacks_ledger::ingest::progress::CountProgress;
     use std::sync::atomic::{AtomicBool, Ordering};
     let stop = Arc::new(AtomicBool::new(false));
@@ -133,10 +133,10 @@ pub async fn import_bns(
         }
     });
     let started = std::time::Instant::now();
-    let batch = stacks_ledger::ingest::bns_genesis::BATCH;
+    let batch = stacks_ledger::store::bns_genesis::BATCH;
     // Started with the first batch, which brings the total.
     let mut bar: Option<CountProgress> = None;
-    let summary = stacks_ledger::ingest::bns_genesis::import_bns_with(store, dir, batch, |rows, total| {
+    let summary = stacks_ledger::store::bns_genesis::import_bns_with(store, dir, batch, |rows, total| {
         bar.get_or_insert_with(|| CountProgress::start(progress, "import-bns: subdomains", total)).set(rows);
         if stop.load(Ordering::SeqCst) {
             std::ops::ControlFlow::Break(())
@@ -329,7 +329,7 @@ pub async fn serve_with(
                 .with_context(|| format!("cannot listen for metrics scrapes on {bind}"))?;
             let addr = listener.local_addr().context("reading the metrics server's address")?;
             tracing::info!("metrics on http://{addr}/metrics");
-            let routes = stacks_ledger::metrics::routes(stacks_ledger::metrics::install(), sampled);
+            let routes = stacks_ledger::api::scrape::routes(stacks_ledger::metrics::install(), sampled);
             Some(warp::serve(routes).incoming(listener).graceful(until_stopped(stopped.clone())).run())
         }
         None => None,

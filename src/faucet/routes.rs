@@ -158,7 +158,7 @@ fn parse_body(body: &[u8]) -> Params {
 }
 
 /// The client's address as a server other than `warp::serve` puts it in a request's extensions
-/// (`crate::api::server`; warp's own is private to it).
+/// (the API's own server; warp's own is private to it).
 #[derive(Clone, Copy, Debug)]
 pub struct ClientAddr(pub SocketAddr);
 

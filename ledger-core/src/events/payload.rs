@@ -173,8 +173,9 @@ mod tests {
         else {
             panic!()
         };
-        let rows = crate::ledger::burn::derive_burn_block(&b).pox_txs;
-        assert_eq!(rows, vec![("0xab01".to_string(), 2, "mkmW1".to_string(), 700)]);
+        let t = &b.pox_transactions[0];
+        let r = &t.reward_recipients[0];
+        assert_eq!((t.txid.as_str(), r.utxo_idx, r.recipient.as_str(), r.amt), ("AB01", 2, "mkmW1", 700));
         assert!(EventPayload::parse(EventPath::NewMempoolTx, "{}").is_err());
     }
 }

@@ -32,7 +32,7 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
 use super::{EventInbox, EventSink, IncomingEvent, IngestError, IngestOutcome};
-use crate::store::{format_pg_timestamp, now_unix};
+use crate::timestamp::{format_pg_timestamp, now_unix};
 
 /// Settings of [`Logged`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,7 +13,7 @@ use serde::de::IgnoredAny;
 
 use super::{EventInbox, EventSink, IncomingEvent, IngestError, IngestOutcome, RawEventLog};
 use crate::events::RawEvent;
-use crate::store::format_pg_timestamp_micros;
+use crate::timestamp::format_pg_timestamp_micros;
 
 /// Which error a simulated failure returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,7 +254,7 @@ mod tests {
     fn receive_timestamps_are_now_as_postgres_prints_it() {
         let before = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() as i64;
         let stamp = now_timestamp();
-        let at = crate::store::parse_pg_timestamp(&stamp).unwrap();
+        let at = crate::timestamp::parse_pg_timestamp(&stamp).unwrap();
         assert!((before..=before + 1).contains(&at), "{stamp}");
         assert!(stamp.ends_with("+00") && stamp.as_bytes()[10] == b' ', "{stamp}");
     }

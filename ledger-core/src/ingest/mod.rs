@@ -7,7 +7,6 @@
 //! TSV, [`memory::MemorySink`] is the in-memory fake the tests (and, until a store is wired in,
 //! `serve`) run on, and [`error_chain`] renders an error with its causes for replies and logs.
 
-pub mod bns_genesis;
 pub mod chain;
 pub mod export;
 pub mod import;

@@ -38,3 +38,19 @@ pub fn derive_burn_block(b: &NewBurnBlock) -> BurnBlockRows {
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::derive_burn_block;
+
+    /// A PoX payout row per Bitcoin output, its transaction id normalized.
+    #[test]
+    fn pox_transactions_become_rows() {
+        let json = r#"{"burn_amount":0,"burn_block_hash":"0x49","burn_block_height":1,"reward_recipients":[],
+            "reward_slot_holders":[],"pox_transactions":[{"txid":"AB01",
+            "reward_recipients":[{"recipient":"mkmW1","amt":700,"utxo_idx":2}]}]}"#;
+        let b = serde_json::from_str(json).unwrap();
+        let rows = derive_burn_block(&b).pox_txs;
+        assert_eq!(rows, vec![("0xab01".to_string(), 2, "mkmW1".to_string(), 700)]);
+    }
+}

@@ -13,6 +13,7 @@ mod backfill_0044;
 mod backfill_txs;
 mod block_log;
 mod bns;
+pub mod bns_genesis;
 mod bns_import;
 mod bulk;
 mod conn;
@@ -43,7 +44,6 @@ pub mod rosetta;
 mod rows;
 mod sql;
 mod staking;
-mod timestamp;
 mod totals;
 mod v2;
 mod v3_principals;
@@ -55,7 +55,6 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use ledger_read::TxRender;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
@@ -71,6 +70,7 @@ use crate::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome, RawEve
 use crate::ledger::block::DerivedBlock;
 use crate::ledger::{LedgerError, Network};
 
+pub use crate::timestamp::{format_pg_timestamp, format_pg_timestamp_micros, now_unix, parse_pg_timestamp};
 pub use bns_import::{BnsGenesis, ImportedName};
 pub use bulk::IndexDefinition;
 pub use ledger_read::{LocalSource, LocalTxError, LocalTxOutcome};
@@ -79,7 +79,6 @@ pub use local_tx::LocalTx;
 pub use prepare::{prepare_batch, PreparedBatch};
 pub use read::{BlockInfo, Generation, NonceUsage, Supply, TxInfo};
 pub use replica::ReplicaLag;
-pub use timestamp::{format_pg_timestamp, format_pg_timestamp_micros, parse_pg_timestamp};
 pub use v2::STABLE_CONFIRMATIONS;
 
 static SQLITE_MIGRATIONS: sqlx::migrate::Migrator = sqlx::migrate!("src/store/migrations/sqlite");
@@ -1031,11 +1030,6 @@ impl EventSink for Store {
     ) -> Result<Vec<Result<IngestOutcome, IngestError>>, IngestError> {
         self.batch(events, true).await
     }
-}
-
-/// The current Unix time in seconds (a live event's receive time).
-pub fn now_unix() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
 }
 
 #[cfg(test)]

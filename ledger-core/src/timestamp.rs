@@ -1,6 +1,11 @@
 //! Receive timestamps as PostgreSQL prints a `timestamptz` in UTC (`2024-01-01 00:10:00.123456+00`,
 //! the fraction's trailing zeros dropped): the raw event log's form, and an `export-events`
 //! file's. Calendar and text through the `time` crate.
+//!
+//! A module of its own, under both the store (the raw event log) and ingestion (the inbox stamps
+//! a live event as it arrives), so that ingestion need not depend on the store.
+
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use time::format_description::FormatItem;
 use time::macros::format_description;
@@ -15,6 +20,11 @@ const WITH_OFFSET: &[FormatItem<'_>] = format_description!(
 );
 const WITHOUT_OFFSET: &[FormatItem<'_>] =
     format_description!("[year]-[month]-[day] [hour]:[minute]:[second][optional [.[subsecond]]]");
+
+/// The current Unix time in seconds (a live event's receive time).
+pub fn now_unix() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs() as i64).unwrap_or(0)
+}
 
 /// `YYYY-MM-DD HH:MM:SS+00`, whole seconds.
 pub fn format_pg_timestamp(unix: i64) -> String {
