@@ -69,8 +69,8 @@ impl OpRow {
 }
 
 /// One transaction event (`events`): the row ingestion derives and writes
-/// (`ledger-core/src/ledger/rows.rs` re-exports it) and the one `/extended` renders (`stacks_extended::tx`
-/// re-exports it as `TxEvent`). Integers are the store's BIGINT columns; the renderers print
+/// (`ledger-core/src/ledger/rows.rs` re-exports it) and the one `/extended` renders
+/// ([`crate::tx::TxEvent`] names it so). Integers are the store's BIGINT columns; the renderers print
 /// them as JSON numbers, which are the same digits whatever their Rust type.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct EventRow {

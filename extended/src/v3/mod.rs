@@ -3,8 +3,8 @@
 //! # The skeleton every v3 route family builds on
 //! * A family is a sub-module with `pub(crate) fn routes<R: ExtendedReader>(reader: Arc<R>) ->
 //!   impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone`, or'ed in [`routes`] below
-//!   (one line per family). Its reads are a trait of its own in the family's `reader.rs` (no
-//!   SQL in this crate), added to [`crate::ExtendedReader`] in lib.rs, implemented in ledger-core/src/store.
+//!   (one line per family). Its reads are a trait of its own in `ledger-read` (no SQL in
+//!   this crate), added to [`crate::ExtendedReader`] in lib.rs, implemented in ledger-core/src/store.
 //! * [`page`]: the envelope [`page::CursorPage`] `{total, limit, cursor: {next, previous,
 //!   current}, results}` (build it with `CursorPage::new`, render rows with `map`/`try_map`,
 //!   [`page::Cursors`] all `None` on an empty page), the limit rules ([`page::TX`],

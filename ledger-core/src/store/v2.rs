@@ -1,4 +1,4 @@
-//! The reads behind the `/v2` answers served from the ledger (`crate::v2`): the store's
+//! The reads behind the `/v2` answers served from the ledger (the server's `src/v2`): the store's
 //! [`V2Reader`]. (The broadcast hook's write is [`Store::record_local_tx`], through
 //! `ledger_read::LocalTxSink`.)
 

@@ -61,7 +61,7 @@ mod tests {
     #[test]
     fn reads_rosetta_cli_files_and_prefunded_accounts() {
         // The repository's rosetta-cli configuration (no prefunded accounts) reads as is.
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("rosetta-cli-configs");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rosetta-cli-configs");
         let c = ConstructionCliConfig::read(&dir.join("devnet.json")).unwrap();
         assert_eq!(c.construction.end_conditions.get("transfer"), Some(&10));
         assert_eq!(server_url(c.online_url.as_deref().unwrap()), "http://127.0.0.1:3999");
