@@ -615,11 +615,6 @@ impl Store {
         self.network
     }
 
-    /// The renderer of the transaction text stored with each row.
-    pub fn render(&self) -> &Arc<dyn TxRender> {
-        &self.render
-    }
-
     /// The read connections now, for the metrics and the admission bound.
     pub fn pool_stats(&self) -> PoolStats {
         match &self.reads {
