@@ -14,6 +14,7 @@
 
 mod support;
 
+use ledger_read::TipReader;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -145,7 +146,7 @@ async fn run(o: Opts, server: tokio::runtime::Handle) -> anyhow::Result<()> {
             anyhow::Ok((store, addr))
         })
         .await??;
-    let tip = store.chain_tip().await?.context("the store is empty")?.block_height;
+    let tip = store.tip().await?.context("the store is empty")?.block.block_height;
     let accounts: Vec<String> = store.accounts().await?.into_iter().map(|(a, _, _)| a).take(10_000).collect();
     let tx_count: i64 = store.canonical_tx_count().await?;
     println!("store: tip {tip}, {tx_count} canonical txs, {} accounts sampled", accounts.len());

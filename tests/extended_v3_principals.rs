@@ -8,6 +8,7 @@
 
 mod common;
 
+use ledger_read::TipReader;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
@@ -164,7 +165,7 @@ async fn check(db: Db, seed: u64) {
         if canonical.contains(&b.index_block_hash) || orphaned_seen.len() >= 3 {
             continue;
         }
-        let tip = store.chain_tip().await.unwrap().unwrap();
+        let tip = store.tip().await.unwrap().map(|t| t.block).unwrap();
         if tip.index_block_hash != b.index_block_hash {
             continue;
         }

@@ -6,6 +6,7 @@
 
 mod common;
 
+use ledger_read::TipReader;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -175,7 +176,7 @@ async fn ready_follows_the_node(db: Db) {
     let Some(ts) = TestStore::new(db, "operability_ready", Network::Testnet).await else { return };
     let (events, _) = devnet_events(devnet_config(5, 8, 2));
     common::ingest_all(&ts.store, events, &[], "devnet").await;
-    let tip = ts.store.chain_tip().await.unwrap().unwrap().block_height as u64;
+    let tip = ts.store.tip().await.unwrap().map(|t| t.block).unwrap().block_height as u64;
     let node = FakeNode::start(tip + 10).await;
     let args =
         ConfigArgs { node_rpc: Some(node.url.clone()), ready_max_lag: Some(2), ..ConfigArgs::default() };
@@ -437,7 +438,7 @@ async fn metrics_move_with_events_and_requests() {
     assert!(after
         .iter()
         .any(|(n, l, _)| n == "stacks_ledger_event_apply_seconds_bucket" && l.contains_key("le")));
-    let tip = ts.store.chain_tip().await.unwrap().unwrap().block_height as f64;
+    let tip = ts.store.tip().await.unwrap().map(|t| t.block).unwrap().block_height as f64;
     assert_eq!(sum(&after, "stacks_ledger_tip_height", &[]), tip);
     let blocks_route = [("surface", "extended"), ("route", "/extended/v1/block"), ("status", "200")];
     assert_eq!(moved("stacks_ledger_http_requests_total", &blocks_route), 3.0);

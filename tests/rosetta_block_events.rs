@@ -6,6 +6,7 @@
 
 mod common;
 
+use ledger_read::TipReader;
 use std::sync::Arc;
 
 use common::{devnet_config, devnet_events, ingest_all, replay, shared_file, Db, TestStore};
@@ -64,7 +65,7 @@ async fn follow(store: &Arc<Store>, network: &str, label: &str) -> (usize, usize
         }
     }
     assert_eq!(max_sequence, last.or(Some(0)), "{label}: max_sequence");
-    let tip = store.rosetta_tip().await.unwrap().expect("a tip").block_height;
+    let tip = store.tip().await.unwrap().map(|t| t.block).expect("a tip").block_height;
     let mut canonical = Vec::new();
     for h in 1..=tip {
         let b = store.rosetta_block_at(h).await.unwrap().expect("a canonical block at every height");
@@ -108,7 +109,7 @@ async fn devnet(db: Db) {
     let mut removed = 0;
     for chunk in events.chunks(10) {
         ingest_all(&ts.store, chunk.iter().cloned(), &[], "devnet").await;
-        if ts.store.rosetta_tip().await.unwrap().is_some() {
+        if ts.store.tip().await.unwrap().map(|t| t.block).is_some() {
             removed = follow(&ts.store, "testnet", &format!("{db:?} devnet")).await.1;
         }
     }

@@ -5,6 +5,7 @@
 
 mod common;
 
+use ledger_read::TipReader;
 use std::sync::Arc;
 
 use common::{devnet_config, devnet_events, ingest_all, replay, shared_file, Db, TestStore};
@@ -84,7 +85,7 @@ async fn devnet_with_reorgs_passes(db: Db) {
     let mut started = false;
     for chunk in events.chunks(6) {
         ingest_all(&ts.store, chunk.iter().cloned(), &[], "devnet").await;
-        if ts.store.chain_tip().await.unwrap().is_some() {
+        if ts.store.tip().await.unwrap().map(|t| t.block).is_some() {
             if !started {
                 checker.start().await.unwrap();
                 started = true;
@@ -115,7 +116,7 @@ async fn starting_above_genesis_passes(db: Db) {
     let (events, _) = devnet_events(devnet_config(11, 40, 4));
     let Some(ts) = TestStore::new(db, "rosetta_check_start", Network::Testnet).await else { return };
     ingest_all(&ts.store, events, &[], "devnet").await;
-    let tip = ts.store.chain_tip().await.unwrap().unwrap();
+    let tip = ts.store.tip().await.unwrap().map(|t| t.block).unwrap();
     let url = serve(Arc::clone(&ts.store)).await;
     let Some(mut opts) = options(&url) else { return };
     let start = 20;

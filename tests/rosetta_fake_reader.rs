@@ -13,8 +13,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use ledger_read::{
-    AccountAt, BlockContents, BlockEventRow, LedgerBlock, LedgerReader, LedgerTx, LocalSource,
-    LocalTxOutcome, LocalTxSink, OpRow, ReadError, ReadFuture, RecordFuture, TipReader, TxRef,
+    AccountReader, AccountState, BlockContents, BlockEventRow, LedgerBlock, LedgerReader, LedgerTx,
+    LocalSource, LocalTxOutcome, LocalTxSink, OpRow, ReadError, ReadFuture, RecordFuture, Tip, TipReader,
+    TxRef,
 };
 use serde_json::{json, Value};
 use stacks_ledger::ledger::Network;
@@ -38,6 +39,8 @@ fn block(height: i64) -> LedgerBlock {
         parent_block_hash: hash('b', height as u8 - 1),
         timestamp_ms: 1_700_000_000_000 + height * 5_000,
         burn_block_height: 100 + height,
+        consensus_hash: None,
+        tenure_height: None,
         canonical: true,
         materialized: true,
     }
@@ -82,7 +85,7 @@ struct FakeLedger {
     blocks: Vec<LedgerBlock>,
     contents: HashMap<String, BlockContents>,
     /// `(account, height, state after that block)`, ascending heights.
-    accounts: Vec<(&'static str, i64, AccountAt)>,
+    accounts: Vec<(&'static str, i64, AccountState)>,
     mempool: Vec<(String, String)>,
     /// `(account, next nonce counting the mempool)`.
     pending_nonces: Vec<(&'static str, i64)>,
@@ -133,7 +136,7 @@ impl FakeLedger {
             },
         );
         contents.insert(hash('e', 1), BlockContents::default());
-        let at = |liquid, locked, next_nonce| AccountAt { liquid, locked, next_nonce };
+        let at = |liquid, locked, next_nonce| AccountState { liquid, locked, unlock_height: 0, next_nonce };
         Self {
             mode: Mode::Chain,
             blocks: vec![block(1), block(2), block(3)],
@@ -164,8 +167,26 @@ impl FakeLedger {
 }
 
 impl TipReader for FakeLedger {
-    fn tip(&self) -> ReadFuture<'_, Option<LedgerBlock>> {
-        self.read(|| self.blocks.last().cloned())
+    fn tip(&self) -> ReadFuture<'_, Option<Tip>> {
+        self.read(|| {
+            self.blocks.last().map(|b| Tip {
+                block: b.clone(),
+                microblock: None,
+                burn_height: b.burn_block_height,
+            })
+        })
+    }
+}
+
+impl AccountReader for FakeLedger {
+    fn account<'a>(&'a self, account: &'a str, height: Option<i64>) -> ReadFuture<'a, AccountState> {
+        let height = height.unwrap_or(i64::MAX);
+        self.read(|| {
+            self.accounts
+                .iter()
+                .rfind(|(a, h, _)| *a == account && *h <= height)
+                .map_or_else(AccountState::default, |(_, _, at)| *at)
+        })
     }
 }
 
@@ -188,15 +209,6 @@ impl LedgerReader for FakeLedger {
 
     fn block_contents<'a>(&'a self, index_block_hash: &'a str) -> ReadFuture<'a, BlockContents> {
         self.read(|| self.contents.get(index_block_hash).cloned().unwrap_or_default())
-    }
-
-    fn account_at<'a>(&'a self, account: &'a str, height: i64) -> ReadFuture<'a, AccountAt> {
-        self.read(|| {
-            self.accounts
-                .iter()
-                .rfind(|(a, h, _)| *a == account && *h <= height)
-                .map_or_else(AccountAt::default, |(_, _, at)| *at)
-        })
     }
 
     fn next_nonce_with_mempool<'a>(&'a self, account: &'a str) -> ReadFuture<'a, i64> {

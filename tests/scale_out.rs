@@ -9,6 +9,7 @@
 
 mod common;
 
+use ledger_read::TipReader;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -190,7 +191,7 @@ async fn tip_after(events: &[RawEvent], file: &Path) -> i64 {
         };
         stacks_ledger::ingest::EventSink::ingest(&store, incoming).await.unwrap();
     }
-    let tip = store.chain_tip().await.unwrap().expect("a tip").block_height;
+    let tip = store.tip().await.unwrap().map(|t| t.block).expect("a tip").block_height;
     store.close().await;
     tip
 }

@@ -6,6 +6,7 @@
 
 mod common;
 
+use ledger_read::TipReader;
 use std::sync::Arc;
 
 use common::{replay, shared_file, Db, TestStore};
@@ -105,7 +106,7 @@ async fn ledger_answers_match(db: Db, fixture: &str, network: Network) -> Option
 
     // /v2/info against the incumbent's /extended status and the store's tip.
     let status = recorded.iter().find(|(u, _, _)| u == "/extended").map(|(_, _, b)| b.clone()).unwrap();
-    let tip = ts.store.chain_tip().await.unwrap().unwrap();
+    let tip = ts.store.tip().await.unwrap().map(|t| t.block).unwrap();
     let (code, headers, info) = get(&api, "/v2/info").await;
     assert_eq!(code, 200, "{db:?} {fixture}: {info}");
     assert_eq!(headers[SOURCE_HEADER], "ledger");
@@ -273,7 +274,7 @@ async fn no_node_semantics(db: Db) {
     // Another tip: only a node can.
     let (status, _, _) = get(&api, &format!("/v2/accounts/{address}?proof=0&tip=0x1234")).await;
     assert_eq!(status, 503);
-    let tip = ts.store.chain_tip().await.unwrap().unwrap();
+    let tip = ts.store.tip().await.unwrap().map(|t| t.block).unwrap();
     let (status, _, _) = get(
         &api,
         &format!("/v2/accounts/{address}?proof=0&tip={}", tip.index_block_hash.trim_start_matches("0x")),

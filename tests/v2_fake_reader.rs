@@ -8,8 +8,9 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use ledger_read::{
-    LedgerBlock, LocalSource, LocalTxError, LocalTxOutcome, LocalTxSink, ReadError, ReadFuture, RecordFuture,
-    TipReader, V2Account, V2BurnBlock, V2Contract, V2InfoState, V2Microblock, V2Reader, V2Tip,
+    AccountReader, AccountState, LedgerBlock, LocalSource, LocalTxError, LocalTxOutcome, LocalTxSink,
+    MicroblockTip, ReadError, ReadFuture, RecordFuture, Tip, TipReader, V2BurnBlock, V2Contract, V2InfoState,
+    V2Reader,
 };
 use serde_json::{json, Value};
 use stacks_ledger::ledger::Network;
@@ -18,6 +19,7 @@ use stacks_node_proxy::{BroadcastHook, BroadcastedTx};
 
 const ALICE: &str = "ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM";
 const BOB: &str = "ST1SJ3DTE5DN7X54YDH5D64R3BCB6A2AG2ZQ8YPD5";
+const BOOT: &str = "ST000000000000000000002AMW42H";
 const CONTRACT: &str = "ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM.counter";
 const NO_ABI: &str = "ST1PQHQKV0RJXZFY1DGX8MNSNYVE3VGZJSRTPGZGM.old";
 const SOURCE: &str =
@@ -42,9 +44,8 @@ enum Mode {
 /// 145, a microblock stream on the tip.
 struct FakeLedger {
     mode: Mode,
-    tip: LedgerBlock,
     info: V2InfoState,
-    accounts: HashMap<&'static str, V2Account>,
+    accounts: HashMap<&'static str, AccountState>,
     contracts: HashMap<&'static str, V2Contract>,
 }
 
@@ -57,17 +58,16 @@ impl FakeLedger {
             parent_block_hash: hash('b', 39),
             timestamp_ms: 1_700_000_000_000,
             burn_block_height: 140,
+            consensus_hash: Some("0xcccccccccccccccccccccccccccccccccccccc28".into()),
+            tenure_height: Some(38),
             canonical: true,
             materialized: true,
         };
         let info = V2InfoState {
-            tip: V2Tip {
-                block_height: 40,
-                block_hash: hash('b', 40),
-                index_block_hash: hash('e', 40),
-                consensus_hash: Some("0xcccccccccccccccccccccccccccccccccccccc28".into()),
-                burn_block_height: 140,
-                tenure_height: Some(38),
+            tip: Tip {
+                block: tip,
+                microblock: Some(MicroblockTip { hash: hash('f', 3), sequence: 3 }),
+                burn_height: 145,
             },
             burn_tip: Some(V2BurnBlock {
                 height: 145,
@@ -77,11 +77,12 @@ impl FakeLedger {
                 height: 138,
                 consensus_hash: Some("0xdddddddddddddddddddddddddddddddddddddd8a".into()),
             }),
-            microblock_tip: Some(V2Microblock { hash: hash('f', 3), sequence: 3 }),
         };
         let accounts = HashMap::from([
-            (ALICE, V2Account { balance: 9_320, locked: 3_000, unlock_height: 2_100, nonce: 7 }),
-            (BOB, V2Account { balance: 500, locked: 0, unlock_height: 0, nonce: 0 }),
+            (ALICE, AccountState { liquid: 9_320, locked: 3_000, unlock_height: 2_100, next_nonce: 7 }),
+            (BOB, AccountState { liquid: 500, locked: 0, unlock_height: 0, next_nonce: 0 }),
+            // The ledger counts the boot address's genesis deploys.
+            (BOOT, AccountState { liquid: 0, locked: 0, unlock_height: 0, next_nonce: 12 }),
         ]);
         let contracts = HashMap::from([
             (
@@ -98,7 +99,7 @@ impl FakeLedger {
                 V2Contract { source: "(ok 1)".into(), abi: None, clarity_version: None, publish_height: 2 },
             ),
         ]);
-        FakeLedger { mode, tip, info, accounts, contracts }
+        FakeLedger { mode, info, accounts, contracts }
     }
 
     fn read<T: Send + 'static>(&self, answer: impl FnOnce() -> T) -> ReadFuture<'_, T> {
@@ -116,18 +117,22 @@ impl FakeLedger {
 }
 
 impl TipReader for FakeLedger {
-    fn tip(&self) -> ReadFuture<'_, Option<LedgerBlock>> {
-        self.read(|| self.chain().then(|| self.tip.clone()))
+    fn tip(&self) -> ReadFuture<'_, Option<Tip>> {
+        self.read(|| self.chain().then(|| self.info.tip.clone()))
+    }
+}
+
+/// Every account's state at the tip (`/v2` reads no other height).
+impl AccountReader for FakeLedger {
+    fn account<'a>(&'a self, principal: &'a str, height: Option<i64>) -> ReadFuture<'a, AccountState> {
+        assert_eq!(height, None, "/v2 reads accounts at the tip");
+        self.read(|| self.accounts.get(principal).copied().unwrap_or_default())
     }
 }
 
 impl V2Reader for FakeLedger {
     fn v2_info_state(&self) -> ReadFuture<'_, Option<V2InfoState>> {
         self.read(|| self.chain().then(|| self.info.clone()))
-    }
-
-    fn v2_account<'a>(&'a self, principal: &'a str) -> ReadFuture<'a, V2Account> {
-        self.read(|| self.accounts.get(principal).copied().unwrap_or_default())
     }
 
     fn v2_contract<'a>(&'a self, contract_id: &'a str) -> ReadFuture<'a, Option<V2Contract>> {
@@ -217,8 +222,8 @@ async fn info_with_the_burn_tip_below_the_stacks_tip_and_no_stream() {
     let mut ledger = FakeLedger::new(Mode::Chain);
     ledger.info.burn_tip = Some(V2BurnBlock { height: 139, consensus_hash: Some("0xaa".into()) });
     ledger.info.stable_burn = None;
-    ledger.info.microblock_tip = None;
-    ledger.info.tip.tenure_height = None;
+    ledger.info.tip.microblock = None;
+    ledger.info.tip.block.tenure_height = None;
     let (status, _, body) = get(ledger, "/v2/info").await;
     assert_eq!(status, 200, "{body}");
     // The Stacks tip's own burn block and consensus hash win over a stale burn tip.
@@ -264,6 +269,13 @@ async fn account_amounts_as_u128_hex() {
     let stranger = "ST2CY5V39NHDPWSXMW9QDT3HC3GD6Q6XX4CFRK9AG";
     let (_, _, body) = get(FakeLedger::new(Mode::Chain), &format!("/v2/accounts/{stranger}?proof=0")).await;
     assert_eq!(body, json!({"balance": zero, "locked": zero, "unlock_height": 0, "nonce": 0}));
+}
+
+#[tokio::test]
+async fn the_boot_address_nonce_is_the_nodes_zero() {
+    // The node runs boot code outside the transaction path: its deploys never bump the nonce.
+    let (status, _, body) = get(FakeLedger::new(Mode::Chain), &format!("/v2/accounts/{BOOT}?proof=0")).await;
+    assert_eq!((status, body["nonce"].clone()), (200, json!(0)));
 }
 
 #[tokio::test]

@@ -6,6 +6,7 @@
 
 mod common;
 
+use ledger_read::TipReader;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -228,7 +229,7 @@ async fn policies(db: Db) {
     let Some(tsv) = shared_file("fixtures/mocknet.tsv") else { return };
     let Some(ts) = TestStore::new(db, "v2_policy", Network::Testnet).await else { return };
     replay(&ts.store, &tsv, &[]).await;
-    let ours = ts.store.chain_tip().await.unwrap().unwrap().block_height as u64;
+    let ours = ts.store.tip().await.unwrap().map(|t| t.block).unwrap().block_height as u64;
     let node = Arc::new(Node::default());
     let node_addr = fake_node(Arc::clone(&node)).await;
     let client = reqwest::Client::new();
@@ -257,7 +258,7 @@ async fn policies(db: Db) {
 
     let auto = api(&ts.store, settings(node_addr, V2Policy::Auto, Duration::from_secs(5))).await;
     node.tip_height.store(ours, Ordering::SeqCst);
-    let our_hash = ts.store.chain_tip().await.unwrap().unwrap().block_hash;
+    let our_hash = ts.store.tip().await.unwrap().map(|t| t.block).unwrap().block_hash;
     *node.tip_hash.lock().unwrap() = Some(our_hash.trim_start_matches("0x").to_owned());
     let (status, source, info) = get_json(&client, &format!("{auto}/v2/info")).await;
     assert_eq!((status, source.as_deref()), (200, Some("ledger")), "{info}");

@@ -1,4 +1,4 @@
-//! The `/extended` API: warp routes that translate what an [`ExplorerReader`] returns into the
+//! The `/extended` API: warp routes that translate what the `ledger-read` readers return into the
 //! incumbent's JSON. No SQL lives here; the store implements the reader.
 
 #![forbid(unsafe_code)]
@@ -45,7 +45,7 @@ pub use params::{query, LimitRule, Page, Paging, Query};
 pub use pox::{
     CycleSigner, CycleStacker, PoolDelegation, PoxCycleReader, PoxCycleRecord, PoxEventRecord, PoxReader,
 };
-pub use reader::{ChainTip, ExplorerReader, ReadError};
+pub use reader::{ReadError, Tip, TipReader};
 pub use search::{ContractHit, HashHit, MinedAt, SearchReader};
 pub use status::{AlwaysReady, SyncProbe, SyncState};
 pub use time::iso8601;
@@ -69,7 +69,7 @@ macro_rules! extended_reader {
 }
 
 extended_reader!(
-    ExplorerReader,
+    TipReader,
     TxReader,
     ChainReader,
     AddressReader,

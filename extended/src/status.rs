@@ -13,7 +13,7 @@ use warp::{Filter, Rejection, Reply};
 
 use crate::error::ApiError;
 use crate::headers::{with_common_headers, SERVER_VERSION};
-use crate::reader::{ChainTip, ExplorerReader};
+use crate::reader::{Tip, TipReader};
 
 /// Where ingestion stands against the node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,7 +40,7 @@ impl SyncProbe for AlwaysReady {
     }
 }
 
-pub fn routes<R: ExplorerReader>(
+pub fn routes<R: TipReader>(
     reader: Arc<R>,
     sync: Arc<dyn SyncProbe>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
@@ -52,8 +52,8 @@ pub fn routes<R: ExplorerReader>(
             let reader = reader.clone();
             let sync = sync.clone();
             async move {
-                let tip = reader.chain_tip().await.map_err(ApiError::from).map_err(warp::reject::custom)?;
-                let state = sync.sync_state(tip.as_ref().map_or(0, |t| t.block_height)).await;
+                let tip = reader.tip().await.map_err(ApiError::from).map_err(warp::reject::custom)?;
+                let state = sync.sync_state(tip.as_ref().map_or(0, Tip::height)).await;
                 Ok::<_, Rejection>(status_reply(tip.as_ref(), state, inm.as_deref()))
             }
         });
@@ -76,13 +76,13 @@ pub(crate) fn with_cache(mut res: Response, value: &'static str) -> Response {
 
 /// The incumbent's chain-tip ETag: the microblock hash when there is one, else the index
 /// block hash; none before the first block.
-pub(crate) fn chain_tip_etag(tip: Option<&ChainTip>) -> Option<String> {
-    let tip = tip.filter(|t| t.block_height > 0)?;
-    let hash = tip.microblock.as_ref().map(|(h, _)| h).unwrap_or(&tip.index_block_hash);
+pub(crate) fn chain_tip_etag(tip: Option<&Tip>) -> Option<String> {
+    let tip = tip.filter(|t| t.block.block_height > 0)?;
+    let hash = tip.microblock.as_ref().map_or(&tip.block.index_block_hash, |m| &m.hash);
     Some(format!("\"{hash}\""))
 }
 
-fn status_body(tip: Option<&ChainTip>, state: SyncState) -> Value {
+fn status_body(tip: Option<&Tip>, state: SyncState) -> Value {
     let mut body = match state {
         SyncState::Ready => json!({ "server_version": SERVER_VERSION, "status": "ready" }),
         // The incumbent's fields, plus how far behind (ours).
@@ -101,23 +101,23 @@ fn status_body(tip: Option<&ChainTip>, state: SyncState) -> Value {
             },
         }),
     };
-    if let Some(t) = tip.filter(|t| t.block_height > 0) {
+    if let Some(t) = tip.filter(|t| t.block.block_height > 0) {
         let mut chain_tip = json!({
-            "block_height": t.block_height,
-            "block_hash": t.block_hash,
-            "index_block_hash": t.index_block_hash,
-            "burn_block_height": t.burn_block_height,
+            "block_height": t.block.block_height,
+            "block_hash": t.block.block_hash,
+            "index_block_hash": t.block.index_block_hash,
+            "burn_block_height": t.burn_height,
         });
-        if let Some((hash, seq)) = &t.microblock {
-            chain_tip["microblock_hash"] = json!(hash);
-            chain_tip["microblock_sequence"] = json!(seq);
+        if let Some(m) = &t.microblock {
+            chain_tip["microblock_hash"] = json!(m.hash);
+            chain_tip["microblock_sequence"] = json!(m.sequence);
         }
         body["chain_tip"] = chain_tip;
     }
     body
 }
 
-fn status_reply(tip: Option<&ChainTip>, state: SyncState, if_none_match: Option<&str>) -> Response {
+fn status_reply(tip: Option<&Tip>, state: SyncState, if_none_match: Option<&str>) -> Response {
     let etag = chain_tip_etag(tip);
     if let (Some(etag), Some(inm)) = (&etag, if_none_match) {
         if inm.split(',').any(|v| v.trim() == etag) {
@@ -138,24 +138,34 @@ fn status_reply(tip: Option<&ChainTip>, state: SyncState, if_none_match: Option<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reader::ReadError;
 
-    struct Fixed(Option<ChainTip>);
+    struct Fixed(Option<Tip>);
 
-    impl ExplorerReader for Fixed {
-        async fn chain_tip(&self) -> Result<Option<ChainTip>, ReadError> {
-            Ok(self.0.clone())
+    impl TipReader for Fixed {
+        fn tip(&self) -> ledger_read::ReadFuture<'_, Option<Tip>> {
+            Box::pin(std::future::ready(Ok(self.0.clone())))
         }
     }
 
-    fn tip(micro: bool) -> ChainTip {
-        ChainTip {
-            block_height: 28,
+    fn tip(micro: bool) -> Tip {
+        Tip {
+            block: at_height(28),
+            burn_height: 29,
+            microblock: micro.then(|| ledger_read::MicroblockTip {
+                hash: "0xdb05bdc45d4f4fb3a05c83198fea805c683e1c5fbc09f55d95ec7bdb1b398d2d".into(),
+                sequence: 1,
+            }),
+        }
+    }
+
+    fn at_height(block_height: i64) -> ledger_read::LedgerBlock {
+        ledger_read::LedgerBlock {
+            block_height,
             block_hash: "0x7682af212d3c1ef62613412f9b5a727269b4548f14eca2e3f941f7ad8b3c11b2".into(),
             index_block_hash: "0x76cd67a65c0dfd5ea450bb9efe30da89fa125bfc077c953802f718353283a533".into(),
-            burn_block_height: 29,
-            microblock: micro
-                .then(|| ("0xdb05bdc45d4f4fb3a05c83198fea805c683e1c5fbc09f55d95ec7bdb1b398d2d".into(), 1)),
+            burn_block_height: 28,
+            canonical: true,
+            ..Default::default()
         }
     }
 
@@ -182,7 +192,7 @@ mod tests {
 
     #[tokio::test]
     async fn no_chain_tip_before_the_first_block() {
-        for tip in [None, Some(ChainTip { block_height: 0, ..tip(false) })] {
+        for tip in [None, Some(Tip { block: at_height(0), ..tip(false) })] {
             let api = routes(Arc::new(Fixed(tip)), Arc::new(AlwaysReady));
             let res = warp::test::request().path("/extended").reply(&api).await;
             let body: Value = serde_json::from_slice(res.body()).unwrap();

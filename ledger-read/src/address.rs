@@ -3,7 +3,7 @@
 
 use std::future::Future;
 
-use crate::tip::ExplorerReader;
+use crate::tip::TipReader;
 use crate::tx::{MinedTx, PageTx, TxEvent};
 use crate::Paging;
 use crate::ReadError;
@@ -94,7 +94,7 @@ pub struct FtHolder {
     pub balance: i128,
 }
 
-pub trait AddressReader: ExplorerReader {
+pub trait AddressReader: TipReader {
     /// `None` when `at` names no stored block.
     fn resolve_block(&self, at: &UntilBlock) -> impl Future<Output = Result<Option<u64>, ReadError>> + Send;
     /// STX totals after the canonical block at `height` (the tip when `None`).

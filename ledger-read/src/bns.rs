@@ -3,7 +3,7 @@
 
 use std::future::Future;
 
-use crate::tip::ExplorerReader;
+use crate::tip::TipReader;
 use crate::ReadError;
 
 /// A name's latest canonical state (not revoked).
@@ -28,7 +28,7 @@ pub struct BnsSubdomain {
     pub zonefile_hash: String,
 }
 
-pub trait BnsReader: ExplorerReader {
+pub trait BnsReader: TipReader {
     /// Names not revoked, by name, 100 from `offset`.
     fn bns_names(&self, offset: u64) -> impl Future<Output = Result<Vec<String>, ReadError>> + Send;
     /// The name (`name.namespace`) unless missing or revoked.

@@ -2,7 +2,7 @@
 
 use std::future::Future;
 
-use crate::tip::ExplorerReader;
+use crate::tip::TipReader;
 use crate::ReadError;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,7 +45,7 @@ pub struct DeployStatus {
     pub block_height: Option<u64>,
 }
 
-pub trait ContractReader: ExplorerReader {
+pub trait ContractReader: TipReader {
     /// The canonical deployment of `contract_id` (or the latest one if none is canonical).
     fn contract(
         &self,

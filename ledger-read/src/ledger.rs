@@ -5,22 +5,16 @@ use std::future::Future;
 use std::pin::Pin;
 
 use crate::error::ReadError;
-use crate::rows::{AccountAt, BlockContents, BlockEventRow, LedgerBlock, TxRef};
+use crate::rows::{AccountState, BlockContents, BlockEventRow, LedgerBlock, TxRef};
+use crate::tip::TipReader;
 
 /// What a read returns.
 pub type ReadFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, ReadError>> + Send + 'a>>;
 
-/// The canonical tip: the one read Rosetta ([`LedgerReader`]) and `/v2`
-/// ([`V2Reader`](crate::V2Reader)) share, declared once so that each stays implementable
-/// without the other.
-pub trait TipReader: Send + Sync {
-    /// The canonical tip (what "at the tip" and "caught up with the node" compare with).
-    fn tip(&self) -> ReadFuture<'_, Option<LedgerBlock>>;
-}
-
-/// The ledger as the surfaces read it, its tip included ([`TipReader`]). Hashes and
-/// transaction ids are `0x`-prefixed lower-case hex; heights are Stacks block heights.
-pub trait LedgerReader: TipReader {
+/// The ledger as Rosetta reads it, its tip ([`TipReader`]) and account states
+/// ([`AccountReader`]) included. Hashes and transaction ids are `0x`-prefixed lower-case hex;
+/// heights are Stacks block heights.
+pub trait LedgerReader: TipReader + AccountReader {
     /// The lowest canonical block (the genesis block the chain reports).
     fn genesis(&self) -> ReadFuture<'_, Option<LedgerBlock>>;
 
@@ -35,10 +29,6 @@ pub trait LedgerReader: TipReader {
 
     /// The block's transactions and STX operations, in ledger order.
     fn block_contents<'a>(&'a self, index_block_hash: &'a str) -> ReadFuture<'a, BlockContents>;
-
-    /// `account`'s balances and next nonce after the canonical block at `height` (zeros for an
-    /// account the chain has not seen by then).
-    fn account_at<'a>(&'a self, account: &'a str, height: i64) -> ReadFuture<'a, AccountAt>;
 
     /// `account`'s next nonce counting its pending mempool transactions too: one past the
     /// highest of its canonical nonces and its pending mempool nonces, as origin or sponsor
@@ -62,4 +52,12 @@ pub trait LedgerReader: TipReader {
 
     /// The last sequence of the block event log (0 when empty).
     fn max_sequence(&self) -> ReadFuture<'_, i64>;
+}
+
+/// An account's STX state, the one read behind every surface's balance of an account (Rosetta's
+/// `/account/balance`, the node's `/v2/accounts`).
+pub trait AccountReader: Send + Sync {
+    /// `account`'s balances, lock and next nonce after the canonical block at `height`, or at
+    /// the canonical tip when `None` (zeros for an account the chain has not seen by then).
+    fn account<'a>(&'a self, account: &'a str, height: Option<i64>) -> ReadFuture<'a, AccountState>;
 }

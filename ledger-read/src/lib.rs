@@ -4,8 +4,9 @@
 //! of any surface, which all depend on this crate and none of which it knows.
 //!
 //! The rows are the ledger's own model (blocks, their transactions and operations, account
-//! state at a height); each surface translates them into its wire format. [`LedgerReader`] is
-//! what Rosetta reads, [`V2Reader`] what the `/v2` answers read, and the modules [`tip`],
+//! state at a height); each surface translates them into its wire format. One [`Tip`] and one
+//! [`AccountState`] serve every surface ([`TipReader`], [`AccountReader`]); [`LedgerReader`] is
+//! what Rosetta reads besides, [`V2Reader`] what the `/v2` answers read, and the modules [`tip`],
 //! [`chain`], [`tx`], [`address`], [`contract`], [`tokens`], [`search`], [`microblock`],
 //! [`pox`], [`staking`], [`principals`] and [`bns`] what the explorer routes read (paged by
 //! [`Paging`] or by the positions of [`cursor`]). [`LocalTxSink`] and [`FaucetBook`] are the writes a surface
@@ -41,9 +42,13 @@ pub mod tx;
 pub use change::Change;
 pub use error::ReadError;
 pub use faucet::{FaucetBook, FaucetRequest, RateLimit, Reservation};
-pub use ledger::{LedgerReader, ReadFuture, TipReader};
+pub use ledger::{AccountReader, LedgerReader, ReadFuture};
 pub use local_tx::{LocalSource, LocalTxError, LocalTxOutcome, LocalTxSink, RecordFuture};
-pub use node::{V2Account, V2BurnBlock, V2Contract, V2InfoState, V2Microblock, V2Reader, V2Tip};
+pub use node::{V2BurnBlock, V2Contract, V2InfoState, V2Reader};
 pub use paging::Paging;
 pub use rendered::TxRender;
-pub use rows::{AccountAt, BlockContents, BlockEventRow, EventRow, LedgerBlock, LedgerTx, OpRow, TxRef};
+pub use rows::{
+    is_boot_address, AccountState, BlockContents, BlockEventRow, EventRow, LedgerBlock, LedgerTx, OpRow,
+    TxRef, BOOT_ADDRESSES,
+};
+pub use tip::{MicroblockTip, Tip, TipReader};

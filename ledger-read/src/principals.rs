@@ -4,7 +4,7 @@
 
 use std::future::Future;
 
-use crate::tip::ExplorerReader;
+use crate::tip::TipReader;
 use crate::tx::MinedTx;
 use crate::ReadError;
 
@@ -93,7 +93,7 @@ pub struct StxLock {
     pub burn_unlock_height: u64,
 }
 
-pub trait PrincipalsReader: ExplorerReader {
+pub trait PrincipalsReader: TipReader {
     /// The principal's canonical transactions (the incumbent's `principal_txs` set), newest
     /// first, starting at `from` (inclusive) when given, at most `limit`.
     fn principal_txs(

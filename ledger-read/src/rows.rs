@@ -2,7 +2,7 @@
 //! the same types).
 
 /// A block, with what every surface shows of it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct LedgerBlock {
     pub index_block_hash: String,
     pub block_hash: String,
@@ -11,6 +11,11 @@ pub struct LedgerBlock {
     /// Milliseconds: the burn block time before Nakamoto, the block's own time after.
     pub timestamp_ms: i64,
     pub burn_block_height: i64,
+    /// The consensus hash of the burn block the block's tenure started in, when the node's
+    /// block event carried one.
+    pub consensus_hash: Option<String>,
+    /// Nakamoto tenure height, when recorded.
+    pub tenure_height: Option<i64>,
     pub canonical: bool,
     /// Lock/unlock operations and balance rows exist (the block was canonical once).
     pub materialized: bool,
@@ -114,12 +119,28 @@ pub struct BlockEventRow {
     pub block_hash: String,
 }
 
-/// An account's STX state after a block.
+/// An account's STX state after a block: µSTX balances, kept by the store as an index of the
+/// account's operations (the liquid balance is the sum of their `amount`s, the locked one of
+/// their `locked_delta`s), and the next nonce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct AccountAt {
+pub struct AccountState {
+    /// Spendable µSTX.
     pub liquid: i64,
+    /// µSTX locked by stacking.
     pub locked: i64,
+    /// The burn height at which `locked` unlocks; 0 when nothing is locked.
+    pub unlock_height: i64,
+    /// One past the highest nonce the account used on the canonical chain, as origin or
+    /// sponsor (0 for an account never seen). The boot address's genesis deploys count.
     pub next_nonce: i64,
+}
+
+/// The boot address (mainnet, testnet): the boot contracts' deployer, whose key nobody holds.
+pub const BOOT_ADDRESSES: [&str; 2] = ["SP000000000000000000002Q6VF78", "ST000000000000000000002AMW42H"];
+
+/// Whether `address` is the boot address of either network.
+pub fn is_boot_address(address: &str) -> bool {
+    BOOT_ADDRESSES.contains(&address)
 }
 
 /// Where a transaction is mined: its block's index hash and its id.

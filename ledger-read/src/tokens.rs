@@ -2,7 +2,7 @@
 
 use std::future::Future;
 
-use crate::tip::ExplorerReader;
+use crate::tip::TipReader;
 use crate::ReadError;
 
 /// An NFT a principal holds now (custody follows the latest canonical event).
@@ -28,7 +28,7 @@ pub struct NftEvent {
     pub repr: String,
 }
 
-pub trait TokenReader: ExplorerReader {
+pub trait TokenReader: TipReader {
     /// NFTs held by `principal` (only of `assets` when not empty), newest first, and their count.
     fn nft_holdings(
         &self,

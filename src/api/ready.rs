@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ledger_read::TipReader;
 use serde_json::json;
 use stacks_extended::{SyncProbe, SyncState};
 use stacks_node_proxy::ProxyConfig;
@@ -53,8 +54,8 @@ impl Readiness {
 
     /// The ledger's tip height, or why the database cannot give it.
     async fn ledger_height(&self) -> Result<u64, NotReady> {
-        match tokio::time::timeout(DB_TIMEOUT, self.store.chain_tip()).await {
-            Ok(Ok(tip)) => Ok(tip.map_or(0, |t| u64::try_from(t.block_height).unwrap_or(0))),
+        match tokio::time::timeout(DB_TIMEOUT, TipReader::tip(&*self.store)).await {
+            Ok(Ok(tip)) => Ok(tip.map_or(0, |t| t.height())),
             Ok(Err(e)) => Err(NotReady::Database(e.to_string())),
             Err(_) => Err(NotReady::Database(format!("no answer within {} s", DB_TIMEOUT.as_secs()))),
         }

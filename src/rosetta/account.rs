@@ -58,7 +58,7 @@ pub async fn balance(ctx: &Rosetta, body: &Bytes) -> RosettaResult<AccountBalanc
             json!({ "message": "block is not on the canonical chain", "hash": block.block_hash }),
         ));
     }
-    let at = ctx.reader.account_at(&account.address, block.block_height).await?;
+    let at = ctx.reader.account(&account.address, Some(block.block_height)).await?;
     let value = match which {
         Balance::Liquid => at.liquid,
         Balance::Locked => at.locked,

@@ -40,7 +40,7 @@ pub fn parent_identifier(b: &LedgerBlock) -> BlockIdentifier {
 /// for a hash never changes.
 pub async fn resolve(ctx: &Rosetta, id: &PartialBlockIdentifier) -> RosettaResult<LedgerBlock> {
     let found = match (&id.index, &id.hash) {
-        (None, None) => ctx.reader.tip().await?,
+        (None, None) => ctx.reader.tip().await?.map(|t| t.block),
         (index, Some(hash)) => {
             let hash = parse_hash(hash, ErrorKind::InvalidBlockHash)?;
             let b = ctx.reader.block_by_hash(&hash).await?;

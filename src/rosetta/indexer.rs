@@ -96,7 +96,7 @@ pub async fn search_transactions(ctx: &Rosetta, body: &Bytes) -> RosettaResult<S
     }
     let max_block = match req.max_block {
         Some(m) => m,
-        None => ctx.reader.tip().await?.map_or(0, |t| t.block_height),
+        None => ctx.reader.tip().await?.map_or(0, |t| t.block.block_height),
     };
     // Candidates, newest first: (index_block_hash, tx_id).
     let mut candidates: Vec<(String, String)> = Vec::new();

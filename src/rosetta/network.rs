@@ -83,7 +83,8 @@ pub fn options_for(network: Network, body: &Bytes) -> RosettaResult<NetworkOptio
 /// `/network/status`: tip, genesis and, when a node is configured, how far behind it we are.
 pub async fn status(ctx: &Rosetta, body: &Bytes) -> RosettaResult<NetworkStatusResponse> {
     let _: NetworkRequest = parse(body, ctx.network, &[])?;
-    let (Some(tip), Some(genesis)) = (ctx.reader.tip().await?, ctx.reader.genesis().await?) else {
+    let (Some(tip), Some(genesis)) = (ctx.reader.tip().await?.map(|t| t.block), ctx.reader.genesis().await?)
+    else {
         // Nothing ingested yet: retriable, the chain will arrive.
         return Err(RosettaError::with_message(ErrorKind::BlockNotFound, "no block ingested yet"));
     };

@@ -16,7 +16,7 @@ use super::error::V2Error;
 use super::params::{self, Proof};
 use super::{Ctx, V2Policy, PROOF_HEADER, SOURCE_HEADER};
 use crate::ledger::Network;
-use ledger_read::{V2Account, V2Contract, V2InfoState};
+use ledger_read::{is_boot_address, AccountState, V2Contract, V2InfoState};
 
 /// "Let the node answer": the proxy mounted after these routes takes the request.
 #[derive(Debug)]
@@ -100,11 +100,11 @@ impl Ctx {
         let Some(cache) = &self.node_tip else { return true };
         let Some(node) = cache.node_tip().await else { return true };
         let Ok(Some(tip)) = self.reader.tip().await else { return false };
-        let Ok(ours) = u64::try_from(tip.block_height) else { return false };
+        let Ok(ours) = u64::try_from(tip.block.block_height) else { return false };
         let same_block = || {
-            node.block_hash
-                .as_deref()
-                .is_none_or(|theirs| tip.block_hash.trim_start_matches("0x").eq_ignore_ascii_case(theirs))
+            node.block_hash.as_deref().is_none_or(|theirs| {
+                tip.block.block_hash.trim_start_matches("0x").eq_ignore_ascii_case(theirs)
+            })
         };
         ours > node.height || (ours == node.height && same_block())
     }
@@ -146,7 +146,7 @@ async fn info(ctx: &Ctx) -> Answer {
 pub(super) fn info_json(state: &V2InfoState, network: Network) -> Json {
     let bare = |h: &str| h.trim_start_matches("0x").to_owned();
     let bare_opt = |h: &Option<String>| h.as_deref().map(bare);
-    let tip = &state.tip;
+    let tip = &state.tip.block;
     // The burn tip as last announced; a Stacks block can only be at or below it.
     let (burn_height, pox_consensus) = match &state.burn_tip {
         Some(b) if b.height >= tip.burn_block_height => (b.height, bare_opt(&b.consensus_hash)),
@@ -158,7 +158,7 @@ pub(super) fn info_json(state: &V2InfoState, network: Network) -> Json {
         Network::Mainnet => (PEER_VERSION_MAINNET, PARENT_NETWORK_ID_MAINNET),
         Network::Testnet => (PEER_VERSION_TESTNET, PARENT_NETWORK_ID_TESTNET),
     };
-    let (unanchored_tip, unanchored_seq) = match (&state.microblock_tip, &tip.consensus_hash) {
+    let (unanchored_tip, unanchored_seq) = match (&state.tip.microblock, &tip.consensus_hash) {
         (Some(mb), Some(ch)) => (Some(unanchored_index_hash(&mb.hash, ch)), Some(mb.sequence)),
         _ => (None, None),
     };
@@ -211,24 +211,30 @@ async fn account(ctx: &Ctx, principal: &str, q: &Query) -> Answer {
         Err(e) => return Ok(V2Error::Read(e).into_response()),
     };
     if let Err(e) =
-        ctx.decide(proof, params::at_tip(q, tip.as_ref().map(|t| t.index_block_hash.as_str()))).await
+        ctx.decide(proof, params::at_tip(q, tip.as_ref().map(|t| t.block.index_block_hash.as_str()))).await
     {
         return refused(e);
     }
-    match ctx.reader.v2_account(&principal).await {
-        Ok(a) => Ok(ledger_json(&account_json(&a), proof == Proof::Default)),
+    match ctx.reader.account(&principal, None).await {
+        Ok(a) => Ok(ledger_json(&account_json(&principal, &a), proof == Proof::Default)),
         Err(e) => Ok(V2Error::Read(e).into_response()),
     }
 }
 
-/// `{balance, locked, unlock_height, nonce}`: amounts as `0x` + 32 hex digits (u128).
-pub(super) fn account_json(a: &V2Account) -> Json {
+/// `{balance, locked, unlock_height, nonce}` of `principal`: amounts as `0x` + 32 hex digits
+/// (u128).
+pub(super) fn account_json(principal: &str, a: &AccountState) -> Json {
     let u128_hex = |v: i64| format!("0x{:032x}", u128::try_from(v).unwrap_or(0));
+    // The node runs boot code (the genesis deploys and each epoch's new boot contracts) outside
+    // the transaction path, so those deploys never bump the boot address's nonce; they are its
+    // only transactions (nobody holds its key). The ledger counts them, as `/extended` does;
+    // the node answers 0.
+    let nonce = if is_boot_address(principal) { 0 } else { a.next_nonce };
     json!({
-        "balance": u128_hex(a.balance),
+        "balance": u128_hex(a.liquid),
         "locked": u128_hex(a.locked),
         "unlock_height": a.unlock_height,
-        "nonce": a.nonce,
+        "nonce": nonce,
     })
 }
 
@@ -256,7 +262,7 @@ async fn contract(ctx: &Ctx, kind: &str, address: &str, name: &str, q: &Query) -
         Err(e) => return Ok(V2Error::Read(e).into_response()),
     };
     if let Err(e) =
-        ctx.decide(proof, params::at_tip(q, tip.as_ref().map(|t| t.index_block_hash.as_str()))).await
+        ctx.decide(proof, params::at_tip(q, tip.as_ref().map(|t| t.block.index_block_hash.as_str()))).await
     {
         return refused(e);
     }

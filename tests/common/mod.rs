@@ -9,6 +9,7 @@ pub mod parity_allow;
 pub mod server;
 pub mod ws;
 
+use ledger_read::TipReader;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::BufReader;
@@ -258,7 +259,7 @@ pub const BOOT: [&str; 2] = ["SP000000000000000000002Q6VF78", "ST000000000000000
 /// - the canonical transaction total, summed from the blocks' counts, is the rows' count.
 pub async fn check_invariants(store: &Store, label: &str, from_genesis: bool) {
     // Every account's balance is the sum of its canonical operations (tip cache and history).
-    let tip = store.chain_tip().await.unwrap().expect("a canonical tip");
+    let tip = store.tip().await.unwrap().map(|t| t.block).expect("a canonical tip");
     let mut accounts: Vec<String> = store.accounts().await.unwrap().into_iter().map(|a| a.0).collect();
     accounts.extend(store.operation_accounts().await.unwrap());
     accounts.sort();
@@ -319,7 +320,7 @@ pub async fn check_invariants(store: &Store, label: &str, from_genesis: bool) {
 
     // One canonical block per height from the first to the tip, each the parent of the next.
     let mut height = tip.block_height;
-    let mut child = tip.clone();
+    let mut child = store.canonical_block_at(height).await.unwrap().expect("the tip's block");
     while height > 1 {
         height -= 1;
         let b = store.canonical_block_at(height).await.unwrap();

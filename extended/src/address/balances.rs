@@ -14,7 +14,7 @@ pub(crate) const FT_BALANCES: LimitRule = LimitRule::new(100, 200);
 pub(crate) const TOKEN_HOLDERS: LimitRule = LimitRule::new(100, 200);
 
 pub(super) async fn tip_etag<R: AddressReader>(r: &R) -> Result<Option<String>, ApiError> {
-    let tip = r.chain_tip().await?;
+    let tip = r.tip().await?;
     Ok(chain_tip_etag(tip.as_ref()).map(|e| e.trim_matches('"').to_string()))
 }
 

@@ -10,7 +10,7 @@ use super::{
 };
 use crate::error::{ApiError, In, Rule};
 use crate::params::{non_negative, LimitRule, Page, Paging};
-use crate::reader::ExplorerReader;
+use crate::reader::TipReader;
 use crate::reply::{deprecated, json_bytes, page_bytes};
 use crate::tx::{mined_tx_json, BlockRef as TxBlock, RenderOptions, TxReader};
 
@@ -29,13 +29,13 @@ async fn v1_block<R: ChainReader>(r: &R, by: BlockRef, missing: &str) -> Answer 
 }
 
 /// `/extended/v1/block/...`; `None` for a path this family does not serve.
-pub(crate) async fn v1<R: ExplorerReader + ChainReader>(r: &R, req: &Req, rest: &[&str]) -> Option<Answer> {
+pub(crate) async fn v1<R: TipReader + ChainReader>(r: &R, req: &Req, rest: &[&str]) -> Option<Answer> {
     Some(match rest {
         [] => {
             tip_cached_with(r, req, |tip| async move {
                 let paging = req.query.paging(BLOCK_LIMIT)?;
                 // The canonical blocks from `offset` below the tip (the total is its height).
-                let (total, blocks) = match tip.map(|t| t.block_height) {
+                let (total, blocks) = match tip.map(|t| t.height()) {
                     None => (0, Vec::new()),
                     Some(tip) => match tip.checked_sub(paging.offset) {
                         None => (tip, Vec::new()),
@@ -100,13 +100,13 @@ async fn v2_block<R: ChainReader>(r: &R, by: BlockRef) -> Result<BlockRecord, Ap
 }
 
 /// `/extended/v2/blocks/...`.
-pub(crate) async fn v2<R: ExplorerReader + ChainReader + TxReader>(
+pub(crate) async fn v2<R: TipReader + ChainReader + TxReader>(
     r: &R,
     req: &Req,
     rest: &[&str],
 ) -> Option<Answer> {
     Some(match rest {
-        [] => tip_cached_with(r, req, |tip| list(r, req, tip.map(|t| t.block_height))).await,
+        [] => tip_cached_with(r, req, |tip| list(r, req, tip.map(|t| t.height()))).await,
         ["average-times"] => tip_cached(r, req, average_times(r)).await,
         ["by-block-time", ts] => by_block_time(r, req, ts).await,
         [id] => match height_or_hash(id) {

@@ -10,7 +10,7 @@ use super::render::{block_v2, burn_block, burnchain_reward, reward_slot_holder};
 use super::{hash_param, json, tip_cached, Req};
 use crate::error::{ApiError, In, Rule};
 use crate::params::{LimitRule, Page};
-use crate::reader::ExplorerReader;
+use crate::reader::TipReader;
 
 pub(crate) const BURN_BLOCK_LIMIT: LimitRule = LimitRule::new(20, 30);
 pub(crate) const BURNCHAIN_LIMIT: LimitRule = LimitRule::new(96, 250);
@@ -30,7 +30,7 @@ fn burn_ref(v: &str) -> Result<BurnRef, ApiError> {
 }
 
 /// `/extended/v2/burn-blocks/...`.
-pub(crate) async fn burn_blocks<R: ExplorerReader + ChainReader>(
+pub(crate) async fn burn_blocks<R: TipReader + ChainReader>(
     r: &R,
     req: &Req,
     rest: &[&str],
@@ -90,16 +90,12 @@ pub(crate) async fn burn_blocks<R: ExplorerReader + ChainReader>(
 }
 
 /// `/extended/v2/addresses/{btc address}/pox-transactions`.
-pub(crate) async fn address_pox_txs<R: ExplorerReader + ChainReader>(
-    r: &R,
-    req: &Req,
-    address: &str,
-) -> Answer {
+pub(crate) async fn address_pox_txs<R: TipReader + ChainReader>(r: &R, req: &Req, address: &str) -> Answer {
     pox_txs(r, req, PoxTxsOf::Recipient(address.to_string())).await
 }
 
 /// A page of PoX payout outputs (`BurnBlockPoxTx`); none is an empty page, as the incumbent.
-async fn pox_txs<R: ExplorerReader + ChainReader>(r: &R, req: &Req, of: PoxTxsOf) -> Answer {
+async fn pox_txs<R: TipReader + ChainReader>(r: &R, req: &Req, of: PoxTxsOf) -> Answer {
     tip_cached(r, req, async {
         let paging = req.query.paging(BURN_BLOCK_LIMIT)?;
         let (total, txs) = r.pox_txs(of, paging.limit, paging.offset).await?;

@@ -30,7 +30,7 @@ use warp::{Filter, Rejection, Reply};
 use crate::error::{ApiError, In, Rule};
 use crate::headers::with_common_headers;
 use crate::params::{non_negative, query, Query};
-use crate::reader::ExplorerReader;
+use crate::reader::TipReader;
 use crate::status::{chain_tip_etag, with_cache};
 use crate::tx::TxReader;
 
@@ -45,7 +45,7 @@ pub(crate) struct Req {
     pub if_none_match: Option<String>,
 }
 
-pub fn routes<R: ExplorerReader + ChainReader + TxReader>(
+pub fn routes<R: TipReader + ChainReader + TxReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (Response,), Error = Rejection> + Clone {
     warp::get()
@@ -71,7 +71,7 @@ pub fn routes<R: ExplorerReader + ChainReader + TxReader>(
         })
 }
 
-async fn dispatch<R: ExplorerReader + ChainReader + TxReader>(
+async fn dispatch<R: TipReader + ChainReader + TxReader>(
     r: &R,
     req: &Req,
 ) -> Option<Result<Response, ApiError>> {
@@ -117,7 +117,7 @@ fn with_etag(mut res: Response, etag: &str) -> Response {
 /// with the tip's ETag (only on success, as the incumbent).
 pub(crate) async fn tip_cached<R, F>(r: &R, req: &Req, answer: F) -> Result<Response, ApiError>
 where
-    R: ExplorerReader,
+    R: TipReader,
     F: std::future::Future<Output = Result<Response, ApiError>>,
 {
     tip_cached_with(r, req, |_| answer).await
@@ -126,11 +126,11 @@ where
 /// [`tip_cached`] for an answer that needs the chain tip too: the one tip read serves both.
 pub(crate) async fn tip_cached_with<R, F, A>(r: &R, req: &Req, answer: A) -> Result<Response, ApiError>
 where
-    R: ExplorerReader,
-    A: FnOnce(Option<crate::reader::ChainTip>) -> F,
+    R: TipReader,
+    A: FnOnce(Option<crate::reader::Tip>) -> F,
     F: std::future::Future<Output = Result<Response, ApiError>>,
 {
-    let tip = r.chain_tip().await?;
+    let tip = r.tip().await?;
     let etag = chain_tip_etag(tip.as_ref());
     if let Some(etag) = &etag {
         if matches(req.if_none_match.as_deref(), etag) {

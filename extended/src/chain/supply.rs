@@ -9,7 +9,7 @@ use super::render::{percent, stx, stx_formatted};
 use super::{json, tip_cached, Req};
 use crate::error::{ApiError, In, Rule};
 use crate::headers::with_common_headers;
-use crate::reader::ExplorerReader;
+use crate::reader::TipReader;
 
 /// The supply the protocol reaches in 2050 (µSTX), a constant in the incumbent.
 const TOTAL_STX_YEAR_2050_USTX: i128 = 2_318_000_000 * 1_000_000;
@@ -35,7 +35,7 @@ async fn supply_at<R: ChainReader>(r: &R, req: &Req) -> Result<SupplyRecord, Api
 }
 
 /// `/extended/v1/stx_supply/...`.
-pub(crate) async fn stx_supply<R: ExplorerReader + ChainReader>(
+pub(crate) async fn stx_supply<R: TipReader + ChainReader>(
     r: &R,
     req: &Req,
     rest: &[&str],
@@ -91,7 +91,7 @@ pub(crate) async fn stx_supply<R: ExplorerReader + ChainReader>(
 }
 
 /// `/extended/v1/info/...`.
-pub(crate) async fn info<R: ExplorerReader>(r: &R, req: &Req, rest: &[&str]) -> Option<Answer> {
+pub(crate) async fn info<R: TipReader>(r: &R, req: &Req, rest: &[&str]) -> Option<Answer> {
     Some(match rest {
         ["network_block_times"] => {
             tip_cached(r, req, async {

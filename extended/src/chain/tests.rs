@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::*;
-use crate::reader::{ChainTip, ReadError};
+use crate::reader::{ReadError, Tip};
 
 /// Blocks 1..=3, one per burn block, no rewards.
 struct Fake;
@@ -25,16 +25,18 @@ fn block(h: u64) -> BlockRecord {
     }
 }
 
-impl ExplorerReader for Fake {
-    async fn chain_tip(&self) -> Result<Option<ChainTip>, ReadError> {
+impl TipReader for Fake {
+    fn tip(&self) -> ledger_read::ReadFuture<'_, Option<Tip>> {
         let b = block(3);
-        Ok(Some(ChainTip {
+        let block = ledger_read::LedgerBlock {
             block_height: 3,
             block_hash: b.block_hash,
             index_block_hash: b.index_block_hash,
             burn_block_height: 13,
-            microblock: None,
-        }))
+            canonical: true,
+            ..Default::default()
+        };
+        Box::pin(async move { Ok(Some(Tip { block, microblock: None, burn_height: 13 })) })
     }
 }
 

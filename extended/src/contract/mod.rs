@@ -58,7 +58,7 @@ pub fn routes<R: ContractReader>(
 }
 
 async fn tip_etag<R: ContractReader>(r: &R) -> Result<Option<String>, ApiError> {
-    let tip = r.chain_tip().await?;
+    let tip = r.tip().await?;
     Ok(chain_tip_etag(tip.as_ref()).map(|e| e.trim_matches('"').to_string()))
 }
 

@@ -14,7 +14,7 @@ use warp::{Filter, Rejection, Reply};
 use crate::error::ApiError;
 use crate::handler::{get, if_none_match, reply, Get};
 use crate::params::{LimitRule, Page, Query};
-use crate::reader::ExplorerReader;
+use crate::reader::TipReader;
 use crate::reply::{deprecated, found, json_with_etag};
 use crate::time::iso8601;
 use crate::tx::{mined_tx_json, tip_etag, RenderOptions};
@@ -91,7 +91,7 @@ enum Route {
     Unanchored,
 }
 
-async fn handle<R: ExplorerReader + MicroblockReader>(
+async fn handle<R: TipReader + MicroblockReader>(
     r: Arc<R>,
     route: Route,
     inm: Option<String>,
@@ -111,7 +111,7 @@ async fn handle<R: ExplorerReader + MicroblockReader>(
     reply(res)
 }
 
-pub fn routes<R: ExplorerReader + MicroblockReader>(
+pub fn routes<R: TipReader + MicroblockReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
     let with_reader = crate::handler::with_reader(reader.clone());

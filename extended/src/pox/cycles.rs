@@ -11,7 +11,7 @@ use warp::{Filter, Rejection, Reply};
 use super::reader::{CycleSigner, CycleStacker, PoxCycleReader, PoxCycleRecord};
 use crate::error::{ApiError, In, Rule};
 use crate::params::{query, LimitRule, Page, Paging, Query};
-use crate::reader::ExplorerReader;
+use crate::reader::TipReader;
 use crate::reply::json_with_etag;
 use crate::tx::{js_number, tip_etag};
 
@@ -192,7 +192,7 @@ async fn answer<R: PoxCycleReader>(r: &R, segs: &[String], q: &Query) -> Option<
     }
 }
 
-pub fn routes<R: ExplorerReader + PoxCycleReader>(
+pub fn routes<R: TipReader + PoxCycleReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
     warp::get()

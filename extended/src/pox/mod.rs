@@ -21,7 +21,7 @@ use warp::{Filter, Rejection, Reply};
 use crate::error::{ApiError, In, Rule};
 use crate::handler::{get, if_none_match, reply, Get};
 use crate::params::{LimitRule, Query};
-use crate::reader::ExplorerReader;
+use crate::reader::TipReader;
 use crate::reply::json_with_etag;
 use crate::tx::{parse_tx_id, tip_etag};
 
@@ -312,7 +312,7 @@ async fn answer<R: PoxReader>(
     Ok(json_with_etag(&body, etag.as_deref()))
 }
 
-async fn handle<R: ExplorerReader + PoxReader>(
+async fn handle<R: TipReader + PoxReader>(
     r: Arc<R>,
     pox: String,
     route: Route,
@@ -328,7 +328,7 @@ async fn handle<R: ExplorerReader + PoxReader>(
     reply(res)
 }
 
-pub fn routes<R: ExplorerReader + PoxReader + PoxCycleReader>(
+pub fn routes<R: TipReader + PoxReader + PoxCycleReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
     let reader_for_cycles = reader.clone();

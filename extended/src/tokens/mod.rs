@@ -163,7 +163,7 @@ async fn nft<R: TokenReader + TxReader>(
             to_body(&Page::first_row_total(paging, total, results))
         }
     };
-    let tip = r.chain_tip().await?;
+    let tip = r.tip().await?;
     let etag = chain_tip_etag(tip.as_ref()).map(|e| e.trim_matches('"').to_string());
     Ok(cached_json_text(body, etag, inm.as_deref()))
 }

@@ -16,7 +16,7 @@ use crate::error::ApiError;
 use crate::handler::{get, if_none_match, reply, Get};
 use crate::headers::with_common_headers;
 use crate::params::{query, Query};
-use crate::reader::ExplorerReader;
+use crate::reader::TipReader;
 use crate::reply::{deprecated, etag_matches, found, json_with_etag, not_modified, sha256_hex};
 use crate::status::chain_tip_etag;
 
@@ -105,11 +105,11 @@ async fn tx_by_id<R: TxReader>(
 }
 
 /// The chain-tip ETag, or the 304 when `If-None-Match` names it.
-pub(crate) async fn tip_etag<R: ExplorerReader>(
+pub(crate) async fn tip_etag<R: TipReader>(
     reader: &R,
     inm: Option<&str>,
 ) -> Result<Result<Option<String>, Response>, ApiError> {
-    let tip = reader.chain_tip().await?;
+    let tip = reader.tip().await?;
     let etag = chain_tip_etag(tip.as_ref()).map(|e| e.trim_matches('"').to_string());
     if let Some(e) = &etag {
         if etag_matches(inm, e) {
@@ -119,7 +119,7 @@ pub(crate) async fn tip_etag<R: ExplorerReader>(
     Ok(Ok(etag))
 }
 
-pub fn routes<R: ExplorerReader + TxReader + TxStatsReader>(
+pub fn routes<R: TipReader + TxReader + TxStatsReader>(
     reader: Arc<R>,
 ) -> impl Filter<Extract = (impl Reply,), Error = Rejection> + Clone {
     let with_reader = crate::handler::with_reader(reader.clone());

@@ -67,11 +67,11 @@ pub(super) fn stats_json(rows: &[MempoolStatRow], tip_height: u64) -> Json {
     })
 }
 
-pub(super) async fn mempool_stats<R: TxStatsReader + crate::ExplorerReader>(
+pub(super) async fn mempool_stats<R: TxStatsReader + crate::TipReader>(
     reader: Arc<R>,
 ) -> Result<Response, ApiError> {
     let rows = reader.mempool_stat_rows().await?;
-    let tip = reader.chain_tip().await?.map(|t| t.block_height).unwrap_or(0);
+    let tip = reader.tip().await?.map(|t| t.height()).unwrap_or(0);
     Ok(json_with_etag(&stats_json(&rows, tip), None))
 }
 

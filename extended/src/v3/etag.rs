@@ -11,7 +11,7 @@ use warp::reply::Response;
 use crate::address::principal_etag;
 use crate::chain::{BlockRef, ChainReader};
 use crate::error::ApiError;
-use crate::reader::ExplorerReader;
+use crate::reader::TipReader;
 use crate::reply::{etag_matches, not_modified, with_cache, MUST_REVALIDATE};
 use crate::status::chain_tip_etag;
 use crate::tx::{tx_etag, TxReader};
@@ -23,7 +23,7 @@ use crate::AddressReader;
 #[derive(Debug, Clone, Copy)]
 pub enum Kind<'a> {
     /// The chain tip: its microblock hash, else its index block hash.
-    ChainTip,
+    Tip,
     /// One transaction's status: `sha256(tx_id:index_block_hash:microblock_hash:status)`.
     Transaction(&'a str),
     /// One block: `index_block_hash:canonical` (a hash names an index block hash).
@@ -38,11 +38,11 @@ pub enum Kind<'a> {
 /// The ETag value (unquoted) of `kind`, none when the incumbent's would be empty.
 pub async fn value<R>(r: &R, kind: Kind<'_>) -> Result<Option<String>, ApiError>
 where
-    R: ExplorerReader + TxReader + ChainReader + AddressReader,
+    R: TipReader + TxReader + ChainReader + AddressReader,
 {
     Ok(match kind {
-        Kind::ChainTip => {
-            let tip = ExplorerReader::chain_tip(r).await?;
+        Kind::Tip => {
+            let tip = TipReader::tip(r).await?;
             chain_tip_etag(tip.as_ref()).map(|e| e.trim_matches('"').to_string())
         }
         Kind::Transaction(tx_id) => r.tx(tx_id, true).await?.as_ref().and_then(tx_etag),

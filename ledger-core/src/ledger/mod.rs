@@ -138,10 +138,8 @@ pub fn pox_version(contract_id: &str) -> Option<i64> {
     }
 }
 
-/// The boot-code addresses of mainnet and testnet.
-pub fn is_boot_address(addr: &str) -> bool {
-    addr == "SP000000000000000000002Q6VF78" || addr == "ST000000000000000000002AMW42H"
-}
+/// The boot-code addresses of mainnet and testnet (the model's, `ledger-read`).
+pub use ledger_read::is_boot_address;
 
 /// Strips a `0x` prefix and lower-cases, the way ids are compared.
 pub fn normalize_hex(s: &str) -> String {

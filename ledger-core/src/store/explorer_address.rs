@@ -115,26 +115,13 @@ impl Store {
         principal: &str,
         height: Option<u64>,
     ) -> Result<(), StoreError> {
-        let lock_cols = "locked, lock_tx_id, lock_height, lock_burn_height, unlock_burn_height";
-        let lock = match height {
-            None => {
-                let sql = format!("SELECT {lock_cols} FROM stx_accounts WHERE account = $1");
-                select(&sql, vec![principal.into()]).fetch_optional(self).await?
-            }
-            Some(_) => {
-                let sql = format!(
-                    "SELECT {lock_cols} FROM stx_balances WHERE account = $1 AND canonical = true \
-                     AND block_height <= $2 ORDER BY block_height DESC LIMIT 1"
-                );
-                select(&sql, vec![principal.into(), up_to(height).into()]).fetch_optional(self).await?
-            }
-        };
-        if let Some(r) = lock {
-            t.locked = i128::from(r.try_get::<i64, _>("locked")?);
-            t.lock_tx_id = r.try_get("lock_tx_id")?;
-            t.lock_height = u64_of(Some(r.try_get("lock_height")?)).unwrap_or(0);
-            t.burnchain_lock_height = u64_of(Some(r.try_get("lock_burn_height")?)).unwrap_or(0);
-            t.burnchain_unlock_height = u64_of(Some(r.try_get("unlock_burn_height")?)).unwrap_or(0);
+        let height = height.map(|h| i64::try_from(h).unwrap_or(i64::MAX));
+        if let Some(b) = self.balance_row(principal, height).await? {
+            t.locked = i128::from(b.locked);
+            t.lock_tx_id = b.lock_tx_id;
+            t.lock_height = u64_of(Some(b.lock_height)).unwrap_or(0);
+            t.burnchain_lock_height = u64_of(Some(b.lock_burn_height)).unwrap_or(0);
+            t.burnchain_unlock_height = u64_of(Some(b.unlock_burn_height)).unwrap_or(0);
         }
         Ok(())
     }

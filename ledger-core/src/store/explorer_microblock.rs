@@ -83,7 +83,7 @@ impl Store {
 
     /// The canonical tip's index block hash ('' before any block).
     async fn tip_index_block_hash(&self) -> Result<String, StoreError> {
-        Ok(self.chain_tip().await?.map(|t| t.index_block_hash).unwrap_or_default())
+        Ok(self.read_tip().await?.map(|t| t.block.index_block_hash).unwrap_or_default())
     }
 }
 

@@ -5,6 +5,7 @@
 //! Ingestion parses an event, derives its rows (`crate::ledger`, pure) and writes the raw event
 //! and its effects in **one** database transaction, one writer at a time.
 
+mod account;
 mod amount;
 mod backfill_0031;
 mod backfill_0032;
@@ -19,7 +20,6 @@ mod bulk;
 mod conn;
 mod db_row;
 mod digest;
-mod explorer;
 mod explorer_address;
 mod explorer_block_list;
 mod explorer_burn_pox;
@@ -44,6 +44,7 @@ pub mod rosetta;
 mod rows;
 mod sql;
 mod staking;
+mod tip;
 mod totals;
 mod v2;
 mod v3_principals;

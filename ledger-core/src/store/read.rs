@@ -8,6 +8,18 @@ use super::sql::{get_bool, select};
 use super::{lite, Store, StoreError};
 use crate::events::RawEvent;
 
+/// A row of the STX balance index: an account's balances and lock after a block.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct BalanceRow {
+    pub liquid: i64,
+    pub locked: i64,
+    /// Burn height the lock ends at (stale once `locked` is 0).
+    pub unlock_burn_height: i64,
+    pub lock_tx_id: Option<String>,
+    pub lock_height: i64,
+    pub lock_burn_height: i64,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockInfo {
     pub index_block_hash: String,
@@ -111,12 +123,6 @@ impl Store {
 }
 
 impl Store {
-    /// The highest canonical block.
-    pub async fn chain_tip(&self) -> Result<Option<BlockInfo>, StoreError> {
-        let sql = format!("{BLOCK_INFO} WHERE canonical = true ORDER BY block_height DESC LIMIT 1");
-        Ok(select(&sql, vec![]).fetch_optional(self).await?.as_ref().map(block_info).transpose()?)
-    }
-
     /// Every stored block at `height` (canonical first).
     pub async fn blocks_at_height(&self, height: i64) -> Result<Vec<BlockInfo>, StoreError> {
         let sql = format!("{BLOCK_INFO} WHERE block_height = $1 ORDER BY canonical DESC, index_block_hash");
@@ -171,25 +177,46 @@ impl Store {
             .collect::<Result<_, sqlx::Error>>()?)
     }
 
-    /// `(liquid, locked)` of `account` after the canonical block at `height` (the tip when
-    /// `None`); `(0, 0)` for an account never touched. One index seek either way.
-    pub async fn balance(&self, account: &str, height: Option<i64>) -> Result<(i64, i64), StoreError> {
+    /// `account`'s row of the STX balance index after the canonical block at `height` (the tip
+    /// when `None`): `stx_accounts` at the tip, the `stx_balances` history below it, both kept
+    /// by the write path from the account's operations. The one read behind every surface's
+    /// STX balance (Rosetta, `/v2/accounts`, `/extended`); `None` for an account never touched.
+    /// One index seek either way.
+    pub(crate) async fn balance_row(
+        &self,
+        account: &str,
+        height: Option<i64>,
+    ) -> Result<Option<BalanceRow>, StoreError> {
+        const COLS: &str = "liquid, locked, unlock_burn_height, lock_tx_id, lock_height, lock_burn_height";
         let row = match height {
-            None => select("SELECT liquid, locked FROM stx_accounts WHERE account = $1", vec![account.into()])
+            None => select(&format!("SELECT {COLS} FROM stx_accounts WHERE account = $1"), vec![account.into()])
                 .fetch_optional(self)
                 .await?,
             Some(h) => select(
-                "SELECT liquid, locked FROM stx_balances WHERE account = $1 AND canonical = true AND block_height <= $2 \
-                 ORDER BY block_height DESC LIMIT 1",
+                &format!(
+                    "SELECT {COLS} FROM stx_balances WHERE account = $1 AND canonical = true AND block_height <= $2 \
+                     ORDER BY block_height DESC LIMIT 1"
+                ),
                 vec![account.into(), h.into()],
             )
             .fetch_optional(self)
             .await?,
         };
-        Ok(match row {
-            Some(r) => (r.try_get("liquid")?, r.try_get("locked")?),
-            None => (0, 0),
-        })
+        let Some(r) = row else { return Ok(None) };
+        Ok(Some(BalanceRow {
+            liquid: r.try_get("liquid")?,
+            locked: r.try_get("locked")?,
+            unlock_burn_height: r.try_get("unlock_burn_height")?,
+            lock_tx_id: r.try_get("lock_tx_id")?,
+            lock_height: r.try_get("lock_height")?,
+            lock_burn_height: r.try_get("lock_burn_height")?,
+        }))
+    }
+
+    /// `(liquid, locked)` of `account` after the canonical block at `height` (the tip when
+    /// `None`); `(0, 0)` for an account never touched.
+    pub async fn balance(&self, account: &str, height: Option<i64>) -> Result<(i64, i64), StoreError> {
+        Ok(self.balance_row(account, height).await?.map_or((0, 0), |b| (b.liquid, b.locked)))
     }
 
     /// `(Σ amount, Σ locked_delta)` of `account`'s canonical successful operations.

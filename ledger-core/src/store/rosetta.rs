@@ -3,8 +3,7 @@
 //! txs by block, balance rows by account and height).
 
 use ledger_read::{
-    AccountAt, BlockContents, BlockEventRow, LedgerBlock, LedgerReader, LedgerTx, OpRow, ReadFuture,
-    TipReader, TxRef,
+    BlockContents, BlockEventRow, LedgerBlock, LedgerReader, LedgerTx, OpRow, ReadFuture, TxRef,
 };
 
 use super::db_row::DbRow;
@@ -16,12 +15,16 @@ use super::{Store, StoreError};
 const PAYLOAD_NEEDED: &str = "(tx_type = 'tenure_change' OR (tx_type = 'contract_call' AND function_name IN \
      ('stack-stx', 'delegate-stx', 'revoke-delegate-stx')))";
 
-const BLOCK_COLS: &str = "SELECT index_block_hash, block_hash, block_height, parent_block_hash, block_time, \
-     burn_block_time, burn_block_height, (CASE WHEN signer_bitvec IS NULL THEN 0 ELSE 1 END) AS nakamoto, \
-     (CASE WHEN canonical THEN 1 ELSE 0 END) AS canonical, \
-     (CASE WHEN materialized THEN 1 ELSE 0 END) AS materialized FROM blocks";
+/// The columns of a [`LedgerBlock`] (of `blocks k`).
+pub(super) const BLOCK_FIELDS: &str =
+    "k.index_block_hash, k.block_hash, k.block_height, k.parent_block_hash, \
+     k.block_time, k.burn_block_time, k.burn_block_height, k.consensus_hash, k.tenure_height, \
+     (CASE WHEN k.signer_bitvec IS NULL THEN 0 ELSE 1 END) AS nakamoto, \
+     (CASE WHEN k.canonical THEN 1 ELSE 0 END) AS canonical, \
+     (CASE WHEN k.materialized THEN 1 ELSE 0 END) AS materialized";
 
-fn rosetta_block(r: &DbRow) -> Result<LedgerBlock, sqlx::Error> {
+/// A [`LedgerBlock`] from a row of [`BLOCK_FIELDS`].
+pub(super) fn ledger_block(r: &DbRow) -> Result<LedgerBlock, sqlx::Error> {
     let nakamoto = get_bool(r, "nakamoto")?;
     let seconds: i64 = if nakamoto { r.try_get("block_time")? } else { r.try_get("burn_block_time")? };
     Ok(LedgerBlock {
@@ -31,6 +34,8 @@ fn rosetta_block(r: &DbRow) -> Result<LedgerBlock, sqlx::Error> {
         parent_block_hash: r.try_get("parent_block_hash")?,
         timestamp_ms: seconds.saturating_mul(1000),
         burn_block_height: r.try_get("burn_block_height")?,
+        consensus_hash: r.try_get("consensus_hash")?,
+        tenure_height: r.try_get("tenure_height")?,
         canonical: get_bool(r, "canonical")?,
         materialized: get_bool(r, "materialized")?,
     })
@@ -39,32 +44,27 @@ fn rosetta_block(r: &DbRow) -> Result<LedgerBlock, sqlx::Error> {
 impl Store {
     /// The canonical block at `height`.
     pub async fn rosetta_block_at(&self, height: i64) -> Result<Option<LedgerBlock>, StoreError> {
-        let sql = format!("{BLOCK_COLS} WHERE canonical = true AND block_height = $1");
+        let sql = format!("SELECT {BLOCK_FIELDS} FROM blocks k WHERE canonical = true AND block_height = $1");
         let row = select(&sql, vec![height.into()]).fetch_optional(self).await?;
-        Ok(row.as_ref().map(rosetta_block).transpose()?)
+        Ok(row.as_ref().map(ledger_block).transpose()?)
     }
 
     /// The block with this block hash (0x hex), canonical first if forks share it.
     pub async fn rosetta_block_by_hash(&self, block_hash: &str) -> Result<Option<LedgerBlock>, StoreError> {
         let sql = format!(
-            "{BLOCK_COLS} WHERE block_hash = $1 ORDER BY canonical DESC, block_height DESC, index_block_hash LIMIT 1"
+            "SELECT {BLOCK_FIELDS} FROM blocks k WHERE block_hash = $1 ORDER BY canonical DESC, block_height DESC, index_block_hash LIMIT 1"
         );
         let row = select(&sql, vec![block_hash.into()]).fetch_optional(self).await?;
-        Ok(row.as_ref().map(rosetta_block).transpose()?)
-    }
-
-    /// The canonical tip.
-    pub async fn rosetta_tip(&self) -> Result<Option<LedgerBlock>, StoreError> {
-        let sql = format!("{BLOCK_COLS} WHERE canonical = true ORDER BY block_height DESC LIMIT 1");
-        let row = select(&sql, vec![]).fetch_optional(self).await?;
-        Ok(row.as_ref().map(rosetta_block).transpose()?)
+        Ok(row.as_ref().map(ledger_block).transpose()?)
     }
 
     /// The lowest canonical block (the genesis block Rosetta reports).
     pub async fn rosetta_genesis(&self) -> Result<Option<LedgerBlock>, StoreError> {
-        let sql = format!("{BLOCK_COLS} WHERE canonical = true ORDER BY block_height ASC LIMIT 1");
+        let sql = format!(
+            "SELECT {BLOCK_FIELDS} FROM blocks k WHERE canonical = true ORDER BY block_height ASC LIMIT 1"
+        );
         let row = select(&sql, vec![]).fetch_optional(self).await?;
-        Ok(row.as_ref().map(rosetta_block).transpose()?)
+        Ok(row.as_ref().map(ledger_block).transpose()?)
     }
 
     /// The transactions and operations of the block `index_block_hash`, in ledger order.
@@ -121,24 +121,6 @@ impl Store {
         })
         .collect::<Result<Vec<_>, sqlx::Error>>()?;
         Ok(BlockContents { txs, ops })
-    }
-
-    /// `account`'s liquid and locked balance and next nonce after the canonical block at `height`.
-    pub async fn rosetta_account_at(&self, account: &str, height: i64) -> Result<AccountAt, StoreError> {
-        let bal = select(
-            "SELECT liquid, locked FROM stx_balances WHERE account = $1 AND canonical = true AND block_height <= $2 \
-             ORDER BY block_height DESC LIMIT 1",
-            vec![account.into(), height.into()],
-        )
-        .fetch_optional(self)
-        .await?;
-        let (liquid, locked) = match bal {
-            Some(r) => (r.try_get("liquid")?, r.try_get("locked")?),
-            None => (0, 0),
-        };
-        let (origin, sponsor) = self.nonces_at(account, height).await?;
-        let next_nonce = origin.max(sponsor).map_or(0, |n| n + 1);
-        Ok(AccountAt { liquid, locked, next_nonce })
     }
 
     /// Where the transaction `tx_id` is mined on the canonical chain: its block's index hash.
@@ -234,16 +216,9 @@ impl Store {
         &self,
         index_block_hash: &str,
     ) -> Result<Option<LedgerBlock>, StoreError> {
-        let sql = format!("{BLOCK_COLS} WHERE index_block_hash = $1");
+        let sql = format!("SELECT {BLOCK_FIELDS} FROM blocks k WHERE index_block_hash = $1");
         let row = select(&sql, vec![index_block_hash.into()]).fetch_optional(self).await?;
-        Ok(row.as_ref().map(rosetta_block).transpose()?)
-    }
-}
-
-/// The canonical tip, for Rosetta and `/v2` alike.
-impl TipReader for Store {
-    fn tip(&self) -> ReadFuture<'_, Option<LedgerBlock>> {
-        Box::pin(async move { Ok(self.rosetta_tip().await?) })
+        Ok(row.as_ref().map(ledger_block).transpose()?)
     }
 }
 
@@ -267,10 +242,6 @@ impl LedgerReader for Store {
 
     fn block_contents<'a>(&'a self, index_block_hash: &'a str) -> ReadFuture<'a, BlockContents> {
         Box::pin(async move { Ok(self.rosetta_block_contents(index_block_hash).await?) })
-    }
-
-    fn account_at<'a>(&'a self, account: &'a str, height: i64) -> ReadFuture<'a, AccountAt> {
-        Box::pin(async move { Ok(self.rosetta_account_at(account, height).await?) })
     }
 
     fn next_nonce_with_mempool<'a>(&'a self, account: &'a str) -> ReadFuture<'a, i64> {

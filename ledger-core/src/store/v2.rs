@@ -2,9 +2,7 @@
 //! [`V2Reader`]. (The broadcast hook's write is [`Store::record_local_tx`], through
 //! `ledger_read::LocalTxSink`.)
 
-use ledger_read::{
-    ReadFuture, V2Account, V2BurnBlock, V2Contract, V2InfoState, V2Microblock, V2Reader, V2Tip,
-};
+use ledger_read::{ReadFuture, V2BurnBlock, V2Contract, V2InfoState, V2Reader};
 
 use super::sql::select;
 use super::{Store, StoreError};
@@ -16,24 +14,7 @@ pub const STABLE_CONFIRMATIONS: i64 = 7;
 impl Store {
     /// What `/v2/info` needs, or `None` before the first canonical block.
     async fn info_state_at_tip(&self) -> Result<Option<V2InfoState>, StoreError> {
-        let Some(row) = select(
-            "SELECT block_height, block_hash, index_block_hash, consensus_hash, burn_block_height, tenure_height \
-             FROM blocks WHERE canonical = true ORDER BY block_height DESC LIMIT 1",
-            vec![],
-        )
-        .fetch_optional(self)
-        .await?
-        else {
-            return Ok(None);
-        };
-        let tip = V2Tip {
-            block_height: row.try_get("block_height")?,
-            block_hash: row.try_get("block_hash")?,
-            index_block_hash: row.try_get("index_block_hash")?,
-            consensus_hash: row.try_get("consensus_hash")?,
-            burn_block_height: row.try_get("burn_block_height")?,
-            tenure_height: row.try_get("tenure_height")?,
-        };
+        let Some(tip) = self.read_tip().await? else { return Ok(None) };
         let burn_tip = self.v2_burn_block(None).await?;
         let stable_burn = match &burn_tip {
             Some(b) if b.height >= STABLE_CONFIRMATIONS => {
@@ -41,16 +22,7 @@ impl Store {
             }
             _ => None,
         };
-        let microblock_tip = select(
-            "SELECT microblock_hash, microblock_sequence FROM microblocks WHERE parent_index_block_hash = $1 \
-             AND index_block_hash = '' AND microblock_canonical = true ORDER BY microblock_sequence DESC LIMIT 1",
-            vec![tip.index_block_hash.clone().into()],
-        )
-        .fetch_optional(self)
-        .await?
-        .map(|r| Ok::<_, sqlx::Error>(V2Microblock { hash: r.try_get("microblock_hash")?, sequence: r.try_get("microblock_sequence")? }))
-        .transpose()?;
-        Ok(Some(V2InfoState { tip, burn_tip, stable_burn, microblock_tip }))
+        Ok(Some(V2InfoState { tip, burn_tip, stable_burn }))
     }
 
     /// The canonical burn block at `height`, or the highest one when `None`.
@@ -85,32 +57,6 @@ impl Store {
             .transpose()?)
     }
 
-    /// `principal`'s balance, lock and next nonce at the canonical tip (zeros for a principal
-    /// the ledger never saw, as the node answers for an empty account).
-    async fn account_at_tip(&self, principal: &str) -> Result<V2Account, StoreError> {
-        let row = select(
-            "SELECT liquid, locked, unlock_burn_height FROM stx_accounts WHERE account = $1",
-            vec![principal.into()],
-        )
-        .fetch_optional(self)
-        .await?;
-        let (balance, locked, unlock_height) = match row {
-            Some(r) => {
-                let locked: i64 = r.try_get("locked")?;
-                let unlock: i64 = r.try_get("unlock_burn_height")?;
-                (r.try_get("liquid")?, locked, if locked == 0 { 0 } else { unlock })
-            }
-            None => (0, 0, 0),
-        };
-        // The node runs boot code (the genesis deploys and each epoch's new boot contracts)
-        // outside the transaction path, so those deploys never bump the boot address's nonce;
-        // they are its only transactions (nobody holds its key). `/extended` counts them as the
-        // incumbent does; `/v2` answers the node's 0.
-        let nonce =
-            if crate::ledger::is_boot_address(principal) { 0 } else { self.next_nonce(principal).await? };
-        Ok(V2Account { balance, locked, unlock_height, nonce })
-    }
-
     /// The contract `contract_id` (`ADDR.name`) as deployed on the canonical chain (a failed
     /// deploy created nothing on the node).
     async fn contract_deployed(&self, contract_id: &str) -> Result<Option<V2Contract>, StoreError> {
@@ -134,14 +80,11 @@ impl Store {
     }
 }
 
-/// The reader over the inherent reads above; the tip is the one `TipReader` (Rosetta's too).
+/// The reader over the inherent reads above; the tip and accounts are the reads every surface
+/// shares (`TipReader`, `AccountReader`).
 impl V2Reader for Store {
     fn v2_info_state(&self) -> ReadFuture<'_, Option<V2InfoState>> {
         Box::pin(async move { Ok(self.info_state_at_tip().await?) })
-    }
-
-    fn v2_account<'a>(&'a self, principal: &'a str) -> ReadFuture<'a, V2Account> {
-        Box::pin(async move { Ok(self.account_at_tip(principal).await?) })
     }
 
     fn v2_contract<'a>(&'a self, contract_id: &'a str) -> ReadFuture<'a, Option<V2Contract>> {

@@ -8,10 +8,10 @@ use std::future::Future;
 pub use model::StakingState;
 
 use crate::pox::PoxCycleReader;
-use crate::tip::ExplorerReader;
+use crate::tip::TipReader;
 use crate::ReadError;
 
-pub trait StakingReader: ExplorerReader + PoxCycleReader {
+pub trait StakingReader: TipReader + PoxCycleReader {
     /// The staking state of the canonical chain at its tip.
     fn staking_state(&self) -> impl Future<Output = Result<StakingState, ReadError>> + Send;
 }

@@ -356,7 +356,7 @@ async fn metadata(
             }
             None => {
                 let tip = online.reader.tip().await?;
-                (None, tip.map_or(0, |t| u64::try_from(t.burn_block_height).unwrap_or(0)))
+                (None, tip.map_or(0, |t| u64::try_from(t.block.burn_block_height).unwrap_or(0)))
             }
         };
         if let Some((address, name)) = contract.as_deref().and_then(|c| c.split_once('.')) {

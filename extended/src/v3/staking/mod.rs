@@ -40,7 +40,7 @@ async fn tip_json<R: StakingReader>(
     body: Value,
     inm: Option<String>,
 ) -> Result<warp::reply::Response, ApiError> {
-    let tip = r.chain_tip().await?;
+    let tip = r.tip().await?;
     let etag = chain_tip_etag(tip.as_ref()).map(|e| e.trim_matches('"').to_string());
     Ok(cached_json(&body, etag, inm.as_deref()))
 }

@@ -126,7 +126,7 @@ fn json_reply(body: &impl serde::Serialize) -> Response {
 async fn transactions<R: ExtendedReader>(r: &R, q: &Query, inm: Option<&str>) -> Result<Response, ApiError> {
     let limit = page::limit(q, page::TX)?;
     let cursor = cursor::read(q, cursor::TX)?;
-    let tag = etag::value(r, Kind::ChainTip).await?;
+    let tag = etag::value(r, Kind::Tip).await?;
     etag::cached(tag, inm, async {
         let (cursors, rows) = tx_page(r, TxScope::All, limit, cursor).await?;
         // The incumbent's total is read with the page's rows: 0 on an empty page.
@@ -239,7 +239,7 @@ async fn mempool<R: ExtendedReader>(r: &R, q: &Query) -> Result<Response, ApiErr
 }
 
 async fn supply<R: ExtendedReader>(r: &R, inm: Option<&str>) -> Result<Response, ApiError> {
-    let tag = etag::value(r, Kind::ChainTip).await?;
+    let tag = etag::value(r, Kind::Tip).await?;
     etag::cached(tag, inm, async {
         // mints − burns + matured coinbase rewards at the tip: the v1 supply's own rule.
         let total = r.supply(None).await?.map_or(0, |s| s.total_ustx);
