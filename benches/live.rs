@@ -22,7 +22,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context};
 use futures_util::{SinkExt, StreamExt};
-use stacks_ledger::devnet::{DevnetConfig, Generator};
+use stacks_devnet::{DevnetConfig, Generator};
 use stacks_ledger::events::EventPath;
 use stacks_ledger::ingest::{EventSink, IncomingEvent};
 use stacks_ledger::ledger::Network;
@@ -204,7 +204,7 @@ async fn server(o: &Opts) -> anyhow::Result<Measured> {
         ..DevnetConfig::default()
     };
     let events: Vec<_> = Generator::new(cfg)?.collect::<Result<_, _>>()?;
-    let ingest = |e: &stacks_ledger::devnet::DevnetEvent| IncomingEvent {
+    let ingest = |e: &stacks_devnet::DevnetEvent| IncomingEvent {
         id: Some(e.id),
         receive_timestamp: Some(e.receive_timestamp.clone()),
         path: e.path,

@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use stacks_codec::clarity::Value as Cv;
 use stacks_codec::decode_hex;
 use stacks_codec::tx::{Payload, Transaction};
-use stacks_ledger::devnet::DevnetConfig;
+use stacks_devnet::DevnetConfig;
 use stacks_ledger::events::RawEvent;
 use stacks_ledger::ledger::Network;
 use warp::{Filter, Reply};

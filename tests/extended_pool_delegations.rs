@@ -23,7 +23,7 @@ use std::sync::Arc;
 use common::{devnet_events, ingest_all, replay, shared_file, Db, TestStore, ORACLE_FIXTURES};
 use serde_json::{json, Value};
 use stacks_codec::clarity::Value as Clarity;
-use stacks_ledger::devnet::DevnetConfig;
+use stacks_devnet::DevnetConfig;
 use stacks_ledger::ledger::Network;
 use warp::{Filter, Reply};
 

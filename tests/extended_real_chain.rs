@@ -16,7 +16,7 @@ use std::sync::Arc;
 use common::{devnet_events, ingest_all, Db, TestStore};
 use serde_json::Value;
 use stacks_codec::tx::{Payload, Transaction};
-use stacks_ledger::devnet::DevnetConfig;
+use stacks_devnet::DevnetConfig;
 use stacks_ledger::events::RawEvent;
 use stacks_ledger::ledger::Network;
 use warp::{Filter, Reply};

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use common::{devnet_config, devnet_events, incoming, Db, TestStore};
 use serde_json::Value;
 use stacks_codec::tx::Transaction;
-use stacks_ledger::devnet::DevnetConfig;
+use stacks_devnet::DevnetConfig;
 use stacks_ledger::events::payload::{EventBody, EventPayload, NewBlock, TxStatus};
 use stacks_ledger::events::{EventPath, RawEvent};
 use stacks_ledger::ingest::EventSink;

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use common::{devnet_events, Db, TestStore};
 use serde_json::{json, Value};
 use stacks_codec::clarity::Value as Clarity;
-use stacks_ledger::devnet::DevnetConfig;
+use stacks_devnet::DevnetConfig;
 use stacks_ledger::events::RawEvent;
 use stacks_ledger::ledger::Network;
 use warp::{Filter, Reply};

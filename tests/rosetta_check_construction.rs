@@ -15,8 +15,8 @@ use std::time::Duration;
 use common::{Db, TestStore};
 use rosetta_check::construction::{ConstructionChecker, ConstructionOptions, ConstructionReport};
 use serde_json::Value;
+use stacks_devnet::{serve_as_node, DevnetConfig, Generator};
 use stacks_ledger::config::{Config, ConfigArgs};
-use stacks_ledger::devnet::{serve_as_node, DevnetConfig, Generator};
 use stacks_ledger::ledger::Network;
 
 async fn listen() -> (tokio::net::TcpListener, String) {

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use sqlx::{Connection, Executor, PgConnection};
-use stacks_ledger::devnet::{DevnetConfig, Generator};
+use stacks_devnet::{DevnetConfig, Generator};
 use stacks_ledger::events::{EventPath, RawEvent, TsvReader, TsvWriter};
 use stacks_ledger::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome};
 use stacks_ledger::ledger::Network;
