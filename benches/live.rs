@@ -185,10 +185,12 @@ async fn server(o: &Opts) -> anyhow::Result<Measured> {
         ..LiveConfig::default()
     };
     let live = Live::start(Arc::clone(&store), config).await?;
+    let api_config = support::env_config();
     let routes = stacks_ledger::api::routes_live(
         Arc::clone(&store),
         stacks_ledger::v2::V2Settings::ledger_only(),
-        stacks_ledger::api::faucets_from_env(&store),
+        stacks_ledger::api::faucets(&store, &api_config)?,
+        &api_config,
         &live,
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;

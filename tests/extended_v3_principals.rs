@@ -126,7 +126,7 @@ async fn check(db: Db, seed: u64) {
     assert!(stats.forks > 0 && stats.orphaned_blocks > 0, "seed {seed}: no fork: {stats:?}");
     let Some(ts) = TestStore::new(db, "v3_principals", Network::Testnet).await else { return };
     let store = &ts.store;
-    let api = stacks_ledger::api::routes(Arc::clone(store));
+    let api = common::routes(Arc::clone(store));
     let (ft_asset, nft_asset) = generator.asset_identifiers();
     let (ft_asset, nft_asset) = (ft_asset.to_string(), nft_asset.to_string());
 
