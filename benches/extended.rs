@@ -328,7 +328,7 @@ async fn run(o: Opts) -> anyhow::Result<()> {
     let store = Arc::new(store);
     let listener = stacks_ledger::observer::listen(([127, 0, 0, 1], 0).into())?;
     let addr = listener.local_addr()?;
-    tokio::spawn(warp::serve(stacks_ledger::api::routes(Arc::clone(&store))).incoming(listener).run());
+    tokio::spawn(warp::serve(support::routes(Arc::clone(&store))).incoming(listener).run());
     let base = format!("http://{addr}");
     let client = reqwest::Client::new();
 

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use sqlx::{Connection, Executor, PgConnection};
-use stacks_ledger::devnet::{self, DevnetConfig, Generator};
+use stacks_devnet::{DevnetConfig, Generator};
 use stacks_ledger::events::{EventPath, RawEvent, TsvReader};
 use stacks_ledger::ingest::{EventSink, IncomingEvent, IngestOutcome};
 use stacks_ledger::ledger::Network;
@@ -244,7 +244,7 @@ fn devnet_chain(o: &Opts) -> anyhow::Result<PathBuf> {
     let mut generator = Generator::new(cfg)?;
     let partial = path.with_extension("tsv.partial");
     let out = BufWriter::with_capacity(1 << 20, File::create(&partial)?);
-    let n = devnet::write_tsv(&mut generator, out)?;
+    let n = stacks_devnet::write_tsv(&mut generator, out)?;
     std::fs::rename(&partial, &path)?;
     eprintln!("generated {n} events in {:.0} s", started.elapsed().as_secs_f64());
     Ok(path)

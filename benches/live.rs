@@ -22,7 +22,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use anyhow::{bail, Context};
 use futures_util::{SinkExt, StreamExt};
-use stacks_ledger::devnet::{DevnetConfig, Generator};
+use stacks_devnet::{DevnetConfig, Generator};
 use stacks_ledger::events::EventPath;
 use stacks_ledger::ingest::{EventSink, IncomingEvent};
 use stacks_ledger::ledger::Network;
@@ -185,10 +185,12 @@ async fn server(o: &Opts) -> anyhow::Result<Measured> {
         ..LiveConfig::default()
     };
     let live = Live::start(Arc::clone(&store), config).await?;
+    let api_config = support::env_config();
     let routes = stacks_ledger::api::routes_live(
         Arc::clone(&store),
         stacks_ledger::v2::V2Settings::ledger_only(),
-        stacks_ledger::api::faucets_from_env(&store),
+        stacks_ledger::api::faucets(&store, &api_config)?,
+        &api_config,
         &live,
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
@@ -204,7 +206,7 @@ async fn server(o: &Opts) -> anyhow::Result<Measured> {
         ..DevnetConfig::default()
     };
     let events: Vec<_> = Generator::new(cfg)?.collect::<Result<_, _>>()?;
-    let ingest = |e: &stacks_ledger::devnet::DevnetEvent| IncomingEvent {
+    let ingest = |e: &stacks_devnet::DevnetEvent| IncomingEvent {
         id: Some(e.id),
         receive_timestamp: Some(e.receive_timestamp.clone()),
         path: e.path,

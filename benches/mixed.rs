@@ -112,7 +112,7 @@ async fn start(db: &Path, cache_bytes: Option<usize>) -> anyhow::Result<Server> 
     let routes = api::observe::observed(api::routes_with_parts(
         Arc::clone(&store),
         V2Settings::ledger_only(),
-        api::faucets_from_env(&store),
+        api::faucets(&store, &config)?,
         Arc::clone(&cache),
         Arc::clone(&admission),
     ));

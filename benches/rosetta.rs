@@ -140,9 +140,7 @@ async fn run(o: Opts, server: tokio::runtime::Handle) -> anyhow::Result<()> {
             let store = Arc::new(Store::open(&db, network, stacks_ledger::compose::tx_render()).await?);
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
             let addr = listener.local_addr()?;
-            tokio::spawn(
-                warp::serve(stacks_ledger::api::routes(Arc::clone(&store))).incoming(listener).run(),
-            );
+            tokio::spawn(warp::serve(support::routes(Arc::clone(&store))).incoming(listener).run());
             anyhow::Ok((store, addr))
         })
         .await??;

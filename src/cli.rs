@@ -53,7 +53,7 @@ pub enum Command {
         format: Format,
     },
     /// Generate a deterministic devnet chain as node events (a TSV log, or POSTs to an observer).
-    Devnet(stacks_ledger::devnet::DevnetArgs),
+    Devnet(stacks_devnet::DevnetArgs),
     /// Serve a living devnet chain with nothing but the repository: a temporary SQLite store,
     /// some history at once, then a block every few seconds, on every API.
     Demo(demo::DemoArgs),
@@ -128,7 +128,7 @@ pub fn run(cli: Cli, env_file: &config::env_file::Loaded) -> anyhow::Result<()> 
         }
         Command::DecodeTx { hex, format } => decode_tx(&read_arg(hex)?, format)?,
         Command::DecodeClarity { hex, format } => decode_clarity(&read_arg(hex)?, format)?,
-        Command::Devnet(args) => return Ok(stacks_ledger::devnet::run(args)?),
+        Command::Devnet(args) => return Ok(stacks_devnet::run(args)?),
         Command::CheckData(args) => return check_data::run(args),
         Command::CheckConstruction(args) => return check_construction::run(args),
         Command::Ledger(command) => {

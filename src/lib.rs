@@ -7,7 +7,6 @@
 pub mod api;
 pub mod compose;
 pub mod config;
-pub mod devnet;
 pub mod faucet;
 pub mod live;
 pub mod metrics;

@@ -22,7 +22,7 @@ async fn status_matches_oracle(db: Db, fixture: &str, network: Network) {
         .expect("the manifest records GET /extended");
     let Some(ts) = TestStore::new(db, "api_status", network).await else { return };
     replay(&ts.store, &tsv, &[]).await;
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
 
     let res = warp::test::request().path("/extended").reply(&api).await;
     assert_eq!(res.status(), 200);

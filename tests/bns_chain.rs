@@ -116,7 +116,7 @@ async fn names_follow_the_chain(db: Db) {
     assert_eq!(names.len(), 3, "{names:?}");
     let Some(ts) = TestStore::new(db, "bns_chain", Network::Mainnet).await else { return };
     ingest_all(&ts.store, events.clone(), &[], "poisonmicroblock").await;
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
     let listed: Vec<&String> = names.keys().collect();
     assert_eq!(get(&api, "/v1/names").await.2, json!(listed));
     for (name, (owner, status, hash, tx)) in &names {

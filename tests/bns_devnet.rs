@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 use stacks_codec::clarity::Value as Cv;
 use stacks_codec::decode_hex;
 use stacks_codec::tx::{Payload, Transaction};
-use stacks_ledger::devnet::DevnetConfig;
+use stacks_devnet::DevnetConfig;
 use stacks_ledger::events::RawEvent;
 use stacks_ledger::ledger::Network;
 use warp::{Filter, Reply};
@@ -629,7 +629,7 @@ async fn bns_routes_follow_the_chain(db: Db) {
     };
     let (events, _) = devnet_events(cfg);
     let Some(ts) = TestStore::new(db, "bns_devnet", Network::Testnet).await else { return };
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
     let mut m = Model::default();
     let (mut checked, mut orphaned_registrations) = (0, 0);
     let mut after_reorg: Option<Vec<String>> = None;

@@ -54,7 +54,7 @@ async fn genesis_names_answer_as_the_incumbent_expects(db: Db) {
     std::fs::write(&names, text).unwrap();
     let err = import_bns(&ts.store, bad.path()).await.unwrap_err();
     assert!(matches!(err, BnsImportError::Checksum { .. }), "{err}");
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
     assert_eq!(get(&api, "/v1/namespaces").await.1, json!({ "namespaces": [] }));
 
     // Interrupted after its first committed batch of 20 subdomains (of 50).

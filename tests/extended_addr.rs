@@ -114,7 +114,7 @@ async fn fixture_parity(db: Db, fixture: &str, network: Network, table: &mut Tab
     let Some(entries) = manifest(fixture) else { return vec![] };
     let Some(ts) = TestStore::new(db, "extended_addr", network).await else { return vec![] };
     replay(&ts.store, &tsv, &[]).await;
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
     let mut routes: Vec<&'static str> = entries.iter().filter_map(route_of).collect();
     routes.sort_unstable();
     routes.dedup();

@@ -77,8 +77,9 @@ fn table(
     api::routes_with_cache(
         Arc::clone(store),
         V2Settings::ledger_only(),
-        api::faucets_from_env(store),
+        common::faucets(store),
         Arc::clone(cache),
+        &common::env_config(),
     )
 }
 

@@ -40,7 +40,7 @@ async fn chain_matches_oracle(db: Db) {
         let Some(tsv) = shared_file(&format!("fixtures/{fixture}.tsv")) else { return };
         let Some(ts) = TestStore::new(db, "extended_chain", network).await else { return };
         replay(&ts.store, &tsv, &[]).await;
-        let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+        let api = common::routes(Arc::clone(&ts.store));
         let Some(mut report) = check_parity_normalized(&api, fixture, ours, &[], normalize_entry).await
         else {
             return;

@@ -32,7 +32,7 @@ async fn microblocks_match_oracle(db: Db) {
         let Some(tsv) = shared_file(&format!("fixtures/{fixture}.tsv")) else { return };
         let Some(ts) = TestStore::new(db, "extended_microblock", network).await else { return };
         replay(&ts.store, &tsv, &[]).await;
-        let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+        let api = common::routes(Arc::clone(&ts.store));
         let select = |e: &OracleEntry| is_microblock(e) && !is_unanchored_txs(e);
         let Some(entities) = common::parity::check_parity(&api, fixture, select, &[]).await else { return };
         let select = |e: &OracleEntry| is_microblock(e) && is_unanchored_txs(e);

@@ -85,7 +85,7 @@ async fn the_document_is_served_as_json_and_yaml() {
     let Some(ts) = TestStore::new(Db::Sqlite, "extended_openapi_served", Network::Testnet).await else {
         return;
     };
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
     let res = warp::test::request().path("/extended/openapi.json").reply(&api).await;
     assert_eq!(res.status(), 200);
     let served: Value = serde_json::from_slice(res.body()).unwrap();
@@ -197,7 +197,7 @@ async fn every_template_is_answered(db: Db) {
     let Some(tsv) = shared_file(&format!("fixtures/{fixture}.tsv")) else { return };
     let Some(ts) = TestStore::new(db, "extended_openapi", Network::Testnet).await else { return };
     replay(&ts.store, &tsv, &[]).await;
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
     let recorded = manifest(fixture).unwrap_or_default();
     let ids = fixture_ids(&api).await;
     let mut failures = Vec::new();

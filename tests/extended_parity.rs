@@ -260,7 +260,7 @@ async fn replay_fixture(
     let Some(entries) = manifest(fixture) else { return false };
     let Some(ts) = TestStore::new(db, "extended_parity", network).await else { return false };
     replay(&ts.store, &tsv, &[]).await;
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
     let show = std::env::var("PARITY_SHOW").ok();
     let mut fixture_row = Row::default();
     for e in &entries {

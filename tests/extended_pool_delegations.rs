@@ -23,7 +23,7 @@ use std::sync::Arc;
 use common::{devnet_events, ingest_all, replay, shared_file, Db, TestStore, ORACLE_FIXTURES};
 use serde_json::{json, Value};
 use stacks_codec::clarity::Value as Clarity;
-use stacks_ledger::devnet::DevnetConfig;
+use stacks_devnet::DevnetConfig;
 use stacks_ledger::ledger::Network;
 use warp::{Filter, Reply};
 
@@ -101,7 +101,7 @@ async fn delegations_match_the_events(db: Db) {
         let Some(tsv) = shared_file(&format!("fixtures/{fixture}.tsv")) else { return };
         let Some(ts) = TestStore::new(db, "extended_pool_delegations", network).await else { return };
         replay(&ts.store, &tsv, &[]).await;
-        let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+        let api = common::routes(Arc::clone(&ts.store));
         let (_, tip) = get(&api, "/extended/v2/blocks/latest").await;
         let tip_height = tip["height"].as_u64().unwrap();
         for pox in ["pox2", "pox3", "pox4"] {
@@ -167,7 +167,7 @@ async fn bad_input_is_the_specs_error(db: Db) {
         return;
     };
     replay(&ts.store, &tsv, &[]).await;
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
     let pool = "ST000000000000000000002AMW42H";
     for (path, param) in [
         (format!("/extended/v1/pox9/{pool}/delegations"), "pox"),
@@ -357,7 +357,7 @@ async fn devnet_delegations_match(db: Db) {
         return;
     };
     ingest_all(&ts.store, events, &[], "devnet delegations").await;
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
     let (mut rows, mut hidden) = (0, 0);
     for pool in &pools {
         let base = format!("/extended/v1/pox4/{pool}/delegations");

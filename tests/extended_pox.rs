@@ -29,7 +29,7 @@ async fn pox_matches_oracle(db: Db) {
         let Some(tsv) = shared_file(&format!("fixtures/{fixture}.tsv")) else { return };
         let Some(ts) = TestStore::new(db, "extended_pox", network).await else { return };
         replay(&ts.store, &tsv, &[]).await;
-        let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+        let api = common::routes(Arc::clone(&ts.store));
         let Some(report) = common::parity::check_parity(&api, fixture, is_pox, &[]).await else { return };
         report.print(&format!("{db:?} {fixture}"));
         totals.0 += report.matched();

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use common::{devnet_events, ingest_all, Db, TestStore};
 use serde_json::Value;
 use stacks_codec::tx::{Payload, Transaction};
-use stacks_ledger::devnet::DevnetConfig;
+use stacks_devnet::DevnetConfig;
 use stacks_ledger::events::RawEvent;
 use stacks_ledger::ledger::Network;
 use warp::{Filter, Reply};
@@ -200,7 +200,7 @@ async fn sponsors_list_their_sponsored_transactions(db: Db) {
 
     let Some(ts) = TestStore::new(db, "extended_real_chain_sponsor", Network::Testnet).await else { return };
     ingest_all(&ts.store, events, &[], "devnet sponsored").await;
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
     let mut checked = 0;
     for (p, list) in &by_principal {
         if p.contains('.') {
@@ -311,7 +311,7 @@ async fn every_deploy_keeps_a_contract_row(db: Db) {
         return;
     };
     ingest_all(&ts.store, events, &[], "devnet deploys").await;
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
     for (id, list) in &deploys {
         let mut order = list.clone();
         order.sort_by_key(|t| (t.abi.is_none(), std::cmp::Reverse(t.height), t.tx_id.clone()));
@@ -371,7 +371,7 @@ async fn tenures_and_burn_blocks(db: Db) {
     let (events, _) = devnet_events(DevnetConfig::real_chain_cases(22));
     let Some(ts) = TestStore::new(db, "extended_real_chain_tenures", Network::Testnet).await else { return };
     ingest_all(&ts.store, events, &[], "devnet tenures").await;
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
     let (_, tip) = get(&api, "/extended/v2/blocks/latest").await;
     let tip = tip["height"].as_u64().unwrap();
     for h in [1, tip / 2, tip - 1, tip] {
@@ -408,7 +408,7 @@ async fn audited_rules(db: Db) {
     }
     let Some(ts) = TestStore::new(db, "extended_real_chain_audit", Network::Testnet).await else { return };
     ingest_all(&ts.store, events, &[], "devnet audit").await;
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
 
     let (status, body) = get(&api, "/extended/v1/tx/block_height/999999").await;
     assert_eq!((status, body["message"].as_str()), (404, Some("no block found at height 999999")));

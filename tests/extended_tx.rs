@@ -50,7 +50,7 @@ async fn family_matches_oracle(db: Db) {
         let Some(tsv) = shared_file(&format!("fixtures/{fixture}.tsv")) else { return };
         let Some(ts) = TestStore::new(db, "extended_tx", network).await else { return };
         replay(&ts.store, &tsv, &[]).await;
-        let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+        let api = common::routes(Arc::clone(&ts.store));
         let anchored = |e: &OracleEntry| is_ext_tx(e) && !e.query.contains("unanchored=true");
         let Some(report) = common::parity::check_parity(&api, fixture, anchored, &ignored()).await else {
             return;

@@ -131,7 +131,7 @@ async fn check(db: Db) {
     cfg.microblocks = false;
     let (events, _) = devnet_events(cfg);
     let Some(ts) = TestStore::new(db, "extended_v3", Network::Testnet).await else { return };
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
 
     // Ingest up to block 16, page, then the rest: the cursor neither skips nor repeats a row.
     let cut = events

@@ -141,7 +141,7 @@ async fn check(db: Db) {
     (cfg.forks, cfg.microblocks) = (false, false);
     let (events, _) = devnet_events(cfg);
     let Some(ts) = TestStore::new(db, "extended_v3_mempool", Network::Testnet).await else { return };
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
     let base = |p: &str| format!("/extended/v3/principals/{p}/mempool/transactions");
 
     // The chain to block 18, then the later blocks' mempool traffic without the blocks.

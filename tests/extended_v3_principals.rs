@@ -15,7 +15,7 @@ use std::sync::Arc;
 use common::{devnet_config, devnet_events, incoming, Db, TestStore};
 use serde_json::Value;
 use stacks_codec::tx::Transaction;
-use stacks_ledger::devnet::DevnetConfig;
+use stacks_devnet::DevnetConfig;
 use stacks_ledger::events::payload::{EventBody, EventPayload, NewBlock, TxStatus};
 use stacks_ledger::events::{EventPath, RawEvent};
 use stacks_ledger::ingest::EventSink;
@@ -127,7 +127,7 @@ async fn check(db: Db, seed: u64) {
     assert!(stats.forks > 0 && stats.orphaned_blocks > 0, "seed {seed}: no fork: {stats:?}");
     let Some(ts) = TestStore::new(db, "v3_principals", Network::Testnet).await else { return };
     let store = &ts.store;
-    let api = stacks_ledger::api::routes(Arc::clone(store));
+    let api = common::routes(Arc::clone(store));
     let (ft_asset, nft_asset) = generator.asset_identifiers();
     let (ft_asset, nft_asset) = (ft_asset.to_string(), nft_asset.to_string());
 

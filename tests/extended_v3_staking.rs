@@ -17,7 +17,7 @@ use std::sync::Arc;
 use common::{devnet_events, Db, TestStore};
 use serde_json::{json, Value};
 use stacks_codec::clarity::Value as Clarity;
-use stacks_ledger::devnet::DevnetConfig;
+use stacks_devnet::DevnetConfig;
 use stacks_ledger::events::RawEvent;
 use stacks_ledger::ledger::Network;
 use warp::{Filter, Reply};
@@ -755,7 +755,7 @@ async fn staking_routes_follow_the_chain(db: Db) {
     };
     let (events, _) = devnet_events(cfg);
     let Some(ts) = TestStore::new(db, "extended_v3_staking", Network::Testnet).await else { return };
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
     let mut chain = Chain::default();
     let (mut reorgs_with_pox5, mut checked, mut cycle_signers) = (0, 0, 0);
     let kinds: BTreeSet<String> = events
@@ -810,7 +810,7 @@ async fn ingest(ts: &TestStore, ev: &RawEvent) {
 
 async fn bad_input_is_the_specs_error(db: Db) {
     let Some(ts) = TestStore::new(db, "extended_v3_staking_bad", Network::Testnet).await else { return };
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
     for (path, message) in [
         ("/extended/v3/staking/bonds/x", "params/bond_index must be integer"),
         ("/extended/v3/staking/bonds?limit=51", "querystring/limit must be <= 50"),

@@ -218,6 +218,7 @@ fn make_api_recording(store: &Arc<Store>, config: FaucetConfig, local_txs: Arc<d
         Arc::clone(store),
         stacks_ledger::v2::V2Settings::ledger_only(),
         Arc::new(faucets),
+        &common::env_config(),
     )
     .map(warp::Reply::into_response)
     .boxed();

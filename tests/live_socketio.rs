@@ -150,7 +150,8 @@ async fn npm_clients(db: Db) {
     let routes = stacks_ledger::api::routes_live(
         Arc::clone(&ts.store),
         stacks_ledger::v2::V2Settings::ledger_only(),
-        stacks_ledger::api::faucets_from_env(&ts.store),
+        common::faucets(&ts.store),
+        &common::env_config(),
         &live,
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -36,7 +36,8 @@ async fn start(store: Arc<Store>, config: LiveConfig) -> Server {
     let routes = stacks_ledger::api::routes_live(
         Arc::clone(&store),
         stacks_ledger::v2::V2Settings::ledger_only(),
-        stacks_ledger::api::faucets_from_env(&store),
+        common::faucets(&store),
+        &common::env_config(),
         &live,
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -95,7 +95,8 @@ async fn start(store: &Arc<Store>, node: SocketAddr) -> Server {
     let faucets = Arc::new(
         Faucets::new(Arc::clone(store) as _, Arc::clone(store) as _, store.network(), faucet).unwrap(),
     );
-    let routes = stacks_ledger::api::routes_live(Arc::clone(store), v2, faucets, &live);
+    let routes =
+        stacks_ledger::api::routes_live(Arc::clone(store), v2, faucets, &common::env_config(), &live);
     let addr = serve(routes).await;
     let sink = LiveSink::new(Arc::clone(store), live.feed());
     Server { addr, sink, http: reqwest::Client::new(), _live: live }

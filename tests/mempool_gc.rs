@@ -5,7 +5,7 @@
 mod common;
 
 use common::{devnet_events, ingest_all, Db, TestStore};
-use stacks_ledger::devnet::DevnetConfig;
+use stacks_devnet::DevnetConfig;
 use stacks_ledger::events::RawEvent;
 use stacks_ledger::ledger::Network;
 use stacks_ledger::store::Store;

@@ -40,7 +40,7 @@ fn order_key(tx: &Value) -> (i64, i64, i64) {
 async fn read_paths(db: Db) {
     let Some(ts) = TestStore::new(db, "read_paths", Network::Testnet).await else { return };
     let (events, _) = devnet_events(devnet_config(11, 40, 12));
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
     // The boot block's transactions: stored in block 1, and left out of the unfiltered total as
     // the incumbent does (docs/extended-deviations.md, "Block 0").
     let boot = events

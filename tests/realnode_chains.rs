@@ -45,7 +45,7 @@ async fn get(
 async fn serve(store: Arc<Store>) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(warp::serve(stacks_ledger::api::routes(store)).incoming(listener).run());
+    tokio::spawn(warp::serve(common::routes(store)).incoming(listener).run());
     format!("http://{addr}")
 }
 
@@ -68,7 +68,7 @@ async fn chain_matches_the_node(db: Db, name: &str) -> Option<Compared> {
     ];
     let ts = TestStore::new(db, "realnode", Network::Testnet).await?;
     replay(&ts.store, &dir.join("chain.tsv"), &[]).await;
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
     let label = format!("{db:?} {name}");
     let mut c = Compared::default();
 

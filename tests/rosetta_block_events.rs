@@ -17,7 +17,7 @@ use stacks_ledger::store::Store;
 /// Reads the whole stream, applies it, and checks it against the store's canonical chain.
 /// Returns (events, removals).
 async fn follow(store: &Arc<Store>, network: &str, label: &str) -> (usize, usize) {
-    let api = stacks_ledger::api::routes(Arc::clone(store));
+    let api = common::routes(Arc::clone(store));
     let network_id = json!({"blockchain": "stacks", "network": network});
     let (mut offset, mut events, mut removed) = (0i64, 0usize, 0usize);
     let mut last: Option<i64> = None;

@@ -19,7 +19,7 @@ use stacks_ledger::store::Store;
 /// Compares the two renderings of every block the event log ever added; returns the operation
 /// types seen and the number of blocks compared.
 async fn compare_all(store: &Arc<Store>, label: &str) -> (BTreeSet<String>, usize) {
-    let api = stacks_ledger::api::routes(Arc::clone(store));
+    let api = common::routes(Arc::clone(store));
     let network = json!({"blockchain": "stacks", "network": store.network().as_str()});
     let hashes: BTreeSet<String> =
         store.rosetta_block_events(0, i64::MAX).await.unwrap().into_iter().map(|e| e.block_hash).collect();

@@ -15,8 +15,8 @@ use std::time::Duration;
 use common::{Db, TestStore};
 use rosetta_check::construction::{ConstructionChecker, ConstructionOptions, ConstructionReport};
 use serde_json::Value;
+use stacks_devnet::{serve_as_node, DevnetConfig, Generator};
 use stacks_ledger::config::{Config, ConfigArgs};
-use stacks_ledger::devnet::{serve_as_node, DevnetConfig, Generator};
 use stacks_ledger::ledger::Network;
 
 async fn listen() -> (tokio::net::TcpListener, String) {
@@ -61,11 +61,10 @@ async fn run_check(db: Db, block_time: Duration, timeout: Duration) -> Option<Co
 
     let args = ConfigArgs { node_rpc: Some(format!("http://{node_addr}")), ..ConfigArgs::default() };
     let v2 = Config::resolve(&args, |_| None).unwrap().v2;
-    let faucets = stacks_ledger::api::faucets_from_env(&store);
+    let faucets = common::faucets(&store);
     let (online, online_url) = listen().await;
-    tokio::spawn(
-        warp::serve(stacks_ledger::api::routes_with(Arc::clone(&store), v2, faucets)).incoming(online).run(),
-    );
+    let api = stacks_ledger::api::routes_with(Arc::clone(&store), v2, faucets, &common::env_config());
+    tokio::spawn(warp::serve(api).incoming(online).run());
     let (offline, offline_url) = listen().await;
     tokio::spawn(warp::serve(stacks_ledger::api::routes_offline(Network::Testnet)).incoming(offline).run());
 

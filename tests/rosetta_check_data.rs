@@ -19,7 +19,7 @@ use warp::Filter;
 async fn serve(store: Arc<Store>) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(warp::serve(stacks_ledger::api::routes(store)).incoming(listener).run());
+    tokio::spawn(warp::serve(common::routes(store)).incoming(listener).run());
     format!("http://{addr}")
 }
 

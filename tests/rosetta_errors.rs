@@ -57,7 +57,7 @@ async fn post(
 
 async fn errors_are_listed_and_500(db: Db) {
     let Some(ts) = TestStore::new(db, "rosetta_errors", Network::Testnet).await else { return };
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
     let net = r#"{"network_identifier":{"blockchain":"stacks","network":"testnet"}}"#;
     let (status, options) = post(&api, "/rosetta/v1/network/options", net).await;
     assert_eq!(status, 200);

@@ -110,7 +110,7 @@ async fn compare(db: Db, fixture: &str) {
     let Some(manifest) = shared_file(&format!("oracle/rosetta-{fixture}/manifest.jsonl")) else { return };
     let Some(ts) = TestStore::new(db, "rosetta_oracle", Network::Testnet).await else { return };
     replay(&ts.store, &tsv, &[]).await;
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
     let (mut compared, mut blocks, mut balances) = (0, 0, 0);
     for line in std::fs::read_to_string(manifest).unwrap().lines() {
         let m: Value = serde_json::from_str(line).unwrap();

@@ -16,7 +16,7 @@ use common::{
 };
 use stacks_codec::clarity::Value;
 use stacks_codec::to_hex_prefixed;
-use stacks_ledger::devnet::Generator;
+use stacks_devnet::Generator;
 use stacks_ledger::events::payload::{DropReason, EventBody, EventPayload, TxStatus};
 use stacks_ledger::events::{EventPath, RawEvent};
 use stacks_ledger::ingest::{EventSink, IngestOutcome};

@@ -31,7 +31,7 @@ fn table(store: &Arc<Store>, cache: &Arc<ResponseCache>, admission: &Arc<Admissi
     api::routes_with_parts(
         Arc::clone(store),
         V2Settings::ledger_only(),
-        api::faucets_from_env(store),
+        common::faucets(store),
         Arc::clone(cache),
         Arc::clone(admission),
     )

@@ -101,7 +101,7 @@ async fn ledger_answers_match(db: Db, fixture: &str, network: Network) -> Option
     let recorded = oracle(fixture)?;
     let ts = TestStore::new(db, "v2_api", network).await?;
     replay(&ts.store, &tsv, &[]).await;
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
     let mut compared = Compared::default();
 
     // /v2/info against the incumbent's /extended status and the store's tip.
@@ -256,7 +256,7 @@ async fn no_node_semantics(db: Db) {
     let Some(tsv) = shared_file("fixtures/mocknet.tsv") else { return };
     let Some(ts) = TestStore::new(db, "v2_semantics", Network::Testnet).await else { return };
     replay(&ts.store, &tsv, &[]).await;
-    let api = stacks_ledger::api::routes(Arc::clone(&ts.store));
+    let api = common::routes(Arc::clone(&ts.store));
     let address = "ST000000000000000000002AMW42H";
 
     // Default: proofs requested, answered without them, and the header says so.

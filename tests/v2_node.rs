@@ -120,7 +120,8 @@ async fn api(store: &Arc<Store>, settings: V2Settings) -> String {
     let addr = serve(stacks_ledger::api::routes_with(
         Arc::clone(store),
         settings,
-        stacks_ledger::api::faucets_from_env(store),
+        common::faucets(store),
+        &common::env_config(),
     ))
     .await;
     format!("http://{addr}")

@@ -44,7 +44,8 @@ async fn a_64_mib_body_streams_through_without_being_buffered() {
     let api = serve(stacks_ledger::api::routes_with(
         Arc::clone(&ts.store),
         settings,
-        stacks_ledger::api::faucets_from_env(&ts.store),
+        common::faucets(&ts.store),
+        &common::env_config(),
     ))
     .await;
 

@@ -46,3 +46,21 @@ pub fn thread_cpu_seconds(prefix: &str) -> f64 {
     }
     total
 }
+
+/// The server's configuration as `serve` reads it with no flags: from the process environment,
+/// so that the variables a bench is run with take effect. An unusable value stops the bench,
+/// naming it.
+#[allow(dead_code)] // not every bench serves the API
+pub fn env_config() -> stacks_ledger::config::Config {
+    stacks_ledger::config::Config::from_process_env(&stacks_ledger::config::ConfigArgs::default())
+        .unwrap_or_else(|e| panic!("configuration: {e}"))
+}
+
+/// Every route of the public API over `store` with no node (`api::routes`), configured by the
+/// process environment ([`env_config`]).
+#[allow(dead_code)] // not every bench serves the API
+pub fn routes(
+    store: std::sync::Arc<stacks_ledger::store::Store>,
+) -> impl warp::Filter<Extract = (impl warp::Reply,), Error = std::convert::Infallible> + Clone {
+    stacks_ledger::api::routes(store, &env_config()).unwrap_or_else(|e| panic!("faucets: {e}"))
+}

@@ -282,15 +282,6 @@ impl ResponseCache {
             .refreshing(config.load.cache_refresh)
     }
 
-    /// Sized as the process environment says ([`CACHE_MB_ENV`], default [`DEFAULT_CACHE_MB`]),
-    /// for tests and benches (`serve` sizes it from its `Config`); an unusable value panics,
-    /// naming it.
-    pub fn from_env() -> ResponseCache {
-        let config = crate::config::Config::from_process_env(&crate::config::ConfigArgs::default())
-            .unwrap_or_else(|e| panic!("configuration: {e}"));
-        ResponseCache::configured(&config)
-    }
-
     pub fn enabled(&self) -> bool {
         self.limit > 0
     }

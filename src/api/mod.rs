@@ -20,7 +20,7 @@ pub use cache::ResponseCache;
 pub use ready::Readiness;
 pub use scrape::Sampled;
 
-use crate::config::{Config, ConfigArgs};
+use crate::config::Config;
 use crate::faucet::{FaucetError, Faucets};
 use crate::rosetta::construction;
 use crate::rosetta::{self, Rosetta};
@@ -28,23 +28,21 @@ use crate::store::Store;
 use crate::v2::V2Settings;
 
 /// Every route of the public API (port 3999) with no node: `/v2` answered by the ledger alone,
-/// construction `/submit` without a node to broadcast through, faucets from the environment.
-pub fn routes(store: Arc<Store>) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
-    let faucets = faucets_from_env(&store);
-    routes_with(store, V2Settings::ledger_only(), faucets)
+/// construction `/submit` without a node to broadcast through; the faucets, the response cache
+/// and the admission gate as `config` says. Fails only on an unusable faucet key.
+pub fn routes(
+    store: Arc<Store>,
+    config: &Config,
+) -> Result<impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone, FaucetError> {
+    let faucets = faucets(&store, config)?;
+    Ok(routes_with(store, V2Settings::ledger_only(), faucets, config))
 }
 
-/// The faucets as the process environment configures them (tests and benches; `serve` builds
-/// them from its [`Config`] in [`app`]). An unusable setting panics, naming it: it is never
+/// The faucets `config` sets up over `store`. Fails only on an unusable faucet key: it is never
 /// replaced by a default.
-pub fn faucets_from_env(store: &Arc<Store>) -> Arc<Faucets> {
-    let config =
-        Config::from_process_env(&ConfigArgs::default()).unwrap_or_else(|e| panic!("configuration: {e}"));
+pub fn faucets(store: &Arc<Store>, config: &Config) -> Result<Arc<Faucets>, FaucetError> {
     let local_txs: Arc<dyn ledger_read::LocalTxSink> = Arc::clone(store) as _;
-    Arc::new(
-        Faucets::new(Arc::clone(store) as _, local_txs, store.network(), config.faucet)
-            .unwrap_or_else(|e| panic!("faucets: {e}")),
-    )
+    Ok(Arc::new(Faucets::new(Arc::clone(store) as _, local_txs, store.network(), config.faucet.clone())?))
 }
 
 /// The whole public API as `serve` runs it, every part from `config`: `/v2` and Rosetta
@@ -55,9 +53,7 @@ pub fn app(
     config: &Config,
     live: &crate::live::Live,
 ) -> Result<App<impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone>, FaucetError> {
-    let local_txs: Arc<dyn ledger_read::LocalTxSink> = Arc::clone(&store) as _;
-    let faucets =
-        Arc::new(Faucets::new(Arc::clone(&store) as _, local_txs, store.network(), config.faucet.clone())?);
+    let faucets = faucets(&store, config)?;
     let cache = Arc::new(ResponseCache::configured(config));
     let admission = admission_for(&store, config);
     let readiness =
@@ -115,27 +111,28 @@ impl<F> App<F> {
     }
 }
 
-/// Every route of the public API, with the given `/v2` settings (node, policy) and faucets. The
-/// construction routes broadcast through, and ask nonces and fees of, the same node.
+/// Every route of the public API, with the given `/v2` settings (node, policy) and faucets, and
+/// the response cache and admission gate `config` sizes. The construction routes broadcast
+/// through, and ask nonces and fees of, the same node.
 pub fn routes_with(
     store: Arc<Store>,
     v2: V2Settings,
     faucets: Arc<Faucets>,
+    config: &Config,
 ) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
-    routes_with_cache(store, v2, faucets, Arc::new(ResponseCache::from_env()))
+    routes_with_cache(store, v2, faucets, Arc::new(ResponseCache::configured(config)), config)
 }
 
 /// [`routes_with`] with the given `/extended` response cache (see [`cache`]), and the
-/// admission gate the process environment configures.
+/// admission gate `config` sizes.
 pub fn routes_with_cache(
     store: Arc<Store>,
     v2: V2Settings,
     faucets: Arc<Faucets>,
     cache: Arc<ResponseCache>,
+    config: &Config,
 ) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
-    let config =
-        Config::from_process_env(&ConfigArgs::default()).unwrap_or_else(|e| panic!("configuration: {e}"));
-    let admission = admission_for(&store, &config);
+    let admission = admission_for(&store, config);
     routes_with_parts(store, v2, faucets, cache, admission)
 }
 
@@ -216,7 +213,8 @@ pub fn routes_live(
     store: Arc<Store>,
     v2: V2Settings,
     faucets: Arc<Faucets>,
+    config: &Config,
     live: &crate::live::Live,
 ) -> impl Filter<Extract = (impl Reply,), Error = Infallible> + Clone {
-    live.routes().or(routes_with(store, v2, faucets))
+    live.routes().or(routes_with(store, v2, faucets, config))
 }

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use stacks_devnet::{DevnetConfig, Generator};
 use stacks_ledger::config::Config;
-use stacks_ledger::devnet::{DevnetConfig, Generator};
 use stacks_ledger::events::EventPath;
 use stacks_ledger::ledger::Network;
 use stacks_ledger::store::Store;

@@ -18,8 +18,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use sqlx::{Connection, Executor, PgConnection};
-use stacks_ledger::devnet::{DevnetConfig, Generator};
+use stacks_devnet::{DevnetConfig, Generator};
+use stacks_ledger::config::{Config, ConfigArgs};
 use stacks_ledger::events::{EventPath, RawEvent, TsvReader, TsvWriter};
+use stacks_ledger::faucet::Faucets;
 use stacks_ledger::ingest::{EventSink, IncomingEvent, IngestError, IngestOutcome};
 use stacks_ledger::ledger::Network;
 use stacks_ledger::store::Store;
@@ -386,6 +388,25 @@ pub fn write_tsv_file(path: &Path, events: &[RawEvent]) {
         w.write_event(e).unwrap();
     }
     w.flush().unwrap();
+}
+
+/// The server's configuration as `serve` reads it with no flags: from the process environment,
+/// so that the variables a test sets take effect. An unusable value fails the test, naming it.
+pub fn env_config() -> Config {
+    Config::from_process_env(&ConfigArgs::default()).unwrap_or_else(|e| panic!("configuration: {e}"))
+}
+
+/// Every route of the public API over `store` with no node (`api::routes`), configured by the
+/// process environment ([`env_config`]).
+pub fn routes(
+    store: Arc<Store>,
+) -> impl warp::Filter<Extract = (impl warp::Reply,), Error = std::convert::Infallible> + Clone {
+    stacks_ledger::api::routes(store, &env_config()).unwrap_or_else(|e| panic!("faucets: {e}"))
+}
+
+/// The faucets the process environment configures over `store` ([`env_config`]).
+pub fn faucets(store: &Arc<Store>) -> Arc<Faucets> {
+    stacks_ledger::api::faucets(store, &env_config()).unwrap_or_else(|e| panic!("faucets: {e}"))
 }
 
 /// Serves `filter` (a fake node, bitcoind, …) on an ephemeral loopback port for the rest of the

@@ -3,8 +3,8 @@
 //! The layers, lowest first (docs/architecture.md): the codec and `ledger-read`; the core
 //! (`ledger-core`: `events`, `ledger`, `ingest` and `store`); the surfaces (`rosetta`, `v2`,
 //! `faucet`, `observer`, and the `/extended`, `/v2` proxy and live-update crates) with the dev
-//! tools (`devnet`, `rosetta-check`); the wiring (`api`, `live`, `compose`), configuration and
-//! the command line on top. A layer may name the ones below it, never one above: the core then
+//! tools (the `stacks-devnet` and `rosetta-check` crates); the wiring (`api`, `live`, `compose`),
+//! configuration and the command line on top. A layer may name the ones below it, never one above: the core then
 //! builds, tests and changes without the surfaces it serves.
 //!
 //! Each rule is a function from the files it reads to the places that break it
@@ -32,12 +32,13 @@ pub const SURFACE_CRATES: &[&str] = &[
     "stacks_live",
     "rosetta_spec",
     "rosetta_check",
+    "stacks_devnet",
     "stacks_ledger",
 ];
 
-/// Top-level modules of the library that are surfaces, dev tools or configuration.
+/// Top-level modules of the library that are surfaces, wiring or configuration.
 pub const SURFACE_MODULES: &[&str] =
-    &["rosetta", "v2", "api", "live", "faucet", "observer", "devnet", "config", "compose"];
+    &["rosetta", "v2", "api", "live", "faucet", "observer", "config", "compose"];
 
 /// The workspace's core crates, by package name.
 pub const CORE_CRATES: &[&str] = &["stacks-codec", "ledger-read", "ledger-core"];
@@ -49,11 +50,12 @@ pub const SURFACE_PACKAGES: &[&str] = &[
     "stacks-live",
     "rosetta-spec",
     "rosetta-check",
+    "stacks-devnet",
     "stacks-ledger",
 ];
 
-/// The surfaces and the dev-tool client: they read through `ledger-read`'s traits (or HTTP)
-/// rather than the store. The wiring (`src/api`, `src/live.rs`, `src/compose.rs`), the
+/// The surfaces and the dev tools: they read through `ledger-read`'s traits (or HTTP) rather
+/// than the store, or (the devnet generator) write node events for ingestion to record. The wiring (`src/api`, `src/live.rs`, `src/compose.rs`), the
 /// configuration and the command line hand the store to them, and so name it.
 pub const SURFACE_DIRS: &[&str] = &[
     "src/rosetta",
@@ -65,6 +67,7 @@ pub const SURFACE_DIRS: &[&str] = &[
     "live",
     "rosetta-spec",
     "rosetta-check",
+    "devnet",
 ];
 
 /// What a surface must not name: the store, and the database drivers only it uses.
@@ -90,11 +93,12 @@ pub const NO_MODULE_CYCLE: &str =
 
 /// Rule 5 and why it holds.
 pub const NO_DEV_TOOL_IN_SERVER: &str = "the server's library uses no dev-tool crate: the rosetta-cli \
-     style checks are a client of any Rosetta server; only the command line (src/cli, src/main.rs) \
-     runs them, so the server builds and serves without them";
+     style checks are a client of any Rosetta server and the devnet generator only writes node \
+     events; only the command line (src/cli, src/main.rs) runs them, so the server serves without \
+     them";
 
 /// Dev-tool crates, as Rust paths name them.
-pub const DEV_TOOL_CRATES: &[&str] = &["rosetta_check"];
+pub const DEV_TOOL_CRATES: &[&str] = &["rosetta_check", "stacks_devnet"];
 
 /// The server's command line: the one part of `src/` that may run a dev tool.
 pub const COMMAND_LINE: &[&str] = &["src/cli/", "src/cli.rs", "src/main.rs"];
@@ -326,7 +330,7 @@ pub fn surfaces_name_no_store(files: &[File]) -> Vec<Violation> {
 }
 
 /// Rule 5, the server's library uses no dev-tool crate: no file of `src/` outside the command
-/// line ([`COMMAND_LINE`]) names one, so that the server is built without them.
+/// line ([`COMMAND_LINE`]) names one, so that the server's library needs none of them.
 pub fn server_uses_no_dev_tool(files: &[File]) -> Vec<Violation> {
     let mut found = Vec::new();
     for file in files {
@@ -598,19 +602,22 @@ mod tests {
                 "src/store/a.rs",
                 "use stacks_extended::tx;\n// stacks_extended in a comment\nfn f() {}\n",
             ),
-            File::new("src/ledger/b.rs", "fn g() {\n    crate::devnet::run();\n}\n"),
+            File::new("src/ledger/b.rs", "fn g() {\n    crate::faucet::run();\n}\n"),
             File::new("src/events/c.rs", "use crate::ledger::X;\n"),
+            File::new("src/ingest/d.rs", "fn h() {\n    let g = stacks_devnet::Generator::new(c);\n}\n"),
         ];
         let found = core_names_no_surface(&files);
         let places: Vec<_> = found.iter().map(|v| (v.file.as_str(), v.line, v.text.as_str())).collect();
         assert_eq!(
             places,
             [
-                ("src/ledger/b.rs", 2, "crate::devnet::run();"),
+                ("src/ingest/d.rs", 2, "let g = stacks_devnet::Generator::new(c);"),
+                ("src/ledger/b.rs", 2, "crate::faucet::run();"),
                 ("src/store/a.rs", 1, "use stacks_extended::tx;")
             ]
         );
-        assert_eq!(found[0].to_string(), "src/ledger/b.rs:2: `crate::devnet::run();`: names `crate::devnet`");
+        assert_eq!(found[0].what, "names `stacks_devnet`");
+        assert_eq!(found[1].to_string(), "src/ledger/b.rs:2: `crate::faucet::run();`: names `crate::faucet`");
     }
 
     #[test]
@@ -619,10 +626,17 @@ mod tests {
             File::new("src/rosetta/a.rs", "use crate::store::Store;\n"),
             File::new("extended/src/b.rs", "fn f(p: &sqlx::AnyPool) {}\n"),
             File::new("src/v2/c.rs", "use stacks_ledger::store::Store;\nuse crate::ledger::X;\n"),
+            File::new(
+                "devnet/src/d.rs",
+                "use ledger_core::events::RawEvent;\nuse ledger_core::store::Store;\n",
+            ),
         ];
         let found = surfaces_name_no_store(&files);
         let places: Vec<_> = found.iter().map(|v| (v.file.as_str(), v.line)).collect();
-        assert_eq!(places, [("extended/src/b.rs", 1), ("src/rosetta/a.rs", 1), ("src/v2/c.rs", 1)]);
+        assert_eq!(
+            places,
+            [("devnet/src/d.rs", 2), ("extended/src/b.rs", 1), ("src/rosetta/a.rs", 1), ("src/v2/c.rs", 1)]
+        );
     }
 
     #[test]
@@ -648,6 +662,14 @@ mod tests {
                 "extended/Cargo.toml",
                 "[package]\nname = \"stacks-extended\"\n[dependencies]\nstacks-ledger = \"0.1\"\n",
             )),
+            parse_manifest(File::new(
+                "ledger-core/Cargo.toml",
+                "[package]\nname = \"ledger-core\"\n\n[dependencies]\nstacks-devnet.workspace = true\n",
+            )),
+            parse_manifest(File::new(
+                "devnet/Cargo.toml",
+                "[package]\nname = \"stacks-devnet\"\n\n[dependencies]\nledger-core.workspace = true\n",
+            )),
         ];
         assert_eq!(
             manifests[2].dependencies,
@@ -663,6 +685,7 @@ mod tests {
                     4,
                     "ledger-read -> stacks-extended -> stacks-ledger reaches stacks-ledger"
                 ),
+                ("ledger-core/Cargo.toml", 5, "ledger-core -> stacks-devnet reaches stacks-devnet"),
                 ("ledger-read/Cargo.toml", 7, "ledger-read -> stacks-extended reaches stacks-extended"),
             ]
         );
@@ -692,10 +715,19 @@ mod tests {
 let my_rosetta_check = 1;
 ",
             ),
+            File::new("src/rosetta/b.rs", "use crate::ledger::X;\nuse stacks_devnet::Generator;\n"),
+            File::new("src/cli/demo.rs", "use stacks_devnet::{DevnetConfig, Generator};\n"),
+            File::new("src/cli.rs", "    Devnet(stacks_devnet::DevnetArgs),\n"),
         ];
         let found = server_uses_no_dev_tool(&files);
-        let places: Vec<_> = found.iter().map(|v| (v.file.as_str(), v.line)).collect();
-        assert_eq!(places, [("src/api/mod.rs", 1)]);
+        let places: Vec<_> = found.iter().map(|v| (v.file.as_str(), v.line, v.what.as_str())).collect();
+        assert_eq!(
+            places,
+            [
+                ("src/api/mod.rs", 1, "names `rosetta_check`"),
+                ("src/rosetta/b.rs", 2, "names `stacks_devnet`")
+            ]
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! (`2024-01-01 00:10:00.123456+00`, trailing zeros of the fraction dropped), so a generated
 //! TSV looks exactly like an `export-events` file.
 
-use crate::timestamp::format_pg_timestamp_micros;
+use ledger_core::timestamp::format_pg_timestamp_micros;
 
 /// A monotonic clock in microseconds since the Unix epoch.
 #[derive(Debug, Clone)]

@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use ledger_core::events::payload::{EventBody, EventPayload, NewBlock, NewMicroblocks, TxStatus};
 use stacks_codec::clarity::Value;
 use stacks_codec::decode_hex;
 use stacks_codec::sign::{verify_origin, verify_sponsor};
@@ -12,7 +13,6 @@ use stacks_codec::tx::{Payload, Transaction, TransactionVersion};
 
 use super::world::Holder;
 use super::{write_tsv, DevnetConfig, DevnetEvent, Generator, Network};
-use crate::events::payload::{EventBody, EventPayload, NewBlock, NewMicroblocks, TxStatus};
 
 /// A chain with everything switched on, small enough for a debug-build test.
 fn busy(seed: u64) -> DevnetConfig {
@@ -244,7 +244,7 @@ fn replaying_a_chain_with_the_real_chain_cases_reproduces_the_ledger() {
 }
 
 /// A pox-4 print event's `name` and stacker, and its `data.delegate-to` when it has one.
-fn pox_print(ev: &crate::events::payload::ContractEvent) -> Option<(String, String, Option<String>)> {
+fn pox_print(ev: &ledger_core::events::payload::ContractEvent) -> Option<(String, String, Option<String>)> {
     if !ev.contract_identifier.ends_with(".pox-4") {
         return None;
     }
@@ -496,7 +496,7 @@ fn bns_calls_print_and_their_attachments_follow_the_block() {
 #[test]
 fn bns_traffic_is_opt_in() {
     let evs = events(busy(12));
-    assert!(evs.iter().all(|e| e.path != crate::events::EventPath::AttachmentsNew));
+    assert!(evs.iter().all(|e| e.path != ledger_core::events::EventPath::AttachmentsNew));
     assert!(!evs.iter().any(|e| e.payload.contains(".bns")));
 }
 
@@ -688,7 +688,7 @@ fn keys_sorted(v: &serde_json::Value) -> bool {
 /// shaped as a real node sends it.
 #[test]
 fn the_real_chain_cases_preset_has_several_of_each() {
-    use crate::devnet::contracts::DeployCase;
+    use crate::contracts::DeployCase;
     let cfg = DevnetConfig::real_chain_cases(21);
     assert_eq!(cfg.blocks, 60);
     let evs = events(cfg);

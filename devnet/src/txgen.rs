@@ -901,7 +901,7 @@ pub fn deploys(ctx: &Ctx, rng: &mut Rng, world: &mut World) -> Result<Vec<GenTx>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::devnet::config::DevnetConfig;
+    use crate::config::DevnetConfig;
 
     #[test]
     fn generated_tuples_are_canonical() {

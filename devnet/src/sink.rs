@@ -3,9 +3,10 @@
 
 use std::io::Write;
 
+use ledger_core::events::TsvWriter;
+
 use super::chain::DevnetEvent;
 use super::DevnetError;
-use crate::events::TsvWriter;
 
 /// Writes every event to `out` as TSV lines. Returns how many were written.
 pub fn write_tsv<W: Write>(
@@ -55,8 +56,8 @@ pub async fn post_events(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::devnet::{DevnetConfig, Generator};
-    use crate::events::TsvReader;
+    use crate::{DevnetConfig, Generator};
+    use ledger_core::events::TsvReader;
 
     fn small() -> Generator {
         Generator::new(DevnetConfig { blocks: 3, txs_per_block: 2, accounts: 4, ..DevnetConfig::default() })

@@ -1,5 +1,6 @@
-//! `stacks-ledger devnet`: a deterministic generator of Stacks node events, for demos, reorg
-//! tests, the Rosetta checker and ingest benchmarks.
+//! stacks-devnet: a deterministic generator of Stacks node events, for demos, reorg tests, the
+//! Rosetta checker and ingest benchmarks. The server's `devnet` command is [`run`]; its `demo`
+//! command posts a [`Generator`]'s chain to its own observer.
 //!
 //! A seed fixes the whole output byte for byte. The generator keeps its own ledger so every
 //! event is one a node could have sent: transactions are really signed (by the codec) with keys
@@ -8,8 +9,10 @@
 //! node's rules. See `docs/devnet.md`.
 //!
 //! Layout: pure generation (`chain`, `txgen`, `txbuild`, `world`, `json`, `keys`, `rng`,
-//! `time`, `contracts`, `config`) is separate from the output sinks (`sink`) and the CLI entry
-//! point ([`run`]).
+//! `time`, `contracts`, `config`) is separate from the output sinks (`sink`), the node's RPC
+//! (`node`, `node_server`) and the command's entry point ([`run`]).
+
+#![forbid(unsafe_code)]
 
 mod args;
 mod bns;

@@ -15,6 +15,7 @@
 
 use std::collections::VecDeque;
 
+use ledger_core::events::{EventPath, RawEvent};
 use stacks_codec::address::Principal;
 use stacks_codec::clarity::Value;
 use stacks_codec::hash::{sha256, sha512_256};
@@ -33,7 +34,6 @@ use super::txbuild::boot_tx;
 use super::txgen::{self, BlockEnv, GenTx, Placement, COINBASE_USTX};
 use super::world::{Account, Invariant, PendingReward, World};
 use super::DevnetError;
-use crate::events::{EventPath, RawEvent};
 
 /// 2024-01-01 00:00:00 UTC: the first burn block's time and where the receive clock starts.
 const GENESIS_TIME: u64 = 1_704_067_200;

@@ -370,7 +370,7 @@ pub fn to_json<T: Serialize>(value: &T) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::payload::{EventBody as Parsed, TxEvent as ParsedEvent, TxReceipt};
+    use ledger_core::events::payload::{EventBody as Parsed, TxEvent as ParsedEvent, TxReceipt};
 
     #[test]
     fn events_round_trip_through_the_ledger_models() {

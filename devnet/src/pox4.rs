@@ -276,7 +276,9 @@ pub fn run(
     match call {
         PoxCall::StackStx(s) => {
             let btc = valid_pox_addr(&s.pox_addr)
-                .and_then(|(v, h)| crate::ledger::btc::pox_address_text(v, &h, ctx.cfg.network.is_mainnet()))
+                .and_then(|(v, h)| {
+                    ledger_core::ledger::btc::pox_address_text(v, &h, ctx.cfg.network.is_mainnet())
+                })
                 .unwrap_or_default();
             stack_stx(ctx, world, who, s, btc)
         }

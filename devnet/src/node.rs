@@ -278,11 +278,11 @@ mod tests {
     use stacks_codec::clarity::Value;
 
     use super::*;
-    use crate::devnet::config::{reward_cycle, POX_MIN_STACK};
-    use crate::devnet::txbuild::{pox4_signer_signature, pox_addr, sign, SignerGrant, Signers};
-    use crate::devnet::world::Holder;
-    use crate::devnet::{DevnetConfig, Generator};
-    use crate::events::EventPath;
+    use crate::config::{reward_cycle, POX_MIN_STACK};
+    use crate::txbuild::{pox4_signer_signature, pox_addr, sign, SignerGrant, Signers};
+    use crate::world::Holder;
+    use crate::{DevnetConfig, Generator};
+    use ledger_core::events::EventPath;
 
     /// A short generated chain, then node mode.
     fn node() -> Generator {
@@ -478,7 +478,7 @@ mod tests {
         tx.events
             .iter()
             .filter_map(|e| match &e.body {
-                crate::devnet::json::EventBody::Print { raw_value, .. } => {
+                crate::json::EventBody::Print { raw_value, .. } => {
                     Some(Value::deserialize(&decode_hex(raw_value).unwrap()).unwrap())
                 }
                 _ => None,
@@ -486,9 +486,10 @@ mod tests {
             .collect()
     }
 
-    /// The pox-4 prints a real node sent (`tests/realnode/pox`), by name.
+    /// The pox-4 prints a real node sent (the repository's `tests/realnode/pox`, beside this
+    /// crate), by name.
     fn recorded_prints() -> BTreeMap<String, Value> {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/realnode/pox/chain.tsv");
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/realnode/pox/chain.tsv");
         let mut out = BTreeMap::new();
         for line in std::fs::read_to_string(path).unwrap().lines() {
             let cols: Vec<&str> = line.splitn(4, '\t').collect();
@@ -562,7 +563,7 @@ mod tests {
         let stack = queue(&mut g, &raw);
         assert_eq!(stack.receipt.status, "success");
         assert!(
-            matches!(stack.events[1].body, crate::devnet::json::EventBody::StxLock { locked_amount, .. } if locked_amount == POX_MIN_STACK)
+            matches!(stack.events[1].body, crate::json::EventBody::StxLock { locked_amount, .. } if locked_amount == POX_MIN_STACK)
         );
         assert_eq!(shape(&prints(&stack)[0]), shape(&recorded["stack-stx"]));
         let v2 = account_json(g.ctx_ref(), g.world_ref(), &stacker);

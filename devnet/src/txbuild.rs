@@ -164,7 +164,7 @@ pub fn signer_message_hash(chain_id: u32, topic: &str, grant: &SignerGrant<'_>) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::devnet::config::DevnetConfig;
+    use crate::config::DevnetConfig;
     use stacks_codec::address::Principal;
     use stacks_codec::sign::{verify_origin, verify_sponsor};
 
@@ -202,7 +202,7 @@ mod tests {
 
     #[test]
     fn boot_transactions_match_the_recorded_genesis_txids() {
-        use crate::devnet::contracts::{GENESIS_NAME, GENESIS_SOURCE};
+        use crate::contracts::{GENESIS_NAME, GENESIS_SOURCE};
         let deploy = |_: &Ctx| Payload::SmartContract {
             name: GENESIS_NAME.into(),
             code_body: GENESIS_SOURCE.into(),

@@ -10,7 +10,7 @@ use super::contracts::{
 use super::keys::{derive_accounts, DevKey};
 use super::DevnetError;
 
-pub use crate::ledger::Network;
+pub use ledger_core::ledger::Network;
 
 /// What to generate. Probabilities are per mille.
 #[derive(Debug, Clone, PartialEq, Eq)]
