@@ -252,7 +252,8 @@ pub const BOOT: [&str; 2] = ["SP000000000000000000002Q6VF78", "ST000000000000000
 
 /// The store's ledger invariants, whatever the events were:
 /// - every account's balance (liquid and locked) is the sum of its canonical successful
-///   operations, and the tip cache equals the balance history at the tip;
+///   operations, the tip cache equals the balance history at the tip, and the balance
+///   `/extended` derives from the totals kept at ingest is the same figure;
 /// - the supply identity: Σ balances = mints + miner rewards − burns − fees;
 /// - every account's canonical nonces are one contiguous run (from 0 when the log starts at
 ///   genesis), and the next nonce is one past it;
@@ -274,6 +275,13 @@ pub async fn check_invariants(store: &Store, label: &str, from_genesis: bool) {
             bal,
             store.balance(a, Some(tip.block_height)).await.unwrap(),
             "{label}: {a} tip cache ≠ history"
+        );
+        // `/extended`'s balance, derived from the totals kept at ingest, is the same figure.
+        let kept = store.stx_sums_kept(a).await.unwrap();
+        assert_eq!(
+            kept.balance(),
+            i128::from(bal.0 + bal.1),
+            "{label}: {a} balance from the kept totals ≠ the balance index"
         );
         total += bal.0 + bal.1;
     }
