@@ -4,21 +4,11 @@
 use std::collections::BTreeMap;
 
 use super::db_row::DbRow;
+use super::rows::{account_state, ACCOUNT_STATE_COLS};
 use super::sql::{get_bool, select};
 use super::{lite, Store, StoreError};
 use crate::events::RawEvent;
-
-/// A row of the STX balance index: an account's balances and lock after a block.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct BalanceRow {
-    pub liquid: i64,
-    pub locked: i64,
-    /// Burn height the lock ends at (stale once `locked` is 0).
-    pub unlock_burn_height: i64,
-    pub lock_tx_id: Option<String>,
-    pub lock_height: i64,
-    pub lock_burn_height: i64,
-}
+use crate::ledger::AccountState;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockInfo {
@@ -186,8 +176,8 @@ impl Store {
         &self,
         account: &str,
         height: Option<i64>,
-    ) -> Result<Option<BalanceRow>, StoreError> {
-        const COLS: &str = "liquid, locked, unlock_burn_height, lock_tx_id, lock_height, lock_burn_height";
+    ) -> Result<Option<AccountState>, StoreError> {
+        const COLS: &str = ACCOUNT_STATE_COLS;
         let row = match height {
             None => select(&format!("SELECT {COLS} FROM stx_accounts WHERE account = $1"), vec![account.into()])
                 .fetch_optional(self)
@@ -202,15 +192,7 @@ impl Store {
             .fetch_optional(self)
             .await?,
         };
-        let Some(r) = row else { return Ok(None) };
-        Ok(Some(BalanceRow {
-            liquid: r.try_get("liquid")?,
-            locked: r.try_get("locked")?,
-            unlock_burn_height: r.try_get("unlock_burn_height")?,
-            lock_tx_id: r.try_get("lock_tx_id")?,
-            lock_height: r.try_get("lock_height")?,
-            lock_burn_height: r.try_get("lock_burn_height")?,
-        }))
+        Ok(row.as_ref().map(account_state).transpose()?)
     }
 
     /// `(liquid, locked)` of `account` after the canonical block at `height` (the tip when

@@ -1,8 +1,27 @@
 //! Ledger rows → column lists and bound values, one function per table.
 
+use super::db_row::DbRow;
 use super::sql::Val;
 use crate::ledger::rows::*;
 use crate::ledger::AccountState;
+
+/// The columns of an account's state, in `stx_accounts` (the tip) and `stx_balances` (after
+/// each block).
+pub const ACCOUNT_STATE_COLS: &str =
+    "liquid, locked, unlock_burn_height, lock_tx_id, lock_height, lock_burn_height, pox_version";
+
+/// An account's state from a row with the columns of [`ACCOUNT_STATE_COLS`].
+pub fn account_state(r: &DbRow) -> Result<AccountState, sqlx::Error> {
+    Ok(AccountState {
+        liquid: r.try_get("liquid")?,
+        locked: r.try_get("locked")?,
+        unlock_burn_height: r.try_get("unlock_burn_height")?,
+        lock_tx_id: r.try_get("lock_tx_id")?,
+        lock_height: r.try_get("lock_height")?,
+        lock_burn_height: r.try_get("lock_burn_height")?,
+        pox_version: r.try_get("pox_version")?,
+    })
+}
 
 /// Where a block's rows sit in the chain.
 pub struct At<'a> {

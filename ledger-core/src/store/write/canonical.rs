@@ -106,8 +106,7 @@ async fn load_prior(
     touched: &[String],
     bctx: &BlockContext,
 ) -> Result<HashMap<String, AccountState>, sqlx::Error> {
-    const COLS: &str =
-        "account, liquid, locked, unlock_burn_height, lock_tx_id, lock_height, lock_burn_height, pox_version";
+    let cols = format!("account, {ACCOUNT_STATE_COLS}");
     let mut out = HashMap::new();
     let mut stored = Vec::new();
     for a in touched {
@@ -120,14 +119,14 @@ async fn load_prior(
     }
     let mut rows = fetch_in(
         conn,
-        &format!("SELECT {COLS} FROM stx_accounts WHERE account IN ({{in}})"),
+        &format!("SELECT {cols} FROM stx_accounts WHERE account IN ({{in}})"),
         vec![],
         &stored,
     )
     .await?;
     let ends = lock_ends(bctx);
     let sql = format!(
-        "SELECT {COLS} FROM stx_accounts WHERE locked <> 0 AND ((pox_version = 0 AND unlock_burn_height <= $1) \
+        "SELECT {cols} FROM stx_accounts WHERE locked <> 0 AND ((pox_version = 0 AND unlock_burn_height <= $1) \
          OR (pox_version = 1 AND unlock_burn_height <= $2) OR (pox_version = 2 AND unlock_burn_height <= $3) \
          OR (pox_version = 3 AND unlock_burn_height <= $4) OR (pox_version = 4 AND unlock_burn_height <= $5))"
     );
@@ -138,18 +137,7 @@ async fn load_prior(
         if totals.account(&account).is_some() {
             continue;
         }
-        out.insert(
-            account,
-            AccountState {
-                liquid: r.try_get("liquid")?,
-                locked: r.try_get("locked")?,
-                unlock_burn_height: r.try_get("unlock_burn_height")?,
-                lock_tx_id: r.try_get("lock_tx_id")?,
-                lock_height: r.try_get("lock_height")?,
-                lock_burn_height: r.try_get("lock_burn_height")?,
-                pox_version: r.try_get("pox_version")?,
-            },
-        );
+        out.insert(account, account_state(&r)?);
     }
     for (a, s) in totals.accounts().filter(|(_, s)| lock_may_end(s, &ends)) {
         out.insert(a.clone(), s.clone());
