@@ -80,11 +80,6 @@ impl Store {
         }
         Ok(out)
     }
-
-    /// The canonical tip's index block hash ('' before any block).
-    async fn tip_index_block_hash(&self) -> Result<String, StoreError> {
-        Ok(self.read_tip().await?.map(|t| t.block.index_block_hash).unwrap_or_default())
-    }
 }
 
 impl MicroblockReader for Store {

@@ -28,6 +28,18 @@ impl TipReader for Store {
 }
 
 impl Store {
+    /// The canonical tip's index block hash ('' before any block): the one column of the tip
+    /// that some reads key on, without the rest of [`Tip`].
+    pub(super) async fn tip_index_block_hash(&self) -> Result<String, StoreError> {
+        let row = select(
+            "SELECT index_block_hash FROM blocks WHERE canonical = true ORDER BY block_height DESC LIMIT 1",
+            vec![],
+        )
+        .fetch_optional(self)
+        .await?;
+        Ok(row.map(|r| r.try_get::<String, _>("index_block_hash")).transpose()?.unwrap_or_default())
+    }
+
     /// One statement (one snapshot): the canonical tip block, the newest microblock streamed on
     /// it and still on the stream's canonical branch, and the highest canonical burn block
     /// announced after it.

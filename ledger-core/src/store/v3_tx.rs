@@ -89,7 +89,7 @@ impl Store {
             }
             if !parents.contains_key(&tx.index_block_hash) {
                 let p = if tx.index_block_hash.is_empty() {
-                    self.chain_tip_index_hash().await?
+                    self.tip_index_block_hash().await?
                 } else {
                     let row = select(
                         "SELECT parent_index_block_hash FROM blocks WHERE index_block_hash = $1",
@@ -146,16 +146,6 @@ impl Store {
             block_time: u(row.try_get("burn_block_time")?),
             parent_index_block_hash: row.try_get("parent_index_block_hash")?,
         }))
-    }
-
-    async fn chain_tip_index_hash(&self) -> Result<String, StoreError> {
-        let row = select(
-            "SELECT index_block_hash FROM blocks WHERE canonical = true ORDER BY block_height DESC LIMIT 1",
-            vec![],
-        )
-        .fetch_optional(self)
-        .await?;
-        Ok(row.map(|r| r.try_get::<String, _>("index_block_hash")).transpose()?.unwrap_or_default())
     }
 
     async fn v3_shown(&self) -> Result<(Option<BootShift>, String), StoreError> {
